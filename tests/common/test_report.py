@@ -1,0 +1,50 @@
+"""REPORT.md, the papers table and the README splice."""
+import pytest
+
+from methods.common import claims as C
+from methods.common import report as R
+from methods.common.io import write_json
+
+DECL = {"paper": "demo", "title": "Demo paper", "arxiv": "0000.00000", "claims": [
+    {"id": "c1", "statement": "s1", "paper_value": {"value": 1, "source": "Table 1"}, "criterion": "a < 1",
+     "evidence": ["figures/curve.png", "metrics.json"]},
+    {"id": "c2", "statement": "s2", "paper_value": {"value": 2, "source": "Table 2"}, "criterion": "a > 1",
+     "evidence": ["figures/curve.png"], "note": "too small a model"},
+]}
+
+
+@pytest.fixture
+def results(tmp_path):
+    doc = C.evaluate_claims(DECL, {"a": [0.5, 0.6]}, "tiny")
+    write_json(tmp_path / "demo" / "claims.json", doc)
+    bench = tmp_path / "benchmarks" / "demo"
+    bench.mkdir(parents=True)
+    header = "s\th:m:s\tmax_rss\n"
+    (bench / "train.tsv").write_text(header + "12.5\t0:00:12\t100\n")
+    (bench / "eval.tsv").write_text(header + "7.5\t0:00:07\t100\n")
+    return tmp_path
+
+
+def test_runtime_is_the_sum_of_benchmark_seconds(results):
+    assert R.paper_runtime_seconds(results / "benchmarks", "demo") == pytest.approx(20.0)
+    assert R.paper_runtime_seconds(results / "benchmarks", "other") is None
+
+
+def test_report_lists_claims_verdicts_figures_and_runtime(results):
+    R.write_reports([str(results / "demo" / "claims.json")], str(results / "REPORT.md"),
+                    str(results / "papers_table.md"), str(results / "benchmarks"))
+    text = (results / "REPORT.md").read_text()
+    assert "| **c1**: s1 |" in text and "| **c2**: s2 |" in text
+    assert text.count("**reproduced**") == 1 and text.count("**not_reproduced**") == 1
+    assert "![curve](demo/figures/curve.png)" in text and text.count("![curve]") == 1
+    assert "too small a model" in text
+    table = (results / "papers_table.md").read_text()
+    assert "| `demo` |" in table and "| 1/2 | 1 | 0 | 20 |" in table
+
+
+def test_splice_readme_replaces_only_the_generated_block():
+    readme = f"intro\n{R.README_BEGIN}\nold table\n{R.README_END}\noutro\n"
+    out = R.splice_readme(readme, "| new |")
+    assert out == f"intro\n{R.README_BEGIN}\n| new |\n{R.README_END}\noutro\n"
+    with pytest.raises(ValueError, match="no generated block"):
+        R.splice_readme("no markers here", "| new |")

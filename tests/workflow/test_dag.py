@@ -1,0 +1,69 @@
+"""The whole DAG resolves at every scale; bad configuration fails naming the culprit."""
+import pytest
+
+from methods.common.claims import load_declaration
+
+
+def _jobs(stdout: str) -> dict[str, int]:
+    """Job counts from a dry run's 'Job stats' table."""
+    lines = stdout.split("Job stats:")[1].splitlines()[3:]
+    counts = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 2 or parts[0] == "total":
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+@pytest.mark.parametrize("overlay", [None, "config/full.yaml", "config/smoke.yaml"])
+def test_dry_run_of_the_whole_workflow(run_snakemake, overlay, tmp_path):
+    args = ["-n", "--cores", "1", "--config", f"outdir={tmp_path}/out", f"resources={tmp_path}/res"]
+    if overlay:
+        args = ["--configfile", overlay, *args]
+    jobs = _jobs(run_snakemake(*args).stdout)
+    assert jobs["all"] == 1 and jobs["report"] == 1 and jobs["timemcl_claims"] == 1
+    assert jobs.get("timemcl_download", 0) == (0 if overlay == "config/full.yaml" else 1)  # full scale: GluonTS
+
+
+def test_every_paper_has_config_schema_claims_and_tests(repo_root):
+    ROOT = repo_root
+    papers = sorted(p.stem for p in (ROOT / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"})
+    schema = (ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text()
+    config = (ROOT / "config.yaml").read_text()
+    assert papers, "no paper rule files found"
+    for slug in papers:
+        assert f"\n{slug}:" in config, f"config.yaml has no section {slug}"
+        assert f"$ref: {slug}.schema.yaml" in schema, f"config.schema.yaml does not reference {slug}.schema.yaml"
+        assert load_declaration(ROOT / "src" / "methods" / slug / "claims.yaml")["paper"] == slug
+        assert (ROOT / "tests" / slug).is_dir(), f"tests/{slug}/ missing"
+        assert (ROOT / "workflow" / "scripts" / slug).is_dir(), f"workflow/scripts/{slug}/ missing"
+
+
+def _bad(tmp_path, text):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("text, named", [
+    ("outdri: results\n", "outdri"),
+    ("timemcl:\n  train:\n    stpes: 3\n", "stpes"),
+    ("timemcl:\n  seeds: [zero]\n", "zero"),
+    ("papers: [timemlc]\n", "timemlc"),
+    ("timemcl:\n  datasets: [nosuchdata]\n", "nosuchdata"),
+])
+def test_bad_config_is_rejected_naming_the_key(run_snakemake, tmp_path, text, named):
+    proc = run_snakemake("-n", "--configfile", _bad(tmp_path, text), check=False)
+    assert proc.returncode != 0
+    assert named in proc.stdout + proc.stderr
+
+
+def test_unknown_target_is_named(run_snakemake):
+    proc = run_snakemake("-n", "timemlc", check=False)
+    assert proc.returncode != 0 and "timemlc" in proc.stdout + proc.stderr
+
+
+def test_dry_run_of_one_paper_target(run_snakemake, tmp_path):
+    jobs = _jobs(run_snakemake("-n", "--config", f"outdir={tmp_path}", "--", "timemcl").stdout)
+    assert "report" not in jobs and jobs["timemcl"] == 1

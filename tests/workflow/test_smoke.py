@@ -1,0 +1,66 @@
+"""Smoke run of the real DAG: killed midway, resumed, then every output checked."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from methods.common.claims import validate_claims
+
+
+@pytest.fixture(scope="module")
+def smoke_outdir(tmp_path_factory, repo_root, run_snakemake):
+    ROOT, snakemake = repo_root, run_snakemake
+    out = tmp_path_factory.mktemp("smoke")
+    args = ["--cores", "2", "--configfile", "config/smoke.yaml", "--config", f"outdir={out}"]
+    # First run: killed after a few seconds with the whole process group, as a user's Ctrl-C or a
+    # scheduler would; no partial output may be used afterwards.
+    proc = subprocess.Popen([sys.executable, "-m", "snakemake", *args], cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(12)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        subprocess.run([sys.executable, "-m", "snakemake", "--unlock", *args], cwd=ROOT, capture_output=True)
+    # Second run completes the DAG.
+    snakemake(*args)
+    snakemake(*args, "--report", out / "report.html")
+    return out
+
+
+def test_claims_validate_and_verdicts_follow_from_measurements(smoke_outdir):
+    doc = json.loads((smoke_outdir / "timemcl" / "claims.json").read_text())
+    validate_claims(doc)
+    assert doc["scale"] == "smoke" and doc["paper"] == "timemcl"
+    ids = [c["id"] for c in doc["claims"]]
+    assert {"distortion_below_deepar_eustock", "distortion_below_deepar_chicago", "toy_heads_quantize"} <= set(ids)
+    summary = json.loads((smoke_outdir / "timemcl" / "metrics_summary.json").read_text())
+    for c in doc["claims"]:
+        for name, m in c["measured"].items():
+            assert m["values"] == summary[name], f"{c['id']}: {name} differs from the measured summary"
+
+
+def test_report_lists_every_claim_and_figures_exist(smoke_outdir):
+    doc = json.loads((smoke_outdir / "timemcl" / "claims.json").read_text())
+    report = (smoke_outdir / "REPORT.md").read_text()
+    for c in doc["claims"]:
+        assert f"**{c['id']}**" in report
+    for png in ("fan_eustock.png", "toy_brownian.png", "distortion_vs_k.png"):
+        data = (smoke_outdir / "timemcl" / "figures" / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"timemcl/figures/{png}" in report
+    html = (smoke_outdir / "report.html").read_text(errors="replace")
+    assert "distortion_vs_k.png" in html and "claims.json" in html
+
+
+def test_no_partial_files_left(smoke_outdir):
+    leftovers = [p for p in smoke_outdir.rglob("*") if p.name.endswith(".part")]
+    assert leftovers == []
+
+
+def test_rerun_has_nothing_to_do(smoke_outdir, run_snakemake):
+    proc = run_snakemake("-n", "--configfile", "config/smoke.yaml", "--config", f"outdir={smoke_outdir}")
+    assert "Nothing to be done" in proc.stdout + proc.stderr

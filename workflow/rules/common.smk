@@ -1,0 +1,61 @@
+# Everything that is not a rule: config validation, the paper registry, wildcard constraints,
+# helpers shared by the paper rule files. Rule files hold rules only.
+from pathlib import Path
+
+from snakemake.utils import validate
+
+validate(config, "../schemas/config.schema.yaml")
+
+OUTDIR = config["outdir"]
+RESOURCES = config["resources"]
+SCALE = config["scale"]
+NON_PAPER_RULE_FILES = {"common", "report"}
+
+# The registry of papers is the set of rule files; a paper is added by adding its file.
+ALL_PAPERS = sorted(
+    p.stem
+    for p in (Path(workflow.basedir) / "workflow" / "rules").glob("*.smk")
+    if p.stem not in NON_PAPER_RULE_FILES
+)
+for _slug in ALL_PAPERS:
+    if _slug not in config:
+        raise ValueError(
+            f"workflow/rules/{_slug}.smk exists but config.yaml has no section '{_slug}'; "
+            f"add it (and workflow/schemas/{_slug}.schema.yaml)."
+        )
+_unknown = [p for p in config["papers"] if p not in ALL_PAPERS]
+if _unknown:
+    raise ValueError(
+        f"config key 'papers': unknown paper(s) {_unknown}; available: {ALL_PAPERS}"
+    )
+PAPERS = config["papers"] or ALL_PAPERS
+
+
+def paper_dir(slug):
+    """Output folder of one paper at the current scale."""
+    return f"{OUTDIR}/{slug}"
+
+
+def claims_path(slug):
+    return f"{paper_dir(slug)}/claims.json"
+
+
+def log_path(slug, name):
+    return f"{OUTDIR}/logs/{slug}/{name}.log"
+
+
+def benchmark_path(slug, name):
+    return f"{OUTDIR}/benchmarks/{slug}/{name}.tsv"
+
+
+def at_scale(tiny, full):
+    """A resource value: `full` on the paper-scale run (SLURM, GPU), `tiny` otherwise (tiny, smoke)."""
+    return full if SCALE == "full" else tiny
+
+
+def all_targets():
+    """Inputs of the default target: each selected paper's target inputs, then the combined report."""
+    targets = []
+    for slug in PAPERS:
+        targets += list(getattr(rules, slug).input)
+    return targets + [f"{OUTDIR}/REPORT.md"]

