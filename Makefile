@@ -29,4 +29,4 @@ lint: $(STAMP)
 
 # Splice the papers table of the last tiny run into README.md.
 readme-table: $(STAMP)
-	$(BIN)/python -m methods.common.report results/papers_table.md README.md
+	$(BIN)/python -m methods.common.report papers-table results/papers_table.md README.md

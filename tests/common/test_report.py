@@ -43,8 +43,17 @@ def test_report_lists_claims_verdicts_figures_and_runtime(results):
 
 
 def test_splice_readme_replaces_only_the_generated_block():
-    readme = f"intro\n{R.README_BEGIN}\nold table\n{R.README_END}\noutro\n"
-    out = R.splice_readme(readme, "| new |")
-    assert out == f"intro\n{R.README_BEGIN}\n| new |\n{R.README_END}\noutro\n"
-    with pytest.raises(ValueError, match="no generated block"):
-        R.splice_readme("no markers here", "| new |")
+    begin, end = R.markers("papers-table")
+    other_begin, other_end = R.markers("bench")
+    readme = f"intro\n{begin}\nold table\n{end}\nmid\n{other_begin}\nkeep\n{other_end}\n"
+    out = R.splice_readme(readme, "papers-table", "| new |\n")
+    assert out == f"intro\n{begin}\n| new |\n{end}\nmid\n{other_begin}\nkeep\n{other_end}\n"
+    with pytest.raises(ValueError, match="no generated block 'papers-table'"):
+        R.splice_readme("no markers here", "papers-table", "| new |")
+
+
+def test_readme_has_the_generated_blocks(repo_root):
+    text = (repo_root / "README.md").read_text()
+    for block in ("papers-table", "pipeline-benchmark"):
+        begin, end = R.markers(block)
+        assert text.count(begin) == 1 and text.count(end) == 1

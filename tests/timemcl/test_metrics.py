@@ -61,7 +61,8 @@ def test_crps_sum_loop_and_permutation_invariance():
     for n in range(3):
         for h in range(2):
             s, t = x[n, :, h].sum(-1), y[n, h].sum()
-            num += (w[n] * np.abs(s - t)).sum() - 0.5 * (w[n][:, None] * w[n][None] * np.abs(s[:, None] - s[None])).sum()
+            pair = (w[n][:, None] * w[n][None] * np.abs(s[:, None] - s[None])).sum()
+            num += (w[n] * np.abs(s - t)).sum() - 0.5 * pair
     ref = num / np.abs(y.sum(-1)).sum()
     assert weighted_crps_sum(x, w, y) == pytest.approx(ref)
     perm = [2, 0, 3, 1]

@@ -155,6 +155,10 @@ def test_predict_and_evaluate():
     assert hd.shape == (20, 5, 3, 2) and np.allclose(wd, 0.2)
     sn = evaluate_forecaster("seasonal_naive", None, ctx, tgt, season=2)
     assert sn["n_hypotheses"] == 1 and sn["n_parameters"] == 0 and "collapsed_heads" not in sn
+    h_sn, _ = predict("seasonal_naive", cfg, ctx, season=2)  # horizon taken from the ModelConfig
+    assert np.array_equal(h_sn[:, 0], torch.cat([ctx[:, -2:], ctx[:, -2:-1]], 1).numpy())
+    with pytest.raises(ValueError, match="needs season and horizon"):
+        predict("seasonal_naive", None, ctx, season=2)
     with pytest.raises(ValueError, match="kind='arima'"):
         predict("arima", None, ctx)
 

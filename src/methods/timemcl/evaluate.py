@@ -23,13 +23,24 @@ def score_weights(score_logits: torch.Tensor) -> torch.Tensor:
     return p / p.sum(dim=1, keepdim=True)
 
 
+def _naive_horizon(model, horizon: int | None, season: int | None) -> int:
+    """Horizon for seasonal naive: the explicit one, else the one of the ModelConfig / model passed as `model`."""
+    if horizon is None:
+        horizon = getattr(model, "horizon", None) or getattr(getattr(model, "cfg", None), "horizon", None)
+    if season is None or horizon is None:
+        raise ValueError(f"seasonal_naive needs season and horizon (got season={season}, horizon={horizon}); "
+                         "pass horizon=... or a ModelConfig as model")
+    return int(horizon)
+
+
 @torch.no_grad()
 def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = None, season: int | None = None,
             horizon: int | None = None, seed: int = 0, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
     """contexts (N, C, D) -> hyps (N, K, H, D), weights (N, K), numpy float32.
 
     timemcl: K = model's n_hypotheses (n_samples is ignored); deepar: K = n_samples, sampled with a
-    torch.Generator seeded by `seed`; seasonal_naive: model is ignored, needs `season` and `horizon`.
+    torch.Generator seeded by `seed`; seasonal_naive: needs `season`, and `horizon` or a `model`
+    that carries one (a ModelConfig, or a model with .cfg.horizon).
     """
     if kind not in FORECASTERS:
         raise ValueError(f"kind={kind!r} unknown; allowed values: {', '.join(FORECASTERS)}")
@@ -45,8 +56,7 @@ def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = No
             h = model.sample(part, n_samples, generator=gen)
             w = torch.full(h.shape[:2], 1.0 / n_samples)
         else:
-            assert season is not None and horizon is not None, "seasonal_naive needs season and horizon"
-            h = seasonal_naive(part, horizon, season)
+            h = seasonal_naive(part, _naive_horizon(model, horizon, season), season)
             w = torch.ones(h.shape[:2])
         hyps.append(h)
         weights.append(w)

@@ -24,7 +24,8 @@ def hypothesis_errors(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     The authors' code sums over dims and averages over time (a factor D larger);
     the mean keeps the annealing temperature on one scale whatever D is.
     """
-    assert pred.dim() == 4 and target.dim() == 3, f"expected pred (B,K,H,D) and target (B,H,D), got {tuple(pred.shape)}, {tuple(target.shape)}"
+    assert pred.dim() == 4 and target.dim() == 3, (
+        f"expected pred (B,K,H,D) and target (B,H,D), got {tuple(pred.shape)}, {tuple(target.shape)}")
     assert pred.shape[0] == target.shape[0] and pred.shape[2:] == target.shape[1:], (
         f"pred {tuple(pred.shape)} and target {tuple(target.shape)} disagree on B, H or D")
     return (pred - target.unsqueeze(1)).pow(2).mean(dim=(2, 3))  # (B, K)

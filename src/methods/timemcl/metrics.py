@@ -16,8 +16,8 @@ def _np(x) -> np.ndarray:
 
 
 def _check(hyps: np.ndarray, target: np.ndarray, weights: np.ndarray | None = None) -> None:
-    assert hyps.ndim == 4 and target.ndim == 3 and hyps.shape[0] == target.shape[0] and hyps.shape[2:] == target.shape[1:], (
-        f"expected hyps (N,K,H,D) and target (N,H,D), got {hyps.shape}, {target.shape}")
+    ok = hyps.ndim == 4 and target.ndim == 3 and hyps.shape[0] == target.shape[0] and hyps.shape[2:] == target.shape[1:]
+    assert ok, f"expected hyps (N,K,H,D) and target (N,H,D), got {hyps.shape}, {target.shape}"
     if weights is not None:
         assert weights.shape == hyps.shape[:2], f"weights {weights.shape} should be (N, K) = {hyps.shape[:2]}"
         assert np.allclose(weights.sum(axis=1), 1.0, atol=1e-5), "weights must sum to 1 over hypotheses"

@@ -55,7 +55,8 @@ def check_windows(contexts: torch.Tensor, targets: torch.Tensor, cfg: ModelConfi
     expected = ((cfg.context_length, cfg.dim), (cfg.horizon, cfg.dim))
     got = (tuple(contexts.shape[1:]), tuple(targets.shape[1:]))
     assert got == expected and len(contexts) == len(targets) > 0, (
-        f"windows (N, C, D) / (N, H, D) should match ModelConfig {expected}, got {got} with N={len(contexts)}, {len(targets)}")
+        f"windows (N, C, D) / (N, H, D) should match ModelConfig {expected}, "
+        f"got {got} with N={len(contexts)}, {len(targets)}")
 
 
 def get_batch(contexts: torch.Tensor, targets: torch.Tensor, batch_size: int,
