@@ -23,13 +23,15 @@ def tm_variants_at(K):
 
 
 def tm_evaluate_input(wc):
+    models = f"{TM_OUT}/models/{wc.dataset}"
+    variants = tm_variants_at(wc.K)
     return {
         "series": f"{RESOURCES}/timemcl/{wc.dataset}.csv",
-        "deepar": f"{TM_OUT}/models/{wc.dataset}/deepar_s{wc.seed}.pt",
-        "timemcl": [
-            f"{TM_OUT}/models/{wc.dataset}/{v}_K{wc.K}_s{wc.seed}.pt"
-            for v in tm_variants_at(wc.K)
-        ],
+        "deepar": f"{models}/deepar_s{wc.seed}.pt",
+        "timemcl": [f"{models}/{v}_K{wc.K}_s{wc.seed}.pt" for v in variants],
+        # training histories carry the training time, reported beside the test metrics
+        "histories": [f"{models}/{v}_K{wc.K}_s{wc.seed}.history.json" for v in variants]
+        + [f"{models}/deepar_s{wc.seed}.history.json"],
     }
 
 
