@@ -1,0 +1,20 @@
+"""Figures: rate curves, coverage sweeps, change-of-measure ratios, process reward models."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.outcome_process.pipeline import make_figures
+
+make_figures(
+    rate_files=list(snakemake.input.rate),
+    horizon_json=snakemake.input.horizon,
+    eps_json=snakemake.input.eps,
+    samples_json=snakemake.input.samples,
+    target=snakemake.params.target,
+    lemma_json=snakemake.input.lemma,
+    prm_json=snakemake.input.prm,
+    rate_png=snakemake.output.rate,
+    coverage_png=snakemake.output.coverage,
+    lemma_png=snakemake.output.lemma,
+    prm_png=snakemake.output.prm,
+)
