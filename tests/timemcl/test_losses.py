@@ -15,12 +15,16 @@ def _rand(*shape, seed=0):
 
 
 def test_hypothesis_errors_match_loop():
+    """The authors' cost: squared error summed over the D dims, averaged over the T steps."""
     pred, target = _rand(3, 4, 5, 2, seed=1), _rand(3, 5, 2, seed=2)
     err = hypothesis_errors(pred, target)
     for b in range(3):
         for k in range(4):
-            total = sum((pred[b, k, h, d] - target[b, h, d]) ** 2 for h in range(5) for d in range(2))
-            assert err[b, k].item() == pytest.approx(total.item() / 10)
+            per_step = [sum((pred[b, k, t, d] - target[b, t, d]) ** 2 for d in range(2)) for t in range(5)]
+            assert err[b, k].item() == pytest.approx(sum(per_step).item() / 5)
+    # D copies of a one-dim problem cost D times as much (a mean over dims would not change)
+    wide = hypothesis_errors(pred[..., :1].expand(-1, -1, -1, 3), target[..., :1].expand(-1, -1, 3))
+    assert torch.allclose(wide, 3 * hypothesis_errors(pred[..., :1], target[..., :1]))
 
 
 def test_wta_loss_is_mean_of_min():

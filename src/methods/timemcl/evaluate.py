@@ -1,8 +1,11 @@
 """Turn a trained forecaster into (hypotheses, weights) and score them (paper Sec. 5 metrics).
 
-kind "timemcl": its K hypotheses weighted by sigmoid(score) / sum_k sigmoid(score_k) (the authors'
-normalisation of the score heads); "deepar": n_samples ancestral samples, weights 1/n;
-"seasonal_naive": one trajectory, weight 1.
+kind "timemcl" (either TimeMCL class: the autoregressive real-data model or the one-shot toy
+model, both map contexts to (hyps, score_logits)): its K hypotheses weighted by
+sigmoid(score) / sum_k sigmoid(score_k) (the authors' normalisation of the score heads; for the
+autoregressive model sigmoid(score) is the time-averaged per-step probability); "deepar":
+n_samples ancestral samples, weights 1/n; "seasonal_naive": one trajectory, weight 1.
+Contexts are (N, L + C, D): max(lags) steps of history before the C unrolled ones.
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import numpy as np
 import torch
 
 from . import metrics
-from .model import count_parameters, seasonal_naive
+from .model import DeepARGaussian, TimeMCL, TimeMCLOneShot, count_parameters, seasonal_naive
 
 FORECASTERS = ("timemcl", "deepar", "seasonal_naive")
 
@@ -36,7 +39,7 @@ def _naive_horizon(model, horizon: int | None, season: int | None) -> int:
 @torch.no_grad()
 def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = None, season: int | None = None,
             horizon: int | None = None, seed: int = 0, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
-    """contexts (N, C, D) -> hyps (N, K, H, D), weights (N, K), numpy float32.
+    """contexts (N, L + C, D) -> hyps (N, K, H, D), weights (N, K), numpy float32. Runs the model in eval mode.
 
     timemcl: K = model's n_hypotheses (n_samples is ignored); deepar: K = n_samples, sampled with a
     torch.Generator seeded by `seed`; seasonal_naive: needs `season`, and `horizon` or a `model`
@@ -44,6 +47,12 @@ def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = No
     """
     if kind not in FORECASTERS:
         raise ValueError(f"kind={kind!r} unknown; allowed values: {', '.join(FORECASTERS)}")
+    expected = {"timemcl": (TimeMCL, TimeMCLOneShot), "deepar": (DeepARGaussian,)}.get(kind)
+    if expected is not None and not isinstance(model, expected):
+        raise TypeError(f"predict: kind={kind!r} needs a {' or '.join(c.__name__ for c in expected)}, "
+                        f"got {type(model).__name__}")
+    if expected is not None:
+        model.eval()  # no dropout at inference
     contexts = torch.as_tensor(contexts, dtype=torch.float32)
     gen = torch.Generator().manual_seed(seed)
     hyps, weights = [], []

@@ -1,7 +1,9 @@
 """TimeMCL training objectives: WTA, relaxed WTA, annealed WTA, and the score loss.
 
-Shapes: B windows, K hypotheses, H horizon steps, D series dimensions.
-pred (B, K, H, D), target (B, H, D), err (B, K), score_logits (B, K).
+Shapes: B windows, K hypotheses, T steps the loss is over, D series dimensions.
+pred (B, K, T, D), target (B, T, D), err (B, K), score_logits (B, K).
+For TimeMCL on real data T = C + H (the teacher-forced context and horizon); for the one-shot
+toy model T = H.
 """
 from __future__ import annotations
 
@@ -19,16 +21,16 @@ def _check_kind(kind: str) -> None:
 
 
 def hypothesis_errors(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Squared error of every hypothesis, averaged over horizon and dims (paper Sec. 3, the cost ell(f_k, y)).
+    """Per-hypothesis cost ell(f_k, y) (paper Sec. 3): mean over time of the squared error summed over dims.
 
-    The authors' code sums over dims and averages over time (a factor D larger);
-    the mean keeps the annealing temperature on one scale whatever D is.
+    As in the authors' tMCL loss (mean scaler branch): sum_d (pred - target)^2 per step, then the
+    mean over steps; so the annealing temperature T means what it means in the paper.
     """
     assert pred.dim() == 4 and target.dim() == 3, (
-        f"expected pred (B,K,H,D) and target (B,H,D), got {tuple(pred.shape)}, {tuple(target.shape)}")
+        f"expected pred (B,K,T,D) and target (B,T,D), got {tuple(pred.shape)}, {tuple(target.shape)}")
     assert pred.shape[0] == target.shape[0] and pred.shape[2:] == target.shape[1:], (
-        f"pred {tuple(pred.shape)} and target {tuple(target.shape)} disagree on B, H or D")
-    return (pred - target.unsqueeze(1)).pow(2).mean(dim=(2, 3))  # (B, K)
+        f"pred {tuple(pred.shape)} and target {tuple(target.shape)} disagree on B, T or D")
+    return (pred - target.unsqueeze(1)).pow(2).sum(dim=3).mean(dim=2)  # (B, K)
 
 
 def wta_weights(err: torch.Tensor, kind: str, eps: float = 0.05, temperature: float = 0.0) -> torch.Tensor:
@@ -70,6 +72,8 @@ def score_loss(score_logits: torch.Tensor, err: torch.Tensor) -> torch.Tensor:
     """Binary cross-entropy of each score head against 'this head won' (paper Sec. 3.2, the scoring loss).
 
     Target is the one-hot argmin_k err_k; mean over B and K like torch's BCELoss in the authors' code.
+    For the autoregressive TimeMCL the logits are logit(mean_t sigmoid(per-step score)), so this is
+    the BCE of the time-averaged probability, as in the authors' code.
     """
     assert score_logits.shape == err.shape, f"score_logits {tuple(score_logits.shape)} vs err {tuple(err.shape)}"
     winner = F.one_hot(err.detach().argmin(dim=1), num_classes=err.shape[1]).to(score_logits.dtype)
@@ -84,6 +88,8 @@ def annealing_temperature(step: int, total_steps: int, t0: float = 10.0, t_end: 
     temperature_lim=5e-4, wta_after_temperature_lim=True). Here the same geometric
     shape is parameterised by its endpoints and counted in optimiser steps:
     T(s) = t0 * (t_end / t0) ** (s / total_steps) for s < total_steps, else 0.
+    Theirs reaches 5e-4 after log(5e-5) / log(0.95) = 193.1 epochs, i.e. at epoch 194 of their
+    200: total_steps = 0.97 of the training steps (TrainConfig.anneal_fraction) matches it.
     """
     assert t0 > 0 and t_end > 0, f"t0 and t_end must be positive, got {t0}, {t_end}"
     if total_steps <= 0 or step >= total_steps:

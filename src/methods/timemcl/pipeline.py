@@ -60,12 +60,16 @@ def prepare_series(spec: dict, wheel: str | None, gluonts_root: str, out_csv: st
 
 
 def load_windows(series_csv: str, spec: dict) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-    """Train / val / test windows of a prepared series, as the dataset's config section says."""
+    """Train / val / test windows of a prepared series, as the dataset's config section says.
+
+    Contexts have context_length + max(lags) steps: the model unrolls over the last context_length
+    and the lag features of the first of them look max(lags) steps further back (ModelConfig).
+    """
     series = data.transform(data.load_series_csv(series_csv), spec.get("transform", "none"))
-    C, H = spec["context_length"], spec["horizon"]
-    parts = data.split_series(series, spec["val_fraction"], spec["test_fraction"], context_length=C)
+    history, H = spec["context_length"] + max(spec.get("lags", [1])), spec["horizon"]
+    parts = data.split_series(series, spec["val_fraction"], spec["test_fraction"], context_length=history)
     strides = (spec["train_stride"], spec["test_stride"], spec["test_stride"])
-    return {name: data.make_windows(part, C, H, stride)
+    return {name: data.make_windows(part, history, H, stride)
             for name, part, stride in zip(("train", "val", "test"), parts, strides)}
 
 
@@ -78,7 +82,7 @@ def train_model(series_csv: str, spec: dict, method: str, K: int, seed: int, mod
     set_seed(seed)
     ctx, tgt = load_windows(series_csv, spec)["train"]
     model_cfg = ModelConfig(dim=ctx.shape[2], context_length=spec["context_length"], horizon=spec["horizon"],
-                            n_hypotheses=K, **model_params)
+                            n_hypotheses=K, lags=tuple(spec.get("lags", [1])), **model_params)
     train_cfg = TrainConfig.from_dict({**train_params, "loss": "wta" if method == "deepar" else method, "seed": seed})
     trainer, kind = (train_deepar, "deepar") if method == "deepar" else (train_timemcl, "timemcl")
     model, history = trainer(ctx, tgt, model_cfg, train_cfg)
@@ -128,7 +132,8 @@ def _toy_paths(process: str, n: int, toy_cfg: dict, gen: torch.Generator) -> tor
 
 def run_toy(process: str, seed: int, toy_cfg: dict, model_params: dict, train_params: dict,
             variants: list[str], out_json: str, out_npz: str) -> None:
-    """Train every variant and DeepAR on simulated paths; compare with the optimal conditional quantizer.
+    """Train every variant (one-shot TimeMCL heads, as in the paper's toy code) and DeepAR on simulated
+    paths; compare with the optimal conditional quantizer.
 
     For each test path the distortion of a forecaster (min over its K trajectories of the RMSE,
     averaged) is measured against fresh draws of the true conditional future, and so is that of
@@ -141,12 +146,15 @@ def run_toy(process: str, seed: int, toy_cfg: dict, model_params: dict, train_pa
     P = int(round(toy_cfg["t0"] * (n_steps - 1))) + 1  # grid points observed, t_0 included
     paths = _toy_paths(process, toy_cfg["n_train"], toy_cfg, gen)
     ctx, tgt = paths[:, :P], paths[:, P:]
-    model_cfg = ModelConfig(dim=1, context_length=P, horizon=n_steps - P, n_hypotheses=K, scaling=False,
-                            **model_params)
+    assert P >= 2, f"toy: t0={toy_cfg['t0']} leaves {P} observed grid point(s); need >= 2"
+    # the P observed points are lag 1 + P - 1 unrolled steps (DeepAR predicts points 1 .. n_steps - 1)
+    model_cfg = ModelConfig(dim=1, context_length=P - 1, horizon=n_steps - P, n_hypotheses=K, lags=(1,),
+                            scaling=False, **model_params)
     train_params = {**train_params, "steps": toy_cfg["steps"], "eps": toy_cfg["eps"]}
     models = {}
     for v in variants:
-        models[v], _ = train_timemcl(ctx, tgt, model_cfg, TrainConfig.from_dict({**train_params, "loss": v, "seed": seed}))
+        tc = TrainConfig.from_dict({**train_params, "loss": v, "seed": seed})
+        models[v], _ = train_timemcl(ctx, tgt, model_cfg, tc, kind="timemcl_oneshot")
     models["deepar"], _ = train_deepar(ctx, tgt, model_cfg, TrainConfig.from_dict({**train_params, "seed": seed}))
 
     test = _toy_paths(process, toy_cfg["n_test"], toy_cfg, gen)[:, :P]

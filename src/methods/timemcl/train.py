@@ -1,6 +1,7 @@
 """Training loops for TimeMCL (WTA / relaxed / annealed, paper Sec. 3.2) and the DeepAR-style baseline.
 
-Plain functions: `get_batch`, `temperature_at`, `timemcl_loss`, one loop per model. Adam with
+Plain functions: `get_batch`, `temperature_at`, `timemcl_loss`, one loop per model family
+(`train_timemcl` trains either TimeMCL class through its `training_forward`). Adam with
 gradient clipping, batches drawn with replacement from a seeded torch.Generator, so a
 (data, config, seed) triple gives the same model on the same machine and thread count.
 """
@@ -15,7 +16,12 @@ import torch
 from tqdm import tqdm
 
 from .losses import WTA_KINDS, annealing_temperature, hypothesis_errors, mcl_loss, score_loss
-from .model import DeepARGaussian, ModelConfig, TimeMCL
+from .model import DeepARGaussian, ModelConfig, TimeMCL, TimeMCLOneShot
+
+# checkpoint kind -> model class; "timemcl" is the autoregressive real-data model, "timemcl_oneshot"
+# the one-shot toy model; both train with `train_timemcl`
+MODEL_CLASSES = {"timemcl": TimeMCL, "timemcl_oneshot": TimeMCLOneShot, "deepar": DeepARGaussian}
+TIMEMCL_KINDS = ("timemcl", "timemcl_oneshot")
 
 
 @dataclass
@@ -27,7 +33,7 @@ class TrainConfig:
     eps: float = 0.05  # relaxed WTA: total weight of the non-winners (authors: 0.05)
     t0: float = 10.0  # annealed WTA: initial temperature (authors: 10)
     t_end: float = 5e-4  # annealed WTA: temperature where annealing stops and pure WTA starts (authors: 5e-4)
-    anneal_fraction: float = 0.8  # share of the steps spent annealing before pure WTA
+    anneal_fraction: float = 0.97  # share of the steps spent annealing before pure WTA (authors: epoch 194 of 200)
     score_weight: float = 0.5  # weight of the score (BCE) loss (authors: score_loss_weight 0.5)
     grad_clip: float = 10.0  # max global gradient norm (authors: gradient_clip_val 10)
     seed: int = 0  # model init and batch order
@@ -52,16 +58,17 @@ def log(msg: str) -> None:
 
 
 def check_windows(contexts: torch.Tensor, targets: torch.Tensor, cfg: ModelConfig) -> None:
-    expected = ((cfg.context_length, cfg.dim), (cfg.horizon, cfg.dim))
+    """Contexts carry max(lags) steps of history in front of the C unrolled ones: (N, L + C, D)."""
+    expected = ((cfg.history_length, cfg.dim), (cfg.horizon, cfg.dim))
     got = (tuple(contexts.shape[1:]), tuple(targets.shape[1:]))
     assert got == expected and len(contexts) == len(targets) > 0, (
-        f"windows (N, C, D) / (N, H, D) should match ModelConfig {expected}, "
+        f"windows (N, context_length + max(lags), D) / (N, H, D) should match ModelConfig {expected}, "
         f"got {got} with N={len(contexts)}, {len(targets)}")
 
 
 def get_batch(contexts: torch.Tensor, targets: torch.Tensor, batch_size: int,
               generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """A random batch (with replacement): (B, C, D), (B, H, D)."""
+    """A random batch (with replacement): (B, L + C, D), (B, H, D)."""
     idx = torch.randint(len(contexts), (batch_size,), generator=generator)
     return contexts[idx], targets[idx]
 
@@ -73,14 +80,15 @@ def temperature_at(step: int, cfg: TrainConfig) -> float:
     return annealing_temperature(step, round(cfg.anneal_fraction * cfg.steps), cfg.t0, cfg.t_end)
 
 
-def timemcl_loss(model: TimeMCL, context: torch.Tensor, target: torch.Tensor, cfg: TrainConfig,
+def timemcl_loss(model: TimeMCL | TimeMCLOneShot, context: torch.Tensor, target: torch.Tensor, cfg: TrainConfig,
                  temperature: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Compound loss of paper Sec. 3.2: WTA-type loss + score_weight * score BCE, in scaled units.
 
+    TimeMCL: errors over the teacher-forced C + H steps (T = C + H); TimeMCLOneShot: over the horizon.
     -> (total, mcl part, score part), scalars.
     """
-    hyps, logits, scale = model.forward_scaled(context)  # (B, K, H, D), (B, K), (B, 1, D)
-    err = hypothesis_errors(hyps, target / scale)  # (B, K)
+    hyps, logits, tgt = model.training_forward(context, target)  # (B, K, T, D), (B, K), (B, T, D)
+    err = hypothesis_errors(hyps, tgt)  # (B, K)
     l_mcl = mcl_loss(err, cfg.loss, cfg.eps, temperature)
     l_score = score_loss(logits, err)
     return l_mcl + cfg.score_weight * l_score, l_mcl, l_score
@@ -105,13 +113,16 @@ def _setup(kind: str, model_cls, contexts, targets, model_cfg: ModelConfig, trai
 
 
 def train_timemcl(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: ModelConfig, train_cfg: TrainConfig,
-                  show_progress: bool = True) -> tuple[TimeMCL, dict]:
-    """Train TimeMCL on windows (N, C, D) -> (N, H, D). Returns (model in eval mode, history)."""
-    model, opt, gen = _setup("timemcl", TimeMCL, contexts, targets, model_cfg, train_cfg)
+                  show_progress: bool = True, kind: str = "timemcl") -> tuple[TimeMCL | TimeMCLOneShot, dict]:
+    """Train TimeMCL (kind "timemcl") or its one-shot toy form ("timemcl_oneshot") on windows
+    (N, L + C, D) -> (N, H, D). Returns (model in eval mode, history)."""
+    if kind not in TIMEMCL_KINDS:
+        raise ValueError(f"train_timemcl: kind={kind!r} unknown; allowed values: {', '.join(TIMEMCL_KINDS)}")
+    model, opt, gen = _setup(kind, MODEL_CLASSES[kind], contexts, targets, model_cfg, train_cfg)
     hist = {"loss": [], "mcl_loss": [], "score_loss": [], "temperature": []}
     start = time.perf_counter()
     model.train()
-    for step in tqdm(range(train_cfg.steps), disable=not show_progress, file=sys.stderr, desc="timemcl"):
+    for step in tqdm(range(train_cfg.steps), disable=not show_progress, file=sys.stderr, desc=kind):
         ctx, tgt = get_batch(contexts, targets, train_cfg.batch_size, gen)
         temp = temperature_at(step, train_cfg)
         loss, l_mcl, l_score = timemcl_loss(model, ctx, tgt, train_cfg, temp)
@@ -119,7 +130,7 @@ def train_timemcl(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: Mode
         for key, val in zip(hist, (loss.item(), l_mcl.item(), l_score.item(), temp)):
             hist[key].append(val)
     hist["train_seconds"] = time.perf_counter() - start
-    log(f"[timemcl] {train_cfg.steps} steps in {hist['train_seconds']:.2f}s, final loss {hist['loss'][-1]:.4f}")
+    log(f"[{kind}] {train_cfg.steps} steps in {hist['train_seconds']:.2f}s, final loss {hist['loss'][-1]:.4f}")
     return model.eval(), hist
 
 
@@ -140,12 +151,12 @@ def train_deepar(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: Model
     return model.eval(), hist
 
 
-MODEL_CLASSES = {"timemcl": TimeMCL, "deepar": DeepARGaussian}
-
-
 def make_checkpoint(kind: str, model: torch.nn.Module, model_cfg: ModelConfig, train_cfg: TrainConfig,
                     history: dict) -> dict:
     """Everything needed to rebuild the model and know where it came from (for common.io.save_torch)."""
+    if kind not in MODEL_CLASSES or type(model) is not MODEL_CLASSES[kind]:
+        raise ValueError(f"make_checkpoint: kind={kind!r} does not name the class of {type(model).__name__}; "
+                         f"kinds: {', '.join(f'{k} ({c.__name__})' for k, c in MODEL_CLASSES.items())}")
     return {"kind": kind, "model_state": model.state_dict(), "model_config": dataclasses.asdict(model_cfg),
             "train_config": dataclasses.asdict(train_cfg), "steps": train_cfg.steps,
             "final_loss": history["loss"][-1], "train_seconds": history["train_seconds"]}
