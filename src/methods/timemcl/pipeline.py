@@ -95,8 +95,11 @@ def _load(path: str):
 
 
 def evaluate_dataset(dataset: str, series_csv: str, spec: dict, timemcl_ckpts: list[str], variants: list[str],
-                     deepar_ckpt: str, K: int, seed: int, out_json: str) -> None:
-    """Metrics of every TimeMCL variant, DeepAR (K samples) and seasonal naive on the test windows."""
+                     deepar_ckpt: str, K: int, seed: int, out_json: str, histories: list[str] = ()) -> None:
+    """Metrics of every TimeMCL variant, DeepAR (K samples) and seasonal naive on the test windows.
+
+    `histories` (the training-history JSONs) add each trained model's training time.
+    """
     torch.set_num_threads(1)
     ctx, tgt = load_windows(series_csv, spec)["test"]
     results = {}
@@ -106,6 +109,9 @@ def evaluate_dataset(dataset: str, series_csv: str, spec: dict, timemcl_ckpts: l
     _, deepar = _load(deepar_ckpt)
     results["deepar"] = evaluate_forecaster("deepar", deepar, ctx, tgt, n_samples=K, seed=seed)
     results["seasonal_naive"] = evaluate_forecaster("seasonal_naive", None, ctx, tgt, season=spec["season"])
+    for path in histories:
+        hist = read_json(path)
+        results[hist["method"]]["train_seconds"] = hist["train_seconds"]
     for name, m in results.items():
         log(f"{name:>15}: distortion {m['distortion']:.4g}  crps_sum {m['crps_sum']:.4g}  rmse {m['mixture_rmse']:.4g}")
     write_json(out_json, {"dataset": dataset, "K": K, "seed": seed, "n_test_windows": len(tgt), "methods": results})

@@ -15,4 +15,5 @@ evaluate_dataset(
     K=int(snakemake.wildcards.K),
     seed=int(snakemake.wildcards.seed),
     out_json=snakemake.output.metrics,
+    histories=list(snakemake.input.histories),
 )
