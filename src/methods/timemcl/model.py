@@ -9,11 +9,12 @@ the first unrolled step look back to (GluonTS' history_length = context_length +
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
 import torch
+
+from methods.common.config import check_keys
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -53,10 +54,7 @@ class ModelConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "ModelConfig":
         """Build from a plain dict; unknown keys are an error, not silently dropped."""
-        allowed = [f.name for f in dataclasses.fields(cls)]
-        for key in d:
-            if key not in allowed:
-                raise ValueError(f"ModelConfig: unknown key {key!r}; allowed keys: {', '.join(allowed)}")
+        check_keys(cls, d)
         return cls(**d)
 
 

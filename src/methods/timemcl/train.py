@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 
 import torch
+
+from methods.common.config import check_keys
 from tqdm import tqdm
 
 from .losses import WTA_KINDS, annealing_temperature, hypothesis_errors, mcl_loss, score_loss
@@ -41,10 +43,7 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
         """Build from a plain dict; unknown keys and unknown loss kinds are errors."""
-        allowed = [f.name for f in dataclasses.fields(cls)]
-        for key in d:
-            if key not in allowed:
-                raise ValueError(f"TrainConfig: unknown key {key!r}; allowed keys: {', '.join(allowed)}")
+        check_keys(cls, d)
         cfg = cls(**d)
         if cfg.loss not in WTA_KINDS:
             raise ValueError(f"TrainConfig.loss={cfg.loss!r} unknown; allowed values: {', '.join(WTA_KINDS)}")
