@@ -13,10 +13,10 @@ import math
 from dataclasses import dataclass
 
 import torch
-
-from methods.common.config import check_keys
 import torch.nn as nn
 import torch.nn.functional as F
+
+from methods.common.config import check_keys
 
 ZERO_SCALE = 1e-8  # a context whose mean |x| is below this is treated as all-zero
 

@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass
 
 import torch
+from tqdm import tqdm
 
 from methods.common.config import check_keys
-from tqdm import tqdm
 
 from .losses import WTA_KINDS, annealing_temperature, hypothesis_errors, mcl_loss, score_loss
 from .model import DeepARGaussian, ModelConfig, TimeMCL, TimeMCLOneShot
