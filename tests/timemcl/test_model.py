@@ -394,3 +394,15 @@ def test_checkpoint_round_trip(kind):
     other = "deepar" if kind != "deepar" else "timemcl"
     with pytest.raises(ValueError, match=f"kind='{other}' does not name the class of {type(model).__name__}"):
         make_checkpoint(other, model, cfg, tc, hist)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (full-scale training device)")
+def test_training_on_the_gpu_matches_the_cpu_run():
+    """Full scale trains on the GPU: same loss curve as the CPU run up to float noise, model returned on the CPU."""
+    cfg = ModelConfig(dim=2, context_length=4, horizon=2, hidden=8, n_hypotheses=3, lags=(1, 2), dropout=0.0)
+    ctx, tgt = _windows(50, cfg)
+    tc = TrainConfig(steps=5, batch_size=8, loss="relaxed", seed=0)
+    cpu = train_timemcl(ctx, tgt, cfg, tc, show_progress=False, device=torch.device("cpu"))
+    gpu = train_timemcl(ctx, tgt, cfg, tc, show_progress=False, device=torch.device("cuda"))
+    assert next(gpu[0].parameters()).device.type == "cpu"
+    np.testing.assert_allclose(gpu[1]["loss"], cpu[1]["loss"], rtol=1e-3)

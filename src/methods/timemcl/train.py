@@ -101,28 +101,35 @@ def _optimise_step(model: torch.nn.Module, opt: torch.optim.Optimizer, loss: tor
     opt.step()
 
 
-def _setup(kind: str, model_cls, contexts, targets, model_cfg: ModelConfig, train_cfg: TrainConfig):
+def training_device() -> torch.device:
+    """The GPU where torch has one (full scale), else the CPU. Models come back on the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _setup(kind: str, model_cls, contexts, targets, model_cfg: ModelConfig, train_cfg: TrainConfig, device):
     check_windows(contexts, targets, model_cfg)
-    log(f"[{kind}] {len(contexts)} training windows; {model_cfg}; {train_cfg}")
+    log(f"[{kind}] {len(contexts)} training windows on {device}; {model_cfg}; {train_cfg}")
     torch.manual_seed(train_cfg.seed)
-    model = model_cls(model_cfg)
+    model = model_cls(model_cfg).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=train_cfg.lr)
     gen = torch.Generator().manual_seed(train_cfg.seed)
     return model, opt, gen
 
 
 def train_timemcl(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: ModelConfig, train_cfg: TrainConfig,
-                  show_progress: bool = True, kind: str = "timemcl") -> tuple[TimeMCL | TimeMCLOneShot, dict]:
+                  show_progress: bool = True, kind: str = "timemcl",
+                  device: torch.device | None = None) -> tuple[TimeMCL | TimeMCLOneShot, dict]:
     """Train TimeMCL (kind "timemcl") or its one-shot toy form ("timemcl_oneshot") on windows
     (N, L + C, D) -> (N, H, D). Returns (model in eval mode, history)."""
     if kind not in TIMEMCL_KINDS:
         raise ValueError(f"train_timemcl: kind={kind!r} unknown; allowed values: {', '.join(TIMEMCL_KINDS)}")
-    model, opt, gen = _setup(kind, MODEL_CLASSES[kind], contexts, targets, model_cfg, train_cfg)
+    device = device or training_device()
+    model, opt, gen = _setup(kind, MODEL_CLASSES[kind], contexts, targets, model_cfg, train_cfg, device)
     hist = {"loss": [], "mcl_loss": [], "score_loss": [], "temperature": []}
     start = time.perf_counter()
     model.train()
     for step in tqdm(range(train_cfg.steps), disable=not show_progress, file=sys.stderr, desc=kind):
-        ctx, tgt = get_batch(contexts, targets, train_cfg.batch_size, gen)
+        ctx, tgt = (t.to(device) for t in get_batch(contexts, targets, train_cfg.batch_size, gen))
         temp = temperature_at(step, train_cfg)
         loss, l_mcl, l_score = timemcl_loss(model, ctx, tgt, train_cfg, temp)
         _optimise_step(model, opt, loss, train_cfg.grad_clip)
@@ -130,24 +137,25 @@ def train_timemcl(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: Mode
             hist[key].append(val)
     hist["train_seconds"] = time.perf_counter() - start
     log(f"[{kind}] {train_cfg.steps} steps in {hist['train_seconds']:.2f}s, final loss {hist['loss'][-1]:.4f}")
-    return model.eval(), hist
+    return model.cpu().eval(), hist
 
 
 def train_deepar(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: ModelConfig, train_cfg: TrainConfig,
-                 show_progress: bool = True) -> tuple[DeepARGaussian, dict]:
+                 show_progress: bool = True, device: torch.device | None = None) -> tuple[DeepARGaussian, dict]:
     """Train the DeepAR-style Gaussian baseline by teacher-forced NLL. Returns (model in eval mode, history)."""
-    model, opt, gen = _setup("deepar", DeepARGaussian, contexts, targets, model_cfg, train_cfg)
+    device = device or training_device()
+    model, opt, gen = _setup("deepar", DeepARGaussian, contexts, targets, model_cfg, train_cfg, device)
     hist = {"loss": []}
     start = time.perf_counter()
     model.train()
     for _ in tqdm(range(train_cfg.steps), disable=not show_progress, file=sys.stderr, desc="deepar"):
-        ctx, tgt = get_batch(contexts, targets, train_cfg.batch_size, gen)
+        ctx, tgt = (t.to(device) for t in get_batch(contexts, targets, train_cfg.batch_size, gen))
         loss = model.nll(ctx, tgt)
         _optimise_step(model, opt, loss, train_cfg.grad_clip)
         hist["loss"].append(loss.item())
     hist["train_seconds"] = time.perf_counter() - start
     log(f"[deepar] {train_cfg.steps} steps in {hist['train_seconds']:.2f}s, final NLL {hist['loss'][-1]:.4f}")
-    return model.eval(), hist
+    return model.cpu().eval(), hist
 
 
 def make_checkpoint(kind: str, model: torch.nn.Module, model_cfg: ModelConfig, train_cfg: TrainConfig,
