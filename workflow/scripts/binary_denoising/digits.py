@@ -1,0 +1,20 @@
+"""One dataset and seed of binarised digits: learned denoiser, multi-measurement samples, quality vs m."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.binary_denoising.pipeline import run_digits
+
+run_digits(
+    dataset=snakemake.wildcards.bd_dataset,
+    seed=int(snakemake.wildcards.bd_seed),
+    spec=snakemake.params.spec,
+    wheel=snakemake.input[0] if snakemake.input else None,
+    root=snakemake.params.root,
+    model=snakemake.params.model,
+    train=snakemake.params.train,
+    classifier=snakemake.params.classifier,
+    sampling=snakemake.params.sampling,
+    out_json=snakemake.output.metrics,
+    out_npz=snakemake.output.samples,
+)
