@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -72,6 +73,11 @@ def save_torch(path: str | os.PathLike, obj: Any) -> None:
 
     with atomic_path(path) as tmp:
         torch.save(obj, tmp)
+
+
+def log(msg: str) -> None:
+    """One line to the job's log: scripts point stderr at the rule's `log:` file."""
+    print(msg, file=sys.stderr, flush=True)
 
 
 def set_seed(seed: int) -> None:

@@ -14,9 +14,10 @@ Seeds: seed s draws MDP instance s (stream [seed, 0, ...]) and its datasets (str
 """
 from __future__ import annotations
 
-import sys
 
 import numpy as np
+
+from methods.common.io import log
 
 from .coverage import (behaviour_policy, sa_coverage, second_moment, traj_coverage,
                        trajectory_measure_ratio, worst_policy)
@@ -25,10 +26,6 @@ from .prm import prm_policies, rollout_q
 from .reduction import Dataset, best_observed_trajectory, outcome_to_process, pessimistic_vi
 
 FAMILY_TAG = {"tree": 1, "chain": 2, "stochastic": 3, "fork": 4}
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def loglog_slope(x, y) -> float:

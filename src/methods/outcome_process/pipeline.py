@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
-from methods.common.io import read_json, write_json
+from methods.common.io import log, read_json, write_json
 
 from . import experiments, figures
-from .experiments import log, loglog_slope
+from .experiments import loglog_slope
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
 

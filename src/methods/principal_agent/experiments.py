@@ -16,10 +16,11 @@ game loop (runs ordered by decreasing horizon; action sets padded).
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
+
+from methods.common.io import log
 
 from . import candidates as C
 from .adversaries import Adversary
@@ -29,10 +30,6 @@ from .simulate import PAD_UTILITY, Game, best_fixed_value, play, regret
 
 GREEDY_ALGORITHMS = ("exp3_linear", "exp3_candidates", "exp3_merged", "naive_grid")
 LOWER_BOUND_ALGORITHMS = ("naive_grid", "lipschitz", "exp3_linear")
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 @dataclass

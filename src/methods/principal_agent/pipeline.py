@@ -6,14 +6,13 @@ them, `write_paper_claims` computes the verdicts.
 """
 from __future__ import annotations
 
-import sys
 import zlib
 from pathlib import Path
 
 import numpy as np
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
-from methods.common.io import read_json, write_json
+from methods.common.io import log, read_json, write_json
 
 from . import analysis as A
 from . import experiments as E
@@ -21,10 +20,6 @@ from . import figures as F
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
 AGNOSTIC = ("naive_grid", "lipschitz")  # lower-bound learners that do not use the responses
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def _key(name: str) -> int:

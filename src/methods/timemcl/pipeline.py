@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +15,7 @@ import torch
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
 from methods.common.data import read_wheel_member
-from methods.common.io import atomic_path, read_json, save_torch, set_seed, write_json
+from methods.common.io import atomic_path, log, read_json, save_torch, set_seed, write_json
 
 from . import data, figures, metrics, toy
 from .evaluate import evaluate_forecaster, predict
@@ -24,10 +23,6 @@ from .model import ModelConfig
 from .train import TrainConfig, load_checkpoint, make_checkpoint, train_deepar, train_timemcl
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 # --- data -------------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ from tqdm import tqdm
 
 from methods.common.config import check_keys
 
+from methods.common.io import log
+
 from .losses import WTA_KINDS, annealing_temperature, hypothesis_errors, mcl_loss, score_loss
 from .model import DeepARGaussian, ModelConfig, TimeMCL, TimeMCLOneShot
 
@@ -50,10 +52,6 @@ class TrainConfig:
         assert cfg.steps >= 1 and cfg.batch_size >= 1, "steps and batch_size must be >= 1"
         assert 0.0 <= cfg.anneal_fraction <= 1.0, f"anneal_fraction must lie in [0, 1], got {cfg.anneal_fraction}"
         return cfg
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def check_windows(contexts: torch.Tensor, targets: torch.Tensor, cfg: ModelConfig) -> None:
