@@ -24,6 +24,13 @@ wildcard_constraints:
     K=r"\d+",
 
 
+# Shared substrates (artifacts that several papers consume, e.g. the trained small language model)
+# live in workflow/rules/shared/; they are not papers, and their rules run only when a paper needs them.
+for _shared in SHARED_RULE_FILES:
+
+    include: _shared
+
+
 # One rule file per paper, found on disk (common.smk derives PAPERS from workflow/rules/).
 for _slug in PAPERS:
 

@@ -29,6 +29,11 @@ if _unknown:
         f"config key 'papers': unknown paper(s) {_unknown}; available: {ALL_PAPERS}"
     )
 PAPERS = config["papers"] or ALL_PAPERS
+# Shared substrates: one rule file each in workflow/rules/shared/ (helpers in workflow/rules/helpers/).
+SHARED_RULE_FILES = sorted(
+    f"workflow/rules/shared/{p.name}"
+    for p in (Path(workflow.basedir) / "workflow" / "rules" / "shared").glob("*.smk")
+)
 
 
 def paper_dir(slug):
