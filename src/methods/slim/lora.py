@@ -69,7 +69,7 @@ class CompressedWeight:
 
 def compress_weight(w: torch.Tensor, *, pruner: str, quantizer: str, bits: int, adapter: str = "none",
                     rank_ratio: float = 0.1, mean_sq: torch.Tensor | None = None,
-                    hessian: torch.Tensor | None = None, group_size: int = 128, n_bins: int = 2048,
+                    hessian: torch.Tensor | None = None, group_size: int = 128, n_bins: int | None = None,
                     adapter_bits: int | None = None, adapter_group_size: int = 128,
                     damp: float = 0.01) -> CompressedWeight:
     """One linear weight through a SLiM recipe: prune to 2:4, quantize, then (optionally) the adapters.

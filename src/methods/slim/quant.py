@@ -54,8 +54,14 @@ def expected_error(density: torch.Tensor, centres: torch.Tensor, dx: float, alph
     return (err * density.unsqueeze(0)).sum(dim=1) * dx
 
 
-def slim_quant_alpha(w: torch.Tensor, bits: int = 4, n_bins: int = 2048, n_coarse: int = 10) -> float:
+def default_bins(numel: int) -> int:
+    """Histogram resolution grown with the matrix: numel / 1000 bins, within [512, 20000]."""
+    return max(512, min(numel // 1000, 20000))
+
+
+def slim_quant_alpha(w: torch.Tensor, bits: int = 4, n_bins: int | None = None, n_coarse: int = 10) -> float:
     """SLiM-Quant clip value: minimise E(alpha) over the bin centres, coarse grid then fine search."""
+    n_bins = n_bins or default_bins(w.numel())
     density, centres, dx = magnitude_histogram(w, n_bins)
     coarse_idx = torch.unique(torch.linspace(0, n_bins - 1, n_coarse + 1).round().long())
     coarse = expected_error(density, centres, dx, centres[coarse_idx], bits)
@@ -99,7 +105,8 @@ def quantize_symmetric(w: torch.Tensor, alpha: float, bits: int) -> QuantizedMat
     return QuantizedMatrix(q, torch.full((n, 1), step, dtype=torch.float32), bits, k)
 
 
-def quantize_matrix(w: torch.Tensor, method: str, bits: int, group_size: int = 128, n_bins: int = 2048) -> QuantizedMatrix:
+def quantize_matrix(w: torch.Tensor, method: str, bits: int, group_size: int = 128,
+                    n_bins: int | None = None) -> QuantizedMatrix:
     """The weight quantizer of a recipe: 'slim' (SLiM-Quant), 'absmax' or 'group' (per-group RTN)."""
     if method == "slim":
         return quantize_symmetric(w, slim_quant_alpha(w, bits, n_bins), bits)
