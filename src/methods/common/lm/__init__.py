@@ -1,0 +1,21 @@
+"""Shared language-model substrate of the LLM-compression papers (NestQuant, SLiM, ALSpec).
+
+One corpus, one tokenizer, one small LlamaForCausalLM trained in the pipeline (tiny scale) or a real
+checkpoint (full scale), one pretrained MiniLM, and the evaluation protocols, produced once in the DAG
+by workflow/rules/shared/lm.smk (inputs for other rule files: workflow/rules/helpers/lm.smk).
+
+Modules: corpus (download contents, document splits), tokenizer (BPE, tokenization), model (loading,
+token splits), train (training loop, bigram baseline), evaluate (perplexity, calibration, Hessians),
+minilm (sentence embeddings, word-similarity Spearman), pipeline (one function per DAG step).
+"""
+from methods.common.lm.evaluate import calibration_windows, capture_linear_inputs, perplexity, torch_threads
+from methods.common.lm.minilm import (embed, embedding_fidelity, extract_minilm, load_minilm, read_word_pairs,
+                                      spearman, word_similarity_spearman)
+from methods.common.lm.model import (CheckpointError, llama_config, load_causal_lm, load_token_splits,
+                                     save_token_splits)
+
+__all__ = [
+    "CheckpointError", "calibration_windows", "capture_linear_inputs", "embed", "embedding_fidelity",
+    "extract_minilm", "llama_config", "load_causal_lm", "load_minilm", "load_token_splits", "perplexity",
+    "read_word_pairs", "save_token_splits", "spearman", "torch_threads", "word_similarity_spearman",
+]
