@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from . import reference
-from .build import library_path
+from .paths import library_path
 
 _LOADED = False
 _WARNED = False

@@ -193,7 +193,7 @@ def _coords(t: torch.Tensor) -> torch.Tensor:
 def nestquant_decode_coords(codes: torch.Tensor, q: int) -> torch.Tensor:
     """y - q Q_E8(y / q) with y = codes @ G: the representative of the coset in the Voronoi region of qE8."""
     y = (codes.to(torch.float64) @ E8_GENERATOR).to(torch.float32)
-    return y - q * e8_nearest(y / q)
+    return y - q * e8_nearest(y / torch.full_like(y, q))  # a true division (torch may turn "/ scalar" into "* 1/q")
 
 
 def nestquant_encode(x: torch.Tensor, q: int, betas: torch.Tensor):

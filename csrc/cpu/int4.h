@@ -1,0 +1,107 @@
+// int4 weight-only GEMM/GEMV: y[m, n] = sum_k x[m, k] * s[n, g(k)] * (u[n, k] - z[n, g(k)]).
+// Layout (see methods.kernels.reference): packed[n, j] = u[n, 2j] | u[n, 2j + 1] << 4.
+// x is de-interleaved once per call into even / odd columns so that the 16 low nibbles of 16 bytes
+// multiply 16 contiguous even columns and the high nibbles 16 contiguous odd columns. The zero point is
+// subtracted per weight (u - z), not as z * sum(x), so that a zero weight contributes exactly 0.
+#pragma once
+#include "common.h"
+
+namespace icml25 {
+
+struct Int4Args {
+  const float* xe;      // [M, K2] x[:, 0::2]
+  const float* xo;      // [M, K2] x[:, 1::2] (0 past K)
+  const float* x;       // [M, K]
+  const uint8_t* w;     // [N, K2]
+  const float* s;       // [N, G]
+  const float* z;       // [N, G]
+  float* y;             // [M, N]
+  int64_t M, N, K, K2, G, gs;
+};
+
+inline int nib(const uint8_t* row, int64_t k) { return (row[k >> 1] >> ((k & 1) * 4)) & 15; }
+
+// Rows [m0, m0 + MT) of x against weight row n.
+template <int MT>
+inline void int4_row(const Int4Args& a, int64_t n, int64_t m0) {
+  const uint8_t* w = a.w + n * a.K2;
+  const float* s = a.s + n * a.G;
+  const float* z = a.z + n * a.G;
+  float tot[MT];
+  for (int m = 0; m < MT; ++m) tot[m] = 0.f;
+#ifdef ICML25_AVX512
+  __m512 acc[MT];
+  for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_ps();
+  const __m512i lo4 = _mm512_set1_epi32(15);
+#endif
+  for (int64_t g = 0; g < a.G; ++g) {
+    const int64_t k0 = g * a.gs, k1 = std::min(a.K, k0 + a.gs);
+    int64_t k = k0;
+    float part[MT];
+    for (int m = 0; m < MT; ++m) part[m] = 0.f;
+#ifdef ICML25_AVX512
+    if ((a.gs & 1) == 0 && k + 32 <= k1) {
+      __m512 ag[MT];
+      for (int m = 0; m < MT; ++m) ag[m] = _mm512_setzero_ps();
+      const __m512 zv = _mm512_set1_ps(z[g]);
+      for (; k + 32 <= k1; k += 32) {
+        const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + (k >> 1))));
+        const __m512 wl = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_and_si512(b, lo4)), zv);
+        const __m512 wh = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4)), zv);
+        for (int m = 0; m < MT; ++m) {
+          const float* xe = a.xe + (m0 + m) * a.K2 + (k >> 1);
+          const float* xo = a.xo + (m0 + m) * a.K2 + (k >> 1);
+          ag[m] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(xe), ag[m]);
+          ag[m] = _mm512_fmadd_ps(wh, _mm512_loadu_ps(xo), ag[m]);
+        }
+      }
+      const __m512 sv = _mm512_set1_ps(s[g]);
+      for (int m = 0; m < MT; ++m) acc[m] = _mm512_fmadd_ps(sv, ag[m], acc[m]);
+    }
+#endif
+    for (; k < k1; ++k) {
+      const float u = static_cast<float>(nib(w, k)) - z[g];
+      for (int m = 0; m < MT; ++m) part[m] += u * a.x[(m0 + m) * a.K + k];
+    }
+    for (int m = 0; m < MT; ++m) tot[m] += s[g] * part[m];
+  }
+  for (int m = 0; m < MT; ++m) {
+#ifdef ICML25_AVX512
+    tot[m] += _mm512_reduce_add_ps(acc[m]);
+#endif
+    a.y[(m0 + m) * a.N + n] = tot[m];
+  }
+}
+
+inline at::Tensor int4_linear_cpu(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& scales,
+                                  const at::Tensor& zeros, int64_t group_size, int64_t K) {
+  check_arg(x, "x", at::kFloat, 2);
+  check_arg(packed, "packed", at::kByte, 2);
+  check_arg(scales, "scales", at::kFloat, 2);
+  check_arg(zeros, "zeros", at::kFloat, 2);
+  TORCH_CHECK(group_size > 0, "group_size: must be positive, got ", group_size);
+  TORCH_CHECK(x.size(1) == K, "x: expected K = ", K, " columns, got ", x.size(1));
+  const int64_t M = x.size(0), N = packed.size(0), K2 = ceil_div(K, 2), G = ceil_div(K, group_size);
+  check_shape(packed, "packed", {N, K2});
+  check_shape(scales, "scales", {N, G});
+  check_shape(zeros, "zeros", {N, G});
+  auto y = at::empty({M, N}, x.options());
+  if (M == 0 || N == 0) return y;
+  // de-interleave x
+  auto xp = at::constant_pad_nd(x, {0, 2 * K2 - K}).view({M, K2, 2});
+  auto xe = xp.select(2, 0).contiguous(), xo = xp.select(2, 1).contiguous();
+  Int4Args a{xe.data_ptr<float>(), xo.data_ptr<float>(), x.data_ptr<float>(),
+             packed.data_ptr<uint8_t>(), scales.data_ptr<float>(), zeros.data_ptr<float>(), y.data_ptr<float>(),
+             M, N, K, K2, G, group_size};
+  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
+      int64_t m = 0;
+      for (; m + 8 <= M; m += 8) int4_row<8>(a, n, m);
+      for (; m + 4 <= M; m += 4) int4_row<4>(a, n, m);
+      for (; m < M; ++m) int4_row<1>(a, n, m);
+    }
+  });
+  return y;
+}
+
+}  // namespace icml25

@@ -1,0 +1,30 @@
+// The one translation unit of the CPU extension: op schemas (namespace icml25) and their CPU kernels.
+// The CUDA kernels (csrc/cuda/*.cu) register into the same schemas for the CUDA key when built.
+#include "attention.h"
+#include "e8.h"
+#include "int4.h"
+#include "sparse24.h"
+
+TORCH_LIBRARY(icml25, m) {
+  m.def("int4_linear(Tensor x, Tensor packed, Tensor scales, Tensor zeros, int group_size, int k) -> Tensor");
+  m.def("sparse24_int4_linear(Tensor x, Tensor values, Tensor meta, Tensor scales, int group_size, int k, "
+        "Tensor? lora_l=None, Tensor? lora_r=None) -> Tensor");
+  m.def("e8_nearest(Tensor x) -> Tensor");
+  m.def("nestquant_encode(Tensor x, int q, Tensor betas) -> (Tensor, Tensor)");
+  m.def("nestquant_decode(Tensor codes, Tensor beta_idx, int q, Tensor betas) -> Tensor");
+  m.def("nestquant_matmul(Tensor x, Tensor codes, Tensor beta_idx, int q, Tensor betas, int n, int k) -> Tensor");
+  m.def("decode_attention(Tensor q, Tensor k, Tensor v, int sink, int window, float scale) -> Tensor");
+  m.def("spec_decode_attention(Tensor q, Tensor k, Tensor v, int sink, int window, float lam, float scale) "
+        "-> (Tensor, Tensor, Tensor)");
+}
+
+TORCH_LIBRARY_IMPL(icml25, CPU, m) {
+  m.impl("int4_linear", &icml25::int4_linear_cpu);
+  m.impl("sparse24_int4_linear", &icml25::sparse24_int4_linear_cpu);
+  m.impl("e8_nearest", &icml25::e8_nearest_cpu);
+  m.impl("nestquant_encode", &icml25::nestquant_encode_cpu);
+  m.impl("nestquant_decode", &icml25::nestquant_decode_cpu);
+  m.impl("nestquant_matmul", &icml25::nestquant_matmul_cpu);
+  m.impl("decode_attention", &icml25::decode_attention_cpu);
+  m.impl("spec_decode_attention", &icml25::spec_decode_attention_cpu);
+}

@@ -1,0 +1,123 @@
+// 2:4 sparse + int4 GEMM/GEMV (SLiM's format), optionally + a low-rank term: y = x W^T + (x R^T) L^T.
+// Layout (see methods.kernels.reference): per aligned group j of 4 columns two slots; values[n, j] holds the
+// two offset-8 nibbles, meta holds 2-bit positions, slot s at bits 2s..2s+1 of the row's meta bit stream.
+// The vector path takes 8 groups (32 columns, 16 slots) at a time: 16 weights from 8 value bytes, 16
+// gather indices from one 32-bit meta word, and a two-register permute of the 32 x values.
+#pragma once
+#include "common.h"
+
+namespace icml25 {
+
+struct Sp24Args {
+  const float* x;      // [M, K]
+  const uint8_t* v;    // [N, K4]
+  const uint8_t* meta; // [N, KM]
+  const float* s;      // [N, G]
+  float* y;            // [M, N]
+  int64_t M, N, K, K4, KM, G, gs;
+};
+
+// Scalar slots of groups [j0, j1) of row n, per-slot scale lookup (any group size).
+template <int MT>
+inline void sp24_scalar(const Sp24Args& a, int64_t n, int64_t m0, int64_t j0, int64_t j1, float* tot) {
+  const uint8_t* v = a.v + n * a.K4;
+  const uint8_t* mt = a.meta + n * a.KM;
+  const float* s = a.s + n * a.G;
+  for (int64_t j = j0; j < j1; ++j) {
+    const int nibm = (mt[j >> 1] >> ((j & 1) * 4)) & 15;
+    for (int t = 0; t < 2; ++t) {
+      const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
+      const int q = ((v[j] >> (4 * t)) & 15) - 8;
+      if (q == 0 || col >= a.K) continue;
+      const float w = s[col / a.gs] * static_cast<float>(q);
+      for (int m = 0; m < MT; ++m) tot[m] += w * a.x[(m0 + m) * a.K + col];
+    }
+  }
+}
+
+template <int MT>
+inline void sp24_row(const Sp24Args& a, int64_t n, int64_t m0) {
+  float tot[MT];
+  for (int m = 0; m < MT; ++m) tot[m] = 0.f;
+  int64_t jdone = 0;  // groups of 4 handled by the vector path
+#ifdef ICML25_AVX512
+  if (a.gs % 32 == 0 && a.K >= 32) {
+    const uint8_t* v = a.v + n * a.K4;
+    const uint8_t* mt = a.meta + n * a.KM;
+    const float* s = a.s + n * a.G;
+    const __m512i shv = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+    const __m512i shm = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i base = _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
+    const __m512i m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3), e8 = _mm512_set1_epi32(8);
+    __m512 acc[MT];
+    for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_ps();
+    const int64_t kvec = (a.K / 32) * 32;
+    for (int64_t g = 0; g * a.gs < kvec; ++g) {
+      const int64_t k1 = std::min(kvec, (g + 1) * a.gs);
+      __m512 ag[MT];
+      for (int m = 0; m < MT; ++m) ag[m] = _mm512_setzero_ps();
+      for (int64_t k = g * a.gs; k < k1; k += 32) {
+        const __m128i b8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(v + (k >> 2)));
+        const __m512i b = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b8, b8));
+        const __m512 w = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(_mm512_srlv_epi32(b, shv), m15), e8));
+        uint32_t word;
+        std::memcpy(&word, mt + (k >> 3), 4);
+        const __m512i idx = _mm512_add_epi32(_mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(word)), shm), m3), base);
+        for (int m = 0; m < MT; ++m) {
+          const float* xr = a.x + (m0 + m) * a.K + k;
+          const __m512 xg = _mm512_permutex2var_ps(_mm512_loadu_ps(xr), idx, _mm512_loadu_ps(xr + 16));
+          ag[m] = _mm512_fmadd_ps(w, xg, ag[m]);
+        }
+      }
+      const __m512 sv = _mm512_set1_ps(s[g]);
+      for (int m = 0; m < MT; ++m) acc[m] = _mm512_fmadd_ps(sv, ag[m], acc[m]);
+    }
+    for (int m = 0; m < MT; ++m) tot[m] = _mm512_reduce_add_ps(acc[m]);
+    jdone = kvec / 4;
+  }
+#endif
+  sp24_scalar<MT>(a, n, m0, jdone, a.K4, tot);
+  for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] = tot[m];
+}
+
+inline at::Tensor sparse24_int4_linear_cpu(const at::Tensor& x, const at::Tensor& values, const at::Tensor& meta,
+                                           const at::Tensor& scales, int64_t group_size, int64_t K,
+                                           const c10::optional<at::Tensor>& lora_l,
+                                           const c10::optional<at::Tensor>& lora_r) {
+  check_arg(x, "x", at::kFloat, 2);
+  check_arg(values, "values", at::kByte, 2);
+  check_arg(meta, "meta", at::kByte, 2);
+  check_arg(scales, "scales", at::kFloat, 2);
+  TORCH_CHECK(group_size > 0, "group_size: must be positive, got ", group_size);
+  TORCH_CHECK(x.size(1) == K, "x: expected K = ", K, " columns, got ", x.size(1));
+  const int64_t M = x.size(0), N = values.size(0), K4 = ceil_div(K, 4), KM = ceil_div(K4, 2), G = ceil_div(K, group_size);
+  check_shape(values, "values", {N, K4});
+  check_shape(meta, "meta", {N, KM});
+  check_shape(scales, "scales", {N, G});
+  TORCH_CHECK(lora_l.has_value() == lora_r.has_value(), "lora_l/lora_r: pass both or neither");
+  auto y = at::empty({M, N}, x.options());
+  if (M > 0 && N > 0) {
+    Sp24Args a{x.data_ptr<float>(), values.data_ptr<uint8_t>(), meta.data_ptr<uint8_t>(), scales.data_ptr<float>(),
+               y.data_ptr<float>(), M, N, K, K4, KM, G, group_size};
+    at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        int64_t m = 0;
+        for (; m + 8 <= M; m += 8) sp24_row<8>(a, n, m);
+        for (; m + 4 <= M; m += 4) sp24_row<4>(a, n, m);
+        for (; m < M; ++m) sp24_row<1>(a, n, m);
+      }
+    });
+  }
+  if (lora_l.has_value()) {
+    const auto& L = *lora_l;
+    const auto& R = *lora_r;
+    check_arg(L, "lora_l", at::kFloat, 2);
+    check_arg(R, "lora_r", at::kFloat, 2);
+    TORCH_CHECK(L.size(0) == N && R.size(1) == K && L.size(1) == R.size(0), "lora_l/lora_r: expected [N, r] = [", N,
+                ", r] and [r, K] = [r, ", K, "], got ", L.sizes(), " and ", R.sizes());
+    y.addmm_(at::mm(x, R.t()), L.t());
+  }
+  return y;
+}
+
+}  // namespace icml25
