@@ -201,6 +201,11 @@ def _load_runs(files: list[str]) -> list[dict]:
     return [read_json(f)["results"] for f in files]
 
 
+def _num(v) -> float:
+    """A measured value read back from JSON (null = not measured, e.g. an undefined correlation)."""
+    return math.nan if v is None else float(v)
+
+
 def ladder_figure(lm_files: list[str], minilm_files: list[str], ladder: list[str], out_png: str) -> None:
     """Perplexity and MiniLM fidelity along the ladder (mean and per seed), plus the mean layer output error."""
     lm, mini = _load_runs(lm_files), _load_runs(minilm_files)
@@ -254,13 +259,13 @@ def claims_metrics(lm_files: list[str], minilm_files: list[str], speed_json: str
     measured = {}
     for runs, prefix, key in ((lm, "lm", "perplexity"), (mini, "minilm", "fidelity")):
         for name in runs[0]:
-            measured[f"{prefix}_{key}_{name}"] = [r[name][key] for r in runs]
+            measured[f"{prefix}_{key}_{name}"] = [_num(r[name][key]) for r in runs]
             if name != DENSE:
-                measured[f"{prefix}_error_{name}"] = [r[name]["output_error"] for r in runs]
+                measured[f"{prefix}_error_{name}"] = [_num(r[name]["output_error"]) for r in runs]
     for name in mini[0]:
         for key in ("wordsim353", "simlex999"):
             if key in mini[0][name]:
-                measured[f"minilm_{key}_{name}"] = [r[name][key] for r in mini]
+                measured[f"minilm_{key}_{name}"] = [_num(r[name][key]) for r in mini]
     s = read_json(speed_json)
     n, k = speed_shape
     for e in s["layers"]:

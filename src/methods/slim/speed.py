@@ -43,8 +43,10 @@ class TorchInt4Linear(nn.Module):
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, group_size: int = TORCH_INT4_GROUP):
         super().__init__()
         n, k = weight.shape
+        while group_size > 32 and k % group_size:  # torch's kernel takes groups of 32, 64, 128 or 256
+            group_size //= 2
         if k % group_size:
-            raise ValueError(f"TorchInt4Linear: K={k} is not a multiple of group_size={group_size}")
+            raise ValueError(f"TorchInt4Linear: K={k} is not a multiple of 32 (torch's int4 group sizes)")
         w = weight.detach().float().reshape(n, k // group_size, group_size)
         lo, hi = w.amin(-1), w.amax(-1)
         scale = ((hi - lo) / 15).clamp_min(1e-8)

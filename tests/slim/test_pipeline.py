@@ -1,0 +1,95 @@
+"""The SLiM DAG's steps end to end on local stand-ins of the shared artifacts (random tiny Llama and BERT)."""
+import json
+import random
+
+import pytest
+import torch
+
+from methods.slim import pipeline
+
+WORDS = [f"w{i}" for i in range(60)]
+RECIPES = {
+    "wanda_absmax": {"quantizer": "absmax"},
+    "wanda_slimquant": {},
+    "naive_lora": {"adapter": "naive", "rank_ratio": 0.25},
+    "slim_lora": {"adapter": "slim", "rank_ratio": 0.25},
+    "slim_lora_peft": {"adapter": "slim", "rank_ratio": 0.25, "peft": True, "adapter_bits": 4,
+                       "adapter_group_size": 8},
+    "sparsegpt_slim_lora": {"pruner": "sparsegpt", "adapter": "slim", "rank_ratio": 0.25, "input_bits": 8},
+    "group_rtn": {"quantizer": "group", "group_size": 32},
+}
+PEFT = {"steps": 2, "lr": 1e-3, "batch_size": 2}
+
+
+def _text(n, seed):
+    rng = random.Random(seed)
+    return " ".join(" ".join(rng.choices(WORDS, k=rng.randint(6, 12))) + "." for _ in range(n))
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory):
+    from transformers import BertConfig, BertModel, BertTokenizerFast, LlamaConfig, LlamaForCausalLM
+
+    from methods.common.lm import save_token_splits
+    from methods.common.lm.tokenizer import train_bpe
+
+    root = tmp_path_factory.mktemp("slim")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for i, split in enumerate(("train", "validation", "test")):
+        (corpus / f"{split}.txt").write_text(_text(200, i))
+    tok = train_bpe(corpus / "train.txt", 128, root / "llama")
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64)
+    LlamaForCausalLM(cfg).save_pretrained(root / "llama")
+    ids = {s: torch.randint(0, len(tok), (3000,)) for s in ("train", "validation", "test")}
+    save_token_splits(root / "tokens.safetensors", ids)
+    (root / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."] + WORDS))
+    bert_tok = BertTokenizerFast(vocab_file=str(root / "vocab.txt"))
+    bert = BertModel(BertConfig(vocab_size=len(bert_tok), hidden_size=32, num_hidden_layers=1,
+                                num_attention_heads=2, intermediate_size=64, max_position_embeddings=64))
+    bert.save_pretrained(root / "minilm")
+    bert_tok.save_pretrained(root / "minilm")
+    pairs = root / "pairs.tsv"
+    pairs.write_text("\n".join(f"{a}\t{b}\t{s}" for a, b, s in zip(WORDS[:20], WORDS[20:40], range(20))))
+    return root
+
+
+def test_dag_steps(artifacts, tmp_path):
+    root = artifacts
+    names = list(RECIPES)
+    lm_files, mini_files = [], []
+    for seed in (0, 1):
+        lm_files.append(str(tmp_path / f"lm_s{seed}.json"))
+        pipeline.lm_ladder(str(root / "llama"), str(root / "tokens.safetensors"), RECIPES, names, seed,
+                           {"n_windows": 4, "n_heldout": 2, "seq_len": 16},
+                           {"seq_len": 16, "batch_size": 4, "max_windows": 4}, PEFT, 1, lm_files[-1])
+        mini_files.append(str(tmp_path / f"mini_s{seed}.json"))
+    # the MiniLM step reads corpus_dir/{train,validation,test}.txt
+    for seed in (0, 1):
+        pipeline.minilm_ladder(str(root / "minilm"), str(root / "corpus"), {"wordsim353": str(root / "pairs.tsv")},
+                               RECIPES, names, seed, {"n_calibration": 8, "n_heldout": 4, "n_eval": 8,
+                                                      "max_length": 16}, PEFT, 1, mini_files[seed])
+    lm = json.loads(open(lm_files[0]).read())["results"]
+    assert set(lm) == {"dense", *names}
+    assert all(lm[n]["output_error"] > 0 for n in names)
+    mini = json.loads(open(mini_files[0]).read())["results"]
+    assert mini["dense"]["fidelity"] == pytest.approx(1.0, abs=1e-5)
+    assert "wordsim353" in mini["slim_lora"]
+    speed_json = str(tmp_path / "speed.json")
+    pipeline.speed(str(root / "llama"), [[64, 128]], [1, 4], 0.1, 2,
+                   {"prompt_len": 4, "new_tokens": 3, "repeats": 1},
+                   {"adapter_bits": 4, "adapter_group_size": 128,
+                    "reference_model": {"name": "LLaMA-2-7B", "hidden": 4096, "intermediate": 11008,
+                                        "layers": 32, "vocab": 32000}}, 1, speed_json)
+    s = json.loads(open(speed_json).read())
+    assert set(s["decode_tokens_per_s"]) == {"dense_fp32", "dense_bf16", "torch_int4", "slim"}
+    assert 0.1 < s["memory_reference"]["ratio"] < 0.5
+    pipeline.ladder_figure(lm_files, mini_files, names[:5], str(tmp_path / "ladder.png"))
+    pipeline.speed_figure(speed_json, str(tmp_path / "speed.png"))
+    pipeline.write_paper_claims(lm_files, mini_files, speed_json, [64, 128], "smoke",
+                                str(tmp_path / "claims.json"), str(tmp_path / "summary.json"))
+    claims = json.loads(open(tmp_path / "claims.json").read())["claims"]
+    assert {c["id"] for c in claims} >= {"lora_error_ordering", "memory_ratio", "peft_improves"}
+    assert all(c["verdict"] in ("reproduced", "not_reproduced", "inconclusive") for c in claims)

@@ -1,0 +1,19 @@
+"""Per-layer speed at LLaMA-2-7B shapes, decode tokens/s of the small Llama, memory ratios (CPU)."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.slim.pipeline import speed
+
+s = snakemake.params.speed
+speed(
+    model_dir=snakemake.params.model_dir,
+    shapes=s["shapes"],
+    batch_sizes=s["batch_sizes"],
+    rank_ratio=s["rank_ratio"],
+    repeats=s["repeats"],
+    decode=s["decode"],
+    memory=s["memory"],
+    threads=snakemake.threads,
+    out_json=snakemake.output.metrics,
+)

@@ -1,0 +1,8 @@
+"""Figure: per-layer speedups over dense fp32 and decode tokens/s per format."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.slim.pipeline import speed_figure
+
+speed_figure(speed_json=snakemake.input.speed, out_png=snakemake.output.figure)
