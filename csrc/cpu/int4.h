@@ -2,7 +2,8 @@
 // Layout (see methods.kernels.reference): packed[n, j] = u[n, 2j] | u[n, 2j + 1] << 4.
 // x is de-interleaved once per call into even / odd columns so that the 16 low nibbles of 16 bytes
 // multiply 16 contiguous even columns and the high nibbles 16 contiguous odd columns. The zero point is
-// subtracted per weight (u - z), not as z * sum(x), so that a zero weight contributes exactly 0.
+// subtracted per weight: each group's 16 dequantized values s * (u - z) form a lookup table indexed by
+// the nibble (vpermps), so a weight is exactly the reference's dequantized value (and a zero weight is 0).
 #pragma once
 #include "common.h"
 
@@ -30,9 +31,9 @@ inline void int4_row(const Int4Args& a, int64_t n, int64_t m0) {
   float tot[MT];
   for (int m = 0; m < MT; ++m) tot[m] = 0.f;
 #ifdef ICML25_AVX512
-  __m512 acc[MT];
-  for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_ps();
-  const __m512i lo4 = _mm512_set1_epi32(15);
+  __m512 acc[MT], acch[MT], acc2[MT], acc2h[MT];
+  for (int m = 0; m < MT; ++m) acc[m] = acch[m] = acc2[m] = acc2h[m] = _mm512_setzero_ps();
+  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 #endif
   for (int64_t g = 0; g < a.G; ++g) {
     const int64_t k0 = g * a.gs, k1 = std::min(a.K, k0 + a.gs);
@@ -41,33 +42,36 @@ inline void int4_row(const Int4Args& a, int64_t n, int64_t m0) {
     for (int m = 0; m < MT; ++m) part[m] = 0.f;
 #ifdef ICML25_AVX512
     if ((a.gs & 1) == 0 && k + 32 <= k1) {
-      __m512 ag[MT];
-      for (int m = 0; m < MT; ++m) ag[m] = _mm512_setzero_ps();
-      const __m512 zv = _mm512_set1_ps(z[g]);
-      for (; k + 32 <= k1; k += 32) {
-        const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + (k >> 1))));
-        const __m512 wl = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_and_si512(b, lo4)), zv);
-        const __m512 wh = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4)), zv);
+      // the group's 16 possible weights s * (u - z), looked up by the nibble (vpermps uses the low 4 bits)
+      const __m512 lut = _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps(z[g])), _mm512_set1_ps(s[g]));
+      // independent accumulator chains (FMA latency): low / high nibbles, and two chunks in flight for M <= 2
+      auto chunk = [&](int64_t kk, __m512* al, __m512* ah) __attribute__((always_inline)) {
+        const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + (kk >> 1))));
+        const __m512 wl = _mm512_permutexvar_ps(b, lut);
+        const __m512 wh = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), lut);
         for (int m = 0; m < MT; ++m) {
-          const float* xe = a.xe + (m0 + m) * a.K2 + (k >> 1);
-          const float* xo = a.xo + (m0 + m) * a.K2 + (k >> 1);
-          ag[m] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(xe), ag[m]);
-          ag[m] = _mm512_fmadd_ps(wh, _mm512_loadu_ps(xo), ag[m]);
+          const int64_t off = (m0 + m) * a.K2 + (kk >> 1);
+          al[m] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(a.xe + off), al[m]);
+          ah[m] = _mm512_fmadd_ps(wh, _mm512_loadu_ps(a.xo + off), ah[m]);
         }
-      }
-      const __m512 sv = _mm512_set1_ps(s[g]);
-      for (int m = 0; m < MT; ++m) acc[m] = _mm512_fmadd_ps(sv, ag[m], acc[m]);
+      };
+      if constexpr (MT <= 2)
+        for (; k + 64 <= k1; k += 64) {
+          chunk(k, acc, acch);
+          chunk(k + 32, acc2, acc2h);
+        }
+      for (; k + 32 <= k1; k += 32) chunk(k, acc, acch);
     }
 #endif
     for (; k < k1; ++k) {
-      const float u = static_cast<float>(nib(w, k)) - z[g];
-      for (int m = 0; m < MT; ++m) part[m] += u * a.x[(m0 + m) * a.K + k];
+      const float wk = s[g] * (static_cast<float>(nib(w, k)) - z[g]);
+      for (int m = 0; m < MT; ++m) part[m] += wk * a.x[(m0 + m) * a.K + k];
     }
-    for (int m = 0; m < MT; ++m) tot[m] += s[g] * part[m];
+    for (int m = 0; m < MT; ++m) tot[m] += part[m];
   }
   for (int m = 0; m < MT; ++m) {
 #ifdef ICML25_AVX512
-    tot[m] += _mm512_reduce_add_ps(acc[m]);
+    tot[m] += _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[m], acch[m]), _mm512_add_ps(acc2[m], acc2h[m])));
 #endif
     a.y[(m0 + m) * a.N + n] = tot[m];
   }

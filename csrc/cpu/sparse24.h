@@ -45,34 +45,60 @@ inline void sp24_row(const Sp24Args& a, int64_t n, int64_t m0) {
     const uint8_t* v = a.v + n * a.K4;
     const uint8_t* mt = a.meta + n * a.KM;
     const float* s = a.s + n * a.G;
-    const __m512i shv = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
     const __m512i shm = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i base = _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
-    const __m512i m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3), e8 = _mm512_set1_epi32(8);
-    __m512 acc[MT];
-    for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_ps();
+    const __m512i m3 = _mm512_set1_epi32(3);
+    const __m512 iota8 = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+#ifdef __AVX512VBMI__
+    // byte 4i of lane i <- bits 4i..4i+7 of the 8 value bytes (slot i's nibble in the low 4 bits)
+    const __m512i ctrl = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60);
+#else
+    const __m512i shv = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+#endif
+    __m512 acc[MT], acc1[MT], acc2[MT], acc3[MT];
+    for (int m = 0; m < MT; ++m) acc[m] = acc1[m] = acc2[m] = acc3[m] = _mm512_setzero_ps();
     const int64_t kvec = (a.K / 32) * 32;
     for (int64_t g = 0; g * a.gs < kvec; ++g) {
       const int64_t k1 = std::min(kvec, (g + 1) * a.gs);
-      __m512 ag[MT];
-      for (int m = 0; m < MT; ++m) ag[m] = _mm512_setzero_ps();
-      for (int64_t k = g * a.gs; k < k1; k += 32) {
-        const __m128i b8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(v + (k >> 2)));
-        const __m512i b = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b8, b8));
-        const __m512 w = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(_mm512_srlv_epi32(b, shv), m15), e8));
+      const __m512 lut = _mm512_mul_ps(iota8, _mm512_set1_ps(s[g]));  // s * q for the 16 codes u = q + 8
+      auto chunk = [&](int64_t k, __m512* ac) __attribute__((always_inline)) {
+        uint64_t vb;
+        std::memcpy(&vb, v + (k >> 2), 8);
+#ifdef __AVX512VBMI__
+        const __m512i u = _mm512_multishift_epi64_epi8(ctrl, _mm512_set1_epi64(static_cast<long long>(vb)));
+#else
+        const __m128i b8 = _mm_cvtsi64_si128(static_cast<long long>(vb));
+        const __m512i u = _mm512_srlv_epi32(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b8, b8)), shv);
+#endif
+        const __m512 w = _mm512_permutexvar_ps(u, lut);
         uint32_t word;
         std::memcpy(&word, mt + (k >> 3), 4);
-        const __m512i idx = _mm512_add_epi32(_mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(word)), shm), m3), base);
+        // (word >> 2i) & 3 | 4 * (i / 2): the slot's column inside the 32 columns (ternary logic: (a & b) | c)
+        const __m512i idx = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(word)), shm), m3, base, 0xEA);
         for (int m = 0; m < MT; ++m) {
           const float* xr = a.x + (m0 + m) * a.K + k;
           const __m512 xg = _mm512_permutex2var_ps(_mm512_loadu_ps(xr), idx, _mm512_loadu_ps(xr + 16));
-          ag[m] = _mm512_fmadd_ps(w, xg, ag[m]);
+          ac[m] = _mm512_fmadd_ps(w, xg, ac[m]);
         }
-      }
-      const __m512 sv = _mm512_set1_ps(s[g]);
-      for (int m = 0; m < MT; ++m) acc[m] = _mm512_fmadd_ps(sv, ag[m], acc[m]);
+      };
+      int64_t k = g * a.gs;
+      // independent accumulator chains (FMA latency): four chunks in flight for M <= 2, two for M <= 4
+      if constexpr (MT <= 2)
+        for (; k + 128 <= k1; k += 128) {
+          chunk(k, acc);
+          chunk(k + 32, acc1);
+          chunk(k + 64, acc2);
+          chunk(k + 96, acc3);
+        }
+      if constexpr (MT <= 4)
+        for (; k + 64 <= k1; k += 64) {
+          chunk(k, acc);
+          chunk(k + 32, acc1);
+        }
+      for (; k < k1; k += 32) chunk(k, acc);
     }
-    for (int m = 0; m < MT; ++m) tot[m] = _mm512_reduce_add_ps(acc[m]);
+    for (int m = 0; m < MT; ++m)
+      tot[m] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[m], acc1[m]), _mm512_add_ps(acc2[m], acc3[m])));
     jdone = kvec / 4;
   }
 #endif
