@@ -21,6 +21,7 @@ reproduce: $(STAMP)
 	$(BIN)/snakemake --cores 1 --report results/report.html
 
 test: $(STAMP)
+	$(BIN)/python -m methods.kernels.build  # compiled kernels (cached in csrc/build/; ~15 s when sources changed)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
 
 # `snakemake --lint` itself is checked by tests/workflow/test_lint.py (one lint is accepted).
