@@ -1,0 +1,74 @@
+"""Figures of the GraphGPT DAG (PNG, project style)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from methods.common.io import read_json
+from methods.common.plotting import new_figure, save_figure
+
+MODEL_ORDER = ["get_ntp", "get_smtp", "get_scratch", "edgelist_ntp", "gin"]
+
+
+def _by_task(metric_files, kind):
+    out = {}
+    for f in metric_files:
+        m = read_json(f)
+        if m["kind"] == kind:
+            out.setdefault(m["task"], {})[m["model"]] = m
+    return out
+
+
+def plot_pretrain_loss(history_files: list[str], path: str) -> None:
+    """Pre-training loss per step (moving average over 20 steps), one line per run."""
+    fig, ax = new_figure()
+    for f in history_files:
+        h = read_json(f)
+        loss = np.asarray(h["loss"])
+        k = min(20, len(loss))
+        smooth = np.convolve(loss, np.ones(k) / k, mode="valid")
+        ax.plot(np.arange(len(smooth)) + k, smooth, label=Path(f).name.split(".")[0])
+    ax.set_xlabel("pre-training step")
+    ax.set_ylabel("cross-entropy (NTP: every token, SMTP: masked tokens)")
+    ax.legend()
+    save_figure(fig, path)
+
+
+def _bars(ax, per_model: dict, key: str, x0: float, width: float, label_models: bool):
+    for j, model in enumerate(m for m in MODEL_ORDER if m in per_model):
+        vals = np.asarray(per_model[model][key], dtype=float)
+        ax.bar(x0 + j * width, vals.mean(), width, yerr=vals.std(ddof=1) if len(vals) > 1 else 0,
+               color=f"C{MODEL_ORDER.index(model)}", label=model if label_models else None, capsize=2)
+
+
+def plot_mae(metric_files: list[str], path: str) -> None:
+    """Test MAE (mean ± std over seeds) per regression task and model."""
+    tasks = _by_task(metric_files, "regression")
+    fig, ax = new_figure(width=7)
+    for i, (task, per_model) in enumerate(sorted(tasks.items())):
+        _bars(ax, per_model, "test", i, 0.15, label_models=(i == 0))
+    ax.set_xticks([i + 0.3 for i in range(len(tasks))], sorted(tasks))
+    ax.set_ylabel("test MAE (lower is better)")
+    ax.legend()
+    save_figure(fig, path)
+
+
+def plot_accuracy(metric_files: list[str], path: str) -> None:
+    """Test accuracy per classification task and model; triangles also on larger (OOD) graphs."""
+    tasks = _by_task(metric_files, "classification")
+    groups = []
+    for task, per_model in sorted(tasks.items()):
+        groups.append((task, per_model, "test"))
+        if any("test_ood" in m for m in per_model.values()):
+            groups.append((f"{task} (larger graphs)", per_model, "test_ood"))
+    fig, ax = new_figure(width=7)
+    for i, (_, per_model, key) in enumerate(groups):
+        _bars(ax, per_model, key, i, 0.15, label_models=(i == 0))
+        maj = next(iter(per_model.values())).get("majority_" + key)
+        if maj is not None:
+            ax.hlines(maj, i - 0.1, i + 0.7, colors="k", linestyles="dotted")
+    ax.set_xticks([i + 0.3 for i in range(len(groups))], [g[0] for g in groups])
+    ax.set_ylabel("test accuracy (dotted: majority class)")
+    ax.legend()
+    save_figure(fig, path)

@@ -1,0 +1,148 @@
+"""GET, the Graph Eulerian Transformer: a standard transformer over graph token sequences
+(GraphGPT, Section 3.2), as a decoder (causal attention, for next-token prediction) or an
+encoder (bidirectional, for scheduled masked-token prediction); rotary position embeddings as in
+the Llama backbone the paper builds on, so sequences longer than those trained on still have
+meaningful positions. Plus the baseline GNN: GIN with edge attributes (GINE), in plain torch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class GETConfig:
+    vocab_size: int
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    d_ff: int = 128
+    dropout: float = 0.0
+    causal: bool = True          # decoder (NTP) or encoder (SMTP)
+    rope_base: float = 10000.0
+
+
+def rope(x: torch.Tensor, base: float) -> torch.Tensor:
+    """Rotary position embedding of (B, nh, T, hs) queries or keys."""
+    T, hs = x.shape[-2], x.shape[-1]
+    inv = base ** (-torch.arange(0, hs, 2, device=x.device, dtype=torch.float32) / hs)
+    ang = torch.arange(T, device=x.device, dtype=torch.float32)[:, None] * inv[None]  # (T, hs/2)
+    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: self-attention then a GELU MLP."""
+
+    def __init__(self, cfg: GETConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def attend(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        nh = self.cfg.n_heads
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, nh, C // nh).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
+        q, k = rope(q, self.cfg.rope_base), rope(k, self.cfg.rope_base)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x = x + self.drop(self.attend(self.ln1(x), mask))
+        return x + self.drop(self.mlp(self.ln2(x)))
+
+
+class GET(nn.Module):
+    """Token ids (B, T) -> hidden states (B, T, d); `lm_logits` with the embedding matrix tied."""
+
+    def __init__(self, cfg: GETConfig):
+        super().__init__()
+        assert cfg.d_model % cfg.n_heads == 0, "d_model must be a multiple of n_heads"
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        nn.init.normal_(self.embed.weight, std=0.02)
+
+    def attention_mask(self, pad: torch.Tensor) -> torch.Tensor:
+        """(B, 1, T, T) boolean: attend to non-pad keys, and only to the past in a decoder."""
+        B, T = pad.shape
+        allowed = (~pad)[:, None, None, :].expand(B, 1, T, T)
+        if self.cfg.causal:
+            allowed = allowed & torch.ones(T, T, dtype=torch.bool, device=pad.device).tril()
+        # a pad query row with nothing allowed would give NaN: let it see itself
+        return allowed | torch.eye(T, dtype=torch.bool, device=pad.device)
+
+    def forward(self, tokens: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        mask = self.attention_mask(pad)
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.ln_f(x)
+
+    def lm_logits(self, h: torch.Tensor) -> torch.Tensor:
+        return h @ self.embed.weight.T
+
+
+class GETPredictor(nn.Module):
+    """Fine-tuning: GET + a linear head on one position (the last token for a decoder, which has
+    seen the whole sequence; the first, `<bos>`, for an encoder, where it sees everything)."""
+
+    def __init__(self, backbone: GET, n_out: int):
+        super().__init__()
+        self.backbone = backbone
+        self.head = nn.Sequential(nn.Linear(backbone.cfg.d_model, backbone.cfg.d_model), nn.GELU(),
+                                  nn.Linear(backbone.cfg.d_model, n_out))
+
+    def forward(self, tokens: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        h = self.backbone(tokens, pad)  # (B, T, d)
+        if self.backbone.cfg.causal:
+            last = (~pad).sum(1) - 1
+            pooled = h[torch.arange(h.shape[0]), last]
+        else:
+            pooled = h[:, 0]
+        return self.head(pooled)
+
+
+# --- baseline GNN -----------------------------------------------------------------------------
+
+class GINE(nn.Module):
+    """GIN with edge attributes (Hu et al. 2020 GINE): h_v <- MLP((1+eps) h_v + sum_u ReLU(h_u + e_uv)),
+    sum pooling over nodes for graph tasks, h_u * h_v for a node-pair (edge) query."""
+
+    def __init__(self, n_tokens: int, n_out: int, d: int = 64, n_layers: int = 3):
+        super().__init__()
+        # node / edge features: sums of embeddings of their attribute-token ids (id 0, <pad>, = no attribute)
+        self.node_embed = nn.Embedding(n_tokens, d)
+        self.edge_embed = nn.Embedding(n_tokens, d)
+        self.layers = nn.ModuleList(nn.Sequential(nn.Linear(d, d), nn.BatchNorm1d(d), nn.ReLU(), nn.Linear(d, d))
+                                    for _ in range(n_layers))
+        self.eps = nn.Parameter(torch.zeros(n_layers))
+        self.head = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, n_out))
+
+    def node_states(self, x, edge_index, edge_attr):
+        """x (N, a) node attribute ids, edge_index (2, E) both directions, edge_attr (E, b) -> (N, d)."""
+        h = self.node_embed(x).sum(1)
+        e = self.edge_embed(edge_attr).sum(1)
+        src, dst = edge_index
+        for i, mlp in enumerate(self.layers):
+            msg = torch.zeros_like(h).index_add_(0, dst, F.relu(h[src] + e))
+            h_new = mlp((1 + self.eps[i]) * h + msg)
+            h = F.relu(h_new) + h if i else F.relu(h_new)
+        return h
+
+    def forward(self, x, edge_index, edge_attr, batch, n_graphs, query=None):
+        h = self.node_states(x, edge_index, edge_attr)
+        if query is not None:  # (B, 2) global node indices of each graph's node pair
+            return self.head(h[query[:, 0]] * h[query[:, 1]])
+        pooled = torch.zeros(n_graphs, h.shape[1], dtype=h.dtype).index_add_(0, batch, h)
+        return self.head(pooled)

