@@ -14,6 +14,8 @@
 #define ICML25_AVX512 1
 #endif
 
+#define ICML25_INLINE inline __attribute__((always_inline))
+
 namespace icml25 {
 
 // A tensor argument must be on the CPU, of the given dtype and dimension, and contiguous.

@@ -14,8 +14,65 @@ namespace icml25 {
 
 constexpr int L = 16;
 
+#ifdef ICML25_AVX512
+// One zmm per coordinate: lane l of row i is coordinate i of vector l.
+ICML25_INLINE void d8_vec(const __m512 (&x)[8], __m512 (&f)[8]) {
+  const int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC, down = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  const __m512 half = _mm512_set1_ps(0.5f), two = _mm512_set1_ps(2.f), one = _mm512_set1_ps(1.f);
+  __m512 dmax = _mm512_set1_ps(-1.f), dsel = _mm512_setzero_ps(), par = _mm512_setzero_ps();
+  __m512i imax = _mm512_setzero_si512();
+  for (int i = 0; i < 8; ++i) {
+    f[i] = _mm512_roundscale_ps(x[i], rne);
+    const __m512 d = _mm512_sub_ps(x[i], f[i]);
+    const __m512 ad = _mm512_abs_ps(d);
+    const __mmask16 gt = _mm512_cmp_ps_mask(ad, dmax, _CMP_GT_OQ);  // strict: the first index wins ties
+    dmax = _mm512_mask_mov_ps(dmax, gt, ad);
+    dsel = _mm512_mask_mov_ps(dsel, gt, d);
+    imax = _mm512_mask_mov_epi32(imax, gt, _mm512_set1_epi32(i));
+    par = _mm512_add_ps(par, _mm512_sub_ps(f[i], _mm512_mul_ps(two, _mm512_roundscale_ps(_mm512_mul_ps(f[i], half), down))));
+  }
+  const __m512 podd = _mm512_sub_ps(par, _mm512_mul_ps(two, _mm512_roundscale_ps(_mm512_mul_ps(par, half), down)));
+  const __mmask16 odd = _mm512_cmp_ps_mask(podd, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+  const __m512 step = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(dsel, _mm512_setzero_ps(), _CMP_GE_OQ), _mm512_set1_ps(-1.f), one);
+  for (int i = 0; i < 8; ++i) {
+    const __mmask16 m = odd & _mm512_cmpeq_epi32_mask(imax, _mm512_set1_epi32(i));
+    f[i] = _mm512_mask_add_ps(f[i], m, f[i], step);
+  }
+}
+
+ICML25_INLINE void e8_vec(const __m512 (&x)[8], __m512 (&p)[8]) {
+  const __m512 half = _mm512_set1_ps(0.5f);
+  __m512 xs[8], b[8];
+  for (int i = 0; i < 8; ++i) xs[i] = _mm512_sub_ps(x[i], half);
+  d8_vec(x, p);
+  d8_vec(xs, b);
+  __m512 da = _mm512_setzero_ps(), db = _mm512_setzero_ps();
+  for (int i = 0; i < 8; ++i) {
+    b[i] = _mm512_add_ps(b[i], half);
+    const __m512 ea = _mm512_sub_ps(x[i], p[i]), eb = _mm512_sub_ps(x[i], b[i]);
+    da = _mm512_add_ps(da, _mm512_mul_ps(ea, ea));  // no FMA: the reference's rounding
+    db = _mm512_add_ps(db, _mm512_mul_ps(eb, eb));
+  }
+  const __mmask16 use_b = _mm512_cmp_ps_mask(da, db, _CMP_GT_OQ);  // D8 on a tie
+  for (int i = 0; i < 8; ++i) p[i] = _mm512_mask_mov_ps(p[i], use_b, b[i]);
+}
+
+ICML25_INLINE void d8_block(const float (&x)[8][L], float (&f)[8][L]) {
+  __m512 xv[8], fv[8];
+  for (int i = 0; i < 8; ++i) xv[i] = _mm512_loadu_ps(x[i]);
+  d8_vec(xv, fv);
+  for (int i = 0; i < 8; ++i) _mm512_storeu_ps(f[i], fv[i]);
+}
+
+ICML25_INLINE void e8_block(const float (&x)[8][L], float (&p)[8][L]) {
+  __m512 xv[8], pv[8];
+  for (int i = 0; i < 8; ++i) xv[i] = _mm512_loadu_ps(x[i]);
+  e8_vec(xv, pv);
+  for (int i = 0; i < 8; ++i) _mm512_storeu_ps(p[i], pv[i]);
+}
+#else
 // f = nearest D8 point of x (both [8][L]).
-inline void d8_block(const float (&x)[8][L], float (&f)[8][L]) {
+ICML25_INLINE void d8_block(const float (&x)[8][L], float (&f)[8][L]) {
   float dmax[L], dsel[L], par[L];
   int imax[L];
   for (int l = 0; l < L; ++l) { dmax[l] = -1.f; dsel[l] = 0.f; par[l] = 0.f; imax[l] = 0; }
@@ -44,7 +101,7 @@ inline void d8_block(const float (&x)[8][L], float (&f)[8][L]) {
 }
 
 // p = nearest E8 point of x.
-inline void e8_block(const float (&x)[8][L], float (&p)[8][L]) {
+ICML25_INLINE void e8_block(const float (&x)[8][L], float (&p)[8][L]) {
   float xs[8][L], b[8][L], da[L], db[L];
   for (int i = 0; i < 8; ++i)
     for (int l = 0; l < L; ++l) xs[i][l] = x[i][l] - 0.5f;
@@ -66,8 +123,10 @@ inline void e8_block(const float (&x)[8][L], float (&p)[8][L]) {
     for (int l = 0; l < L; ++l) p[i][l] = da[l] <= db[l] ? p[i][l] : b[i][l];
 }
 
+#endif
+
 // Coset representative in the Voronoi region of qE8 of the code c: y - q Q_E8(y / q), y = c G.
-inline void nq_decode_block(const float (&c)[8][L], float q, float (&out)[8][L]) {
+ICML25_INLINE void nq_decode_block(const float (&c)[8][L], float q, float (&out)[8][L]) {
   float y[8][L], yq[8][L], p[8][L];
   for (int l = 0; l < L; ++l) {
     const float h = 0.5f * c[7][l];
@@ -83,8 +142,26 @@ inline void nq_decode_block(const float (&c)[8][L], float q, float (&out)[8][L])
     for (int l = 0; l < L; ++l) out[i][l] = y[i][l] - q * p[i][l];
 }
 
-// Codes (c G^{-1} mod q) of the E8 points t.
-inline void nq_coords_block(const float (&t)[8][L], int q, float (&c)[8][L]) {
+// Codes (c G^{-1} mod q) of the E8 points t (in double: exact for any float32 t of an encodable size).
+ICML25_INLINE void nq_coords_block(const float (&t)[8][L], int q, float (&c)[8][L]) {
+#ifdef ICML25_AVX512
+  // float path, exact while |c| < 2^23 (then c / q rounds to the right side of every integer)
+  __m512 big = _mm512_setzero_ps();
+  for (int i = 0; i < 8; ++i) big = _mm512_max_ps(big, _mm512_abs_ps(_mm512_loadu_ps(t[i])));
+  if (_mm512_reduce_max_ps(big) < 262144.f) {
+    const __m512 t7 = _mm512_loadu_ps(t[7]), qv = _mm512_set1_ps(static_cast<float>(q));
+    __m512 cc[8];
+    cc[7] = _mm512_add_ps(t7, t7);
+    cc[6] = _mm512_sub_ps(_mm512_loadu_ps(t[6]), t7);
+    for (int j = 5; j >= 1; --j) cc[j] = _mm512_add_ps(_mm512_sub_ps(_mm512_loadu_ps(t[j]), t7), cc[j + 1]);
+    cc[0] = _mm512_mul_ps(_mm512_add_ps(_mm512_sub_ps(_mm512_loadu_ps(t[0]), t7), cc[1]), _mm512_set1_ps(0.5f));
+    for (int i = 0; i < 8; ++i) {
+      const __m512 fl = _mm512_roundscale_ps(_mm512_div_ps(cc[i], qv), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      _mm512_storeu_ps(c[i], _mm512_sub_ps(cc[i], _mm512_mul_ps(qv, fl)));
+    }
+    return;
+  }
+#endif
   for (int l = 0; l < L; ++l) {
     double cc[8];
     const double t7 = t[7][l];
@@ -99,7 +176,7 @@ inline void nq_coords_block(const float (&t)[8][L], int q, float (&c)[8][L]) {
   }
 }
 
-inline void load_block(const float* x, int64_t i0, int64_t n, float (&b)[8][L]) {
+ICML25_INLINE void load_block(const float* x, int64_t i0, int64_t n, float (&b)[8][L]) {
   for (int l = 0; l < L; ++l) {
     const bool ok = i0 + l < n;
     for (int i = 0; i < 8; ++i) b[i][l] = ok ? x[(i0 + l) * 8 + i] : 0.f;
@@ -181,7 +258,7 @@ inline std::tuple<at::Tensor, at::Tensor> nestquant_encode_cpu(const at::Tensor&
 }
 
 // Decode blocks [i0, i0 + L) of (codes [n, 8], beta_idx [n]) into out (row-major [n, 8]).
-inline void nq_decode_rows(const uint8_t* cp, const uint8_t* ip, const float* bp, int64_t nb, float qf, int64_t i0,
+ICML25_INLINE void nq_decode_rows(const uint8_t* cp, const uint8_t* ip, const float* bp, int64_t nb, float qf, int64_t i0,
                            int64_t n, float* out) {
   float c[8][L], r[8][L];
   for (int l = 0; l < L; ++l) {

@@ -168,7 +168,7 @@ def d8_nearest(x: torch.Tensor) -> torch.Tensor:
     coordinate with the largest rounding error the other way (Conway & Sloane)."""
     f = torch.round(x)
     d = x - f
-    odd = (f.sum(-1) % 2) != 0
+    odd = (torch.remainder(f, 2).sum(-1) % 2) != 0  # parity summed exactly, also for huge coordinates
     i = d.abs().argmax(-1, keepdim=True)  # first index of the maximum
     step = torch.where(torch.gather(d, -1, i) >= 0, 1.0, -1.0).to(x.dtype)
     flip = torch.zeros_like(f).scatter_(-1, i, step)
