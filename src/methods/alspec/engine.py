@@ -115,6 +115,19 @@ class SpecDecoder:
         h = h + layer.self_attn.o_proj(o.flatten(-2).unsqueeze(1).to(h.dtype))
         return h + layer.mlp(layer.post_attention_layernorm(h))
 
+    @staticmethod
+    def sink_window(K, sink: int, window: int):
+        """The keys (or values) the speculative attention reads: first `sink` and last `window` of [.., T, D]."""
+        T = K.shape[2]
+        if sink + window >= T:
+            return K
+        return torch.cat([K[:, :, :sink], K[:, :, T - window :]], dim=2)
+
+    def speculative_attention(self, q, K, V, sink: int, window: int):
+        """ô: attention of q [B, H, D] over the sink and window keys only (the rest is never touched)."""
+        K, V = self.sink_window(K, sink, window), self.sink_window(V, sink, window)
+        return decode_attention(q, self._expand(K), self._expand(V), sink, window, self.scale)
+
     def _expand(self, k):
         """GQA: the kv heads repeated for their query heads, [B, Hkv, T, D] -> [B, H, T, D]."""
         return k if self.groups == 1 else k.repeat_interleave(self.groups, dim=1)
@@ -145,11 +158,11 @@ class SpecDecoder:
 
     def attend(self, q, K, V, spec: SpecConfig):
         """(o, ô) of one decode query q [B, H, D] over the cache; o is None in static mode, ô None in exact."""
+        if spec.mode == "static":
+            return None, self.speculative_attention(q, K, V, spec.sink, spec.window)
         K, V = self._expand(K), self._expand(V)
         if spec.mode == "exact":
             return decode_attention(q, K, V, K.shape[2], 0, self.scale), None
-        if spec.mode == "static":
-            return None, decode_attention(q, K, V, spec.sink, spec.window, self.scale)
         o, o_hat, _ = spec_decode_attention(q, K, V, spec.sink, spec.window, spec.lam, self.scale)
         return o, o_hat
 

@@ -89,7 +89,7 @@ def _main_step(dec: SpecDecoder, token, cache, spec: SpecConfig, forced=None):
         cache.write(i, k, v, pos)
         req = dist.isend(torch.cat([q.reshape(B, -1), k.reshape(B, -1), v.reshape(B, -1)], 1), dst=1)
         K, V = cache.view(i, pos + 1)
-        o_hat = decode_attention(q[:, :, 0], dec._expand(K), dec._expand(V), spec.sink, spec.window, dec.scale)
+        o_hat = dec.speculative_attention(q[:, :, 0], K, V, spec.sink, spec.window)
         speculative = dec.rest_of_layer(layer, h, o_hat)
         nxt = dec.layers[i + 1] if i + 1 < len(dec.layers) else None
         spec_qkv = dec._qkv(nxt, speculative, cos, sin) if nxt is not None else None

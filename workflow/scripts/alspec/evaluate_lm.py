@@ -1,0 +1,22 @@
+"""Exact / static / ALSpec at every λ on continuations of the shared LM's test split."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.alspec.pipeline import evaluate_lm
+
+p = snakemake.params
+evaluate_lm(
+    model_dir=p.model_dir,
+    tokens=snakemake.input.tokens,
+    sink=p.sink,
+    window=p.window,
+    lams=p.lams,
+    granularity=p.granularity,
+    n_windows=p.lm["n_windows"],
+    context=p.lm["context"],
+    decode=p.lm["decode"],
+    batch_size=p.lm["batch_size"],
+    metrics_path=snakemake.output.metrics,
+    threads=snakemake.threads,
+)
