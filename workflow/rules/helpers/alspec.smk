@@ -7,7 +7,10 @@ if 0.10 not in [round(x, 4) for x in AL["lams"]]:
     raise ValueError(
         f"config alspec.lams: {AL['lams']} must contain 0.10 (the paper's default λ; the claims read it)"
     )
-if AL["lm"]["context"] > config["lm"]["model"]["max_position_embeddings"] and LM["source"] == "train":
+if (
+    AL["lm"]["context"] > config["lm"]["model"]["max_position_embeddings"]
+    and LM["source"] == "train"
+):
     raise ValueError(
         f"config alspec.lm.context ({AL['lm']['context']}) exceeds lm.model.max_position_embeddings "
         f"({config['lm']['model']['max_position_embeddings']}); lower alspec.lm.context"
