@@ -144,5 +144,5 @@ class GINE(nn.Module):
         h = self.node_states(x, edge_index, edge_attr)
         if query is not None:  # (B, 2) global node indices of each graph's node pair
             return self.head(h[query[:, 0]] * h[query[:, 1]])
-        pooled = torch.zeros(n_graphs, h.shape[1], dtype=h.dtype).index_add_(0, batch, h)
+        pooled = torch.zeros(n_graphs, h.shape[1], dtype=h.dtype, device=h.device).index_add_(0, batch, h)
         return self.head(pooled)

@@ -196,7 +196,7 @@ def pretrain_model(pool_path: str, objective: str, model_params: dict, train_par
     pool = torch.load(pool_path, weights_only=False)
     cfg = TrainConfig.from_dict(train_params)
     model, history = pretrain(pool["pretrain"], len(pool["vocab"]["tokens"]), objective, model_params, cfg, seed)
-    save_torch(ckpt_path, {"model_cfg": vars(model.cfg), "state": model.state_dict(), "objective": objective,
+    save_torch(ckpt_path, {"model_cfg": vars(model.cfg), "state": {k: v.cpu() for k, v in model.state_dict().items()}, "objective": objective,
                            "serialization": pool["serialization"], "vocab": pool["vocab"], "train": train_params})
     write_json(history_path, {"objective": objective, "serialization": pool["serialization"], **history})
     log(f"pretrain {objective}/{pool['serialization']}: loss {history['loss'][0]:.3f} -> "
@@ -245,7 +245,7 @@ def finetune_model(task_name: str, model_name: str, data_json: str, pool_path: s
     y, kind = np.asarray(task["y"], dtype=float), task["kind"]
     cfg = TrainConfig.from_dict(train_params)
     pool = torch.load(pool_path, weights_only=False) if pool_path else None
-    ckpt = torch.load(ckpt_path, weights_only=False) if ckpt_path else None
+    ckpt = torch.load(ckpt_path, weights_only=False, map_location="cpu") if ckpt_path else None
     if spec["serialization"] is None:
         vocab = domain_vocab(doc, n_node_ids)
         gin_graphs = _gin_graphs(doc, task_name, vocab)

@@ -39,6 +39,11 @@ class TrainConfig:
         return cls(**d)
 
 
+def device() -> torch.device:
+    """The GPU where torch has one (full scale), else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def get_lr(step: int, cfg: TrainConfig) -> float:
     """Linear warm-up, then cosine decay to 10% of the peak."""
     if step < cfg.warmup:
@@ -93,12 +98,15 @@ def smtp_corrupt(tokens: torch.Tensor, pad: torch.Tensor, generator: torch.Gener
 def pretrain_loss(model: GET, tokens: torch.Tensor, pad: torch.Tensor, objective: str,
                   generator: torch.Generator) -> torch.Tensor:
     """NTP: cross-entropy of every next token (decoder). SMTP: of the masked tokens (encoder)."""
+    dev = next(model.parameters()).device
     if objective == "ntp":
+        tokens, pad = tokens.to(dev), pad.to(dev)
         logits = model.lm_logits(model(tokens, pad)[:, :-1])
         targets = tokens[:, 1:].masked_fill(pad[:, 1:], -100)
     elif objective == "smtp":
-        inputs, targets, _ = smtp_corrupt(tokens, pad, generator)
-        logits = model.lm_logits(model(inputs, pad))
+        inputs, targets, _ = smtp_corrupt(tokens, pad, generator)  # on the CPU, with its generator
+        logits = model.lm_logits(model(inputs.to(dev), pad.to(dev)))
+        targets = targets.to(dev)
     else:
         raise ValueError(f"pre-training objective {objective!r}: expected 'ntp' or 'smtp'")
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100)
@@ -107,7 +115,7 @@ def pretrain_loss(model: GET, tokens: torch.Tensor, pad: torch.Tensor, objective
 def pretrain(views, vocab_size: int, objective: str, model_cfg: dict, cfg: TrainConfig, seed: int):
     """Pre-train GET on a pool of serializations; returns the model and the loss history."""
     rng, gen = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
-    model = GET(GETConfig(vocab_size=vocab_size, causal=(objective == "ntp"), **model_cfg))
+    model = GET(GETConfig(vocab_size=vocab_size, causal=(objective == "ntp"), **model_cfg)).to(device())
     opt = make_optimizer(model, cfg)
     history, t0 = [], time.time()
     for step in tqdm(range(cfg.steps), desc=f"pretrain {objective}", mininterval=10):
@@ -154,7 +162,8 @@ def finetune(model: torch.nn.Module, predict_batch, evaluate, idx_train, idx_val
         for group in opt.param_groups:
             group["lr"] = get_lr(step, cfg)
         idx = rng.choice(idx_train, size=cfg.batch_size)
-        loss = task_loss(predict_batch(idx, train=True), yt[idx], kind)
+        out = predict_batch(idx, train=True)
+        loss = task_loss(out, yt[idx].to(out.device), kind)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model_params, 1.0)
@@ -172,13 +181,14 @@ class GETTask:
     """Fine-tuning GET on one task's pool of serializations."""
 
     def __init__(self, backbone: GET, views, kind: str, n_out: int, cfg: TrainConfig, seed: int):
-        self.model = GETPredictor(backbone, n_out)
+        self.model = GETPredictor(backbone, n_out).to(device())
         self.views, self.kind, self.cfg = views, kind, cfg
         self.rng = np.random.default_rng(seed)
 
     def outputs(self, seqs) -> torch.Tensor:
         tokens, pad = pad_batch(seqs)
-        return self.model(tokens, pad)
+        dev = next(self.model.parameters()).device
+        return self.model(tokens.to(dev), pad.to(dev))
 
     def predict_batch(self, idx, train=True):
         self.model.train(train)
@@ -199,6 +209,7 @@ class GETTask:
 
 
 def _finish(out: torch.Tensor, kind: str, mu: float, sd: float) -> np.ndarray:
+    out = out.detach().cpu()
     if kind == "regression":
         return out.squeeze(-1).numpy() * sd + mu
     return out.argmax(-1).numpy()
@@ -208,7 +219,7 @@ class GINTask:
     """Fine-tuning (training) the GINE baseline on one task's graphs."""
 
     def __init__(self, graphs, queries, kind: str, n_out: int, n_tokens: int, gin_cfg: dict, seed: int):
-        self.model = GINE(n_tokens, n_out, **gin_cfg)
+        self.model = GINE(n_tokens, n_out, **gin_cfg).to(device())
         self.graphs, self.queries, self.kind = graphs, queries, kind
 
     def batch(self, idx):
@@ -220,8 +231,10 @@ class GINTask:
             if self.queries is not None:
                 query.append(torch.as_tensor(self.queries[i]) + offset)
             offset += x.shape[0]
-        q = torch.stack(query) if query else None
-        return torch.cat(xs), torch.cat(eis, 1), torch.cat(eas), torch.cat(batch), len(idx), q
+        dev = next(self.model.parameters()).device
+        q = torch.stack(query).to(dev) if query else None
+        return (torch.cat(xs).to(dev), torch.cat(eis, 1).to(dev), torch.cat(eas).to(dev), torch.cat(batch).to(dev),
+                len(idx), q)
 
     def predict_batch(self, idx, train=True):
         self.model.train(train)
