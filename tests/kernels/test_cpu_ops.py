@@ -152,3 +152,24 @@ def test_bad_input_is_rejected(ext):
     # the public wrapper makes non-contiguous input contiguous
     x = torch.randn(64, 2).T
     assert torch.equal(ext.int4_linear(x, w), ext.int4_linear(x.contiguous(), w))
+
+
+def test_opcheck_schemas_and_fake_kernels(ext):
+    """torch.library.opcheck: schema, fake (meta) kernel and dispatch consistency of every op."""
+    w = ext.quantize_int4_rtn(torch.randn(8, 64), 32)
+    s = ext.pack_sparse24_int4(random_24(8, 64), torch.rand(8, 2), 32)
+    x, v8 = torch.randn(3, 64), torch.randn(5, 8)
+    c, i = R.nestquant_encode(torch.randn(8, 8, 8), 14, BETAS)
+    q, k = torch.randn(1, 2, 16), torch.randn(1, 2, 20, 16)
+    cases = [
+        (OPS().int4_linear, (x, w.packed, w.scales, w.zeros, 32, 64)),
+        (OPS().sparse24_int4_linear, (x, s.values, s.meta, s.scales, 32, 64, torch.randn(8, 2), torch.randn(2, 64))),
+        (OPS().e8_nearest, (v8,)),
+        (OPS().nestquant_encode, (v8, 14, BETAS)),
+        (OPS().nestquant_decode, (c.reshape(-1, 8), i.reshape(-1), 14, BETAS)),
+        (OPS().nestquant_matmul, (x, c, i, 14, BETAS, 8, 64)),
+        (OPS().decode_attention, (q, k, k.clone(), 2, 4, 0.25)),
+        (OPS().spec_decode_attention, (q, k, k.clone(), 2, 4, 0.1, 0.25)),
+    ]
+    for op, args in cases:
+        torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))

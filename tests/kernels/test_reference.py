@@ -171,3 +171,24 @@ def test_attention_reference():
     assert not acc.any()
     o, os_, acc = R.spec_decode_attention(q, k, v, 30, 30, 1e-3, 0.25)  # sink + window >= T: spec is exact
     assert acc.all() and torch.equal(o, os_)
+
+
+def test_fallback_warns_once_and_uses_the_reference():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings, torch, methods.kernels as K\n"
+        "assert not K.extension_available()\n"
+        "w = K.quantize_int4_rtn(torch.randn(4, 32), 16)\n"
+        "x = torch.randn(2, 32)\n"
+        "with warnings.catch_warnings(record=True) as rec:\n"
+        "    warnings.simplefilter('always')\n"
+        "    y = K.int4_linear(x, w); K.e8_nearest(torch.randn(3, 8))\n"
+        "assert len(rec) == 1 and 'not built' in str(rec[0].message), [str(r.message) for r in rec]\n"
+        "assert torch.allclose(y, x @ w.dequantize().T, atol=1e-5)\n"
+    )
+    env = dict(os.environ, ICML25_KERNELS="reference")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -42,8 +42,49 @@ def _load() -> bool:
     path = library_path()
     if path.exists():
         torch.ops.load_library(str(path))
+        _register_fakes()
         _LOADED = True
     return _LOADED
+
+
+def _register_fakes() -> None:
+    """Shape-only (fake / meta) kernels of the compiled ops, so they trace under torch.compile."""
+    lib = "icml25::"
+
+    def fake(name):
+        return torch.library.register_fake(lib + name)
+
+    @fake("int4_linear")
+    def _(x, packed, scales, zeros, group_size, k):
+        return x.new_empty(x.shape[0], packed.shape[0])
+
+    @fake("sparse24_int4_linear")
+    def _(x, values, meta, scales, group_size, k, lora_l=None, lora_r=None):
+        return x.new_empty(x.shape[0], values.shape[0])
+
+    @fake("e8_nearest")
+    def _(x):
+        return torch.empty_like(x)
+
+    @fake("nestquant_encode")
+    def _(x, q, betas):
+        return x.new_empty(x.shape, dtype=torch.uint8), x.new_empty(x.shape[:-1], dtype=torch.uint8)
+
+    @fake("nestquant_decode")
+    def _(codes, beta_idx, q, betas):
+        return codes.new_empty(codes.shape, dtype=torch.float32)
+
+    @fake("nestquant_matmul")
+    def _(x, codes, beta_idx, q, betas, n, k):
+        return x.new_empty(x.shape[0], n)
+
+    @fake("decode_attention")
+    def _(q, k, v, sink, window, scale):
+        return torch.empty_like(q)
+
+    @fake("spec_decode_attention")
+    def _(q, k, v, sink, window, lam, scale):
+        return torch.empty_like(q), torch.empty_like(q), q.new_empty(q.shape[:2], dtype=torch.bool)
 
 
 def extension_available() -> bool:
