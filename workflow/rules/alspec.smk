@@ -28,7 +28,7 @@ rule alspec_train:
         log_path("alspec", "train"),
     benchmark:
         benchmark_path("alspec", "train")
-    threads: 2
+    threads: 1
     resources:
         mem_mb=at_scale(2000, 32000),
         runtime=at_scale(15, 600),
