@@ -36,7 +36,8 @@ inline void sp24_scalar(const Sp24Args& a, int64_t n, int64_t m0, int64_t j0, in
 }
 
 template <int MT>
-inline void sp24_row(const Sp24Args& a, int64_t n, int64_t m0) {
+// Scale groups [g0, g1) of row n (the vector path), plus the scalar remainder in the block that ends the row.
+inline void sp24_row(const Sp24Args& a, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
   float tot[MT];
   for (int m = 0; m < MT; ++m) tot[m] = 0.f;
   int64_t jdone = 0;  // groups of 4 handled by the vector path
@@ -58,7 +59,7 @@ inline void sp24_row(const Sp24Args& a, int64_t n, int64_t m0) {
     __m512 acc[MT], acc1[MT], acc2[MT], acc3[MT];
     for (int m = 0; m < MT; ++m) acc[m] = acc1[m] = acc2[m] = acc3[m] = _mm512_setzero_ps();
     const int64_t kvec = (a.K / 32) * 32;
-    for (int64_t g = 0; g * a.gs < kvec; ++g) {
+    for (int64_t g = g0; g < g1 && g * a.gs < kvec; ++g) {
       const int64_t k1 = std::min(kvec, (g + 1) * a.gs);
       const __m512 lut = _mm512_mul_ps(iota8, _mm512_set1_ps(s[g]));  // s * q for the 16 codes u = q + 8
       auto chunk = [&](int64_t k, __m512* ac) __attribute__((always_inline)) {
@@ -102,8 +103,12 @@ inline void sp24_row(const Sp24Args& a, int64_t n, int64_t m0) {
     jdone = kvec / 4;
   }
 #endif
-  sp24_scalar<MT>(a, n, m0, jdone, a.K4, tot);
-  for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] = tot[m];
+  if (jdone > 0) {
+    if (g1 == a.G) sp24_scalar<MT>(a, n, m0, jdone, a.K4, tot);
+  } else if (g0 == 0) {
+    sp24_scalar<MT>(a, n, m0, 0, a.K4, tot);  // no vector path: the whole row once
+  }
+  for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += tot[m];
 }
 
 inline at::Tensor sparse24_int4_linear_cpu(const at::Tensor& x, const at::Tensor& values, const at::Tensor& meta,
@@ -121,16 +126,22 @@ inline at::Tensor sparse24_int4_linear_cpu(const at::Tensor& x, const at::Tensor
   check_shape(meta, "meta", {N, KM});
   check_shape(scales, "scales", {N, G});
   TORCH_CHECK(lora_l.has_value() == lora_r.has_value(), "lora_l/lora_r: pass both or neither");
-  auto y = at::empty({M, N}, x.options());
+  auto y = at::zeros({M, N}, x.options());
   if (M > 0 && N > 0) {
     Sp24Args a{x.data_ptr<float>(), values.data_ptr<uint8_t>(), meta.data_ptr<uint8_t>(), scales.data_ptr<float>(),
                y.data_ptr<float>(), M, N, K, K4, KM, G, group_size};
-    at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
-      for (int64_t n = n0; n < n1; ++n) {
+    // cache blocking over ~512 columns, as in int4_linear_cpu
+    const int64_t gb = M < 4 ? G : std::max<int64_t>(1, 512 / group_size);  // M < 4: x fits L1 anyway
+    at::parallel_for(0, N, 64, [&](int64_t n0, int64_t n1) {
+      for (int64_t g0 = 0; g0 < G; g0 += gb) {
+        const int64_t g1 = std::min(G, g0 + gb);
         int64_t m = 0;
-        for (; m + 8 <= M; m += 8) sp24_row<8>(a, n, m);
-        for (; m + 4 <= M; m += 4) sp24_row<4>(a, n, m);
-        for (; m < M; ++m) sp24_row<1>(a, n, m);
+        for (; m + 8 <= M; m += 8)
+          for (int64_t n = n0; n < n1; ++n) sp24_row<8>(a, n, m, g0, g1);
+        for (; m + 4 <= M; m += 4)
+          for (int64_t n = n0; n < n1; ++n) sp24_row<4>(a, n, m, g0, g1);
+        for (; m < M; ++m)
+          for (int64_t n = n0; n < n1; ++n) sp24_row<1>(a, n, m, g0, g1);
       }
     });
   }
