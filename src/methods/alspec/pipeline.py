@@ -24,12 +24,17 @@ def _task_config(tasks: dict, sink: int, window: int) -> TaskConfig:
     return TaskConfig.from_dict({**tasks, "sink": sink, "window": window})
 
 
-def _load_llama(path):
+def _device() -> str:
+    """The GPU where torch has one (full scale), else the CPU; the decode code is the same."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _load_llama(path, device: str = "cpu"):
     from transformers import LlamaForCausalLM
 
     if not (Path(path) / "config.json").exists():
         raise FileNotFoundError(f"{path}: no config.json; is this the directory written by alspec_train_task_model?")
-    return LlamaForCausalLM.from_pretrained(str(path), dtype=torch.float32).eval()
+    return LlamaForCausalLM.from_pretrained(str(path), dtype=torch.float32).to(device).eval()
 
 
 def train_model(tasks: dict, model: dict, train: dict, sink: int, window: int, seed: int, out_dir, info_path,
@@ -38,7 +43,7 @@ def train_model(tasks: dict, model: dict, train: dict, sink: int, window: int, s
     torch.set_num_threads(threads)
     set_seed(seed)
     cfg = _task_config(tasks, sink, window)
-    net, info = train_task_model(cfg, ModelConfig.from_dict(model), TrainConfig.from_dict(train), seed)
+    net, info = train_task_model(cfg, ModelConfig.from_dict(model), TrainConfig.from_dict(train), seed, _device())
     info["full_forward_accuracy"] = {t: teacher_forced_accuracy(net, make_batch(t, cfg, eval_examples, 10**6 + i))
                                      for i, t in enumerate(TASKS)}
     log(f"accuracy of the full forward pass: {info['full_forward_accuracy']}")
@@ -55,7 +60,7 @@ def evaluate_task(model_dir, task: str, tasks: dict, sink: int, window: int, lam
     cfg = _task_config(tasks, sink, window)
     batch = make_batch(task, cfg, n_examples, seed=2**20 + seed * 31 + TASKS.index(task))
     t0 = time.time()
-    decoded = decode_modes(_load_llama(model_dir), batch, mode_specs(lams, sink, window, granularity), batch_size)
+    decoded = decode_modes(_load_llama(model_dir, _device()), batch, mode_specs(lams, sink, window, granularity), batch_size)
     rows = task_metrics(batch, decoded, "accuracy")
     for name, m in rows.items():
         log(f"{task} {name}: accuracy {m['accuracy']:.3f} hit {m['hit_rate']:.3f} agree {m['agreement_generation']:.3f}")
@@ -71,7 +76,7 @@ def evaluate_lm(model_dir, tokens, sink: int, window: int, lams, granularity: st
     from methods.common.lm import load_causal_lm, load_token_splits
 
     torch.set_num_threads(threads)
-    model, _ = load_causal_lm(model_dir)
+    model, _ = load_causal_lm(model_dir, device=_device())
     batch = lm_batch(load_token_splits(tokens)["test"], n_windows, context, decode)
     t0 = time.time()
     decoded = decode_modes(model, batch, mode_specs(lams, sink, window, granularity), batch_size)

@@ -3,9 +3,10 @@
 Three tasks share one vocabulary; every example starts with its task token (so position 0, an
 attention sink, tells the model which task it is doing) and has the same length `seq_len`:
 
-- ``local``: a first-order Markov chain x_{t+1} = perm[x_t] with probability 1 - noise (a fixed
-  permutation of the symbols), uniform otherwise. The next token depends only on the current one:
-  a task the sink + window approximation should get right (the paper's "simple" tasks).
+- ``local``: a skip-one Markov chain x_{t+1} = perm[x_{t-1}] with probability 1 - noise (a fixed
+  permutation of the symbols), uniform otherwise. The next token depends only on the token two back,
+  and distant tokens carry no information about it (unlike a first-order chain, where an induction
+  head reading an earlier occurrence of x_t predicts as well): the paper's "simple" local tasks.
 - ``recall``: multi-query associative recall. `n_pairs` key-value pairs, then QUERY and `n_queries`
   of the keys again, each followed by its value. Queried pairs lie outside the first `sink` and the
   last `window` positions, so attending to the sink and the window alone cannot answer them.
@@ -81,17 +82,17 @@ def markov_permutation(cfg: TaskConfig) -> torch.Tensor:
 
 
 def make_local(cfg: TaskConfig, n: int, g: torch.Generator) -> Batch:
-    perm = markov_permutation(cfg)
     T = cfg.seq_len
+    perm = markov_permutation(cfg)
     ids = torch.empty(n, T, dtype=torch.long)
     ids[:, 0] = BOS_LOCAL
-    ids[:, 1] = torch.randint(N_SPECIAL, cfg.vocab_size, (n,), generator=g)
-    for t in range(2, T):
-        follow = perm[ids[:, t - 1] - N_SPECIAL]
+    ids[:, 1:3] = torch.randint(N_SPECIAL, cfg.vocab_size, (n, 2), generator=g)
+    for t in range(3, T):
+        follow = perm[ids[:, t - 2] - N_SPECIAL]
         rand = torch.randint(N_SPECIAL, cfg.vocab_size, (n,), generator=g)
         ids[:, t] = torch.where(torch.rand(n, generator=g) < cfg.noise, rand, follow)
     answer = torch.zeros(n, T, dtype=torch.bool)
-    answer[:, 2:] = True
+    answer[:, 3:] = True
     return Batch(ids, answer, T - cfg.local_decode)
 
 
@@ -203,12 +204,13 @@ def mixed_batch(cfg: TaskConfig, n: int, seed: int) -> tuple[torch.Tensor, torch
     return torch.cat([p.ids for p in parts]), torch.cat([p.answer for p in parts])
 
 
-def train_task_model(task_cfg: TaskConfig, model_cfg: ModelConfig, train_cfg: TrainConfig, seed: int):
+def train_task_model(task_cfg: TaskConfig, model_cfg: ModelConfig, train_cfg: TrainConfig, seed: int,
+                     device: str = "cpu"):
     """Next-token cross-entropy on the answer positions of mixed batches (AdamW, warmup + cosine)."""
     from tqdm import tqdm
 
     torch.manual_seed(seed)
-    model = build_task_model(task_cfg, model_cfg)
+    model = build_task_model(task_cfg, model_cfg).to(device)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=train_cfg.lr, weight_decay=train_cfg.weight_decay)
 
@@ -219,8 +221,9 @@ def train_task_model(task_cfg: TaskConfig, model_cfg: ModelConfig, train_cfg: Tr
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
     history, t0 = [], time.time()
-    for step in tqdm(range(train_cfg.steps), desc="train task model", mininterval=5, file=None):
+    for step in tqdm(range(train_cfg.steps), desc="train task model", mininterval=5):
         ids, answer = mixed_batch(task_cfg, train_cfg.batch_size, seed * 100003 + step)
+        ids, answer = ids.to(device), answer.to(device)
         logits = model(input_ids=ids).logits[:, :-1]
         mask = answer[:, 1:].float()
         nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
@@ -233,7 +236,7 @@ def train_task_model(task_cfg: TaskConfig, model_cfg: ModelConfig, train_cfg: Tr
         if step % 50 == 0 or step == train_cfg.steps - 1:
             history.append({"step": step, "loss": loss.item()})
             log(f"step {step}: loss {loss.item():.4f} ({time.time() - t0:.1f} s)")
-    model.eval()
+    model.cpu().eval()
     return model, {"history": history, "train_seconds": time.time() - t0}
 
 
