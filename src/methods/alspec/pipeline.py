@@ -6,6 +6,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
@@ -175,6 +176,11 @@ def claims_metrics(task_files, lm_file, timing_file, lams, extrapolate_to: int) 
     seq = float(costmodel.attention_overhead(k, extrapolate_to, 1.0, t_comm, "sequential"))
     spec = float(costmodel.attention_overhead(k, extrapolate_to, 1.0, t_comm, "alspec"))
     m["overhead_reduction_128k"] = seq / spec
+    grid = np.geomspace(min(k["contexts"]), extrapolate_to, 64)
+    ratio = (costmodel.attention_overhead(k, grid, 1.0, t_comm, "sequential")
+             / costmodel.attention_overhead(k, grid, 1.0, t_comm, "alspec"))
+    m["overhead_reduction_peak"] = float(ratio.max())
+    m["overhead_reduction_peak_context"] = float(grid[ratio.argmax()])
     m["model_speedup_128k"] = float(costmodel.step_latency(k, extrapolate_to, 1.0, t_comm, "sequential")
                                     / costmodel.step_latency(k, extrapolate_to, 1.0, t_comm, "alspec"))
     ctx = timing["measured"]["context"]
