@@ -35,19 +35,22 @@ def plot_pretrain_loss(history_files: list[str], path: str) -> None:
     save_figure(fig, path)
 
 
-def _bars(ax, per_model: dict, key: str, x0: float, width: float, label_models: bool):
+def _bars(ax, per_model: dict, key: str, x0: float, width: float, labelled: set):
+    """One bar per model (mean ± std over seeds); each model enters the legend once."""
     for j, model in enumerate(m for m in MODEL_ORDER if m in per_model):
         vals = np.asarray(per_model[model][key], dtype=float)
         ax.bar(x0 + j * width, vals.mean(), width, yerr=vals.std(ddof=1) if len(vals) > 1 else 0,
-               color=f"C{MODEL_ORDER.index(model)}", label=model if label_models else None, capsize=2)
+               color=f"C{MODEL_ORDER.index(model)}", label=None if model in labelled else model, capsize=2)
+        labelled.add(model)
 
 
 def plot_mae(metric_files: list[str], path: str) -> None:
     """Test MAE (mean ± std over seeds) per regression task and model."""
     tasks = _by_task(metric_files, "regression")
     fig, ax = new_figure(width=7)
+    labelled = set()
     for i, (task, per_model) in enumerate(sorted(tasks.items())):
-        _bars(ax, per_model, "test", i, 0.15, label_models=(i == 0))
+        _bars(ax, per_model, "test", i, 0.15, labelled)
     ax.set_xticks([i + 0.3 for i in range(len(tasks))], sorted(tasks))
     ax.set_ylabel("test MAE (lower is better)")
     ax.legend()
@@ -63,8 +66,9 @@ def plot_accuracy(metric_files: list[str], path: str) -> None:
         if any("test_ood" in m for m in per_model.values()):
             groups.append((f"{task} (larger graphs)", per_model, "test_ood"))
     fig, ax = new_figure(width=7)
+    labelled = set()
     for i, (_, per_model, key) in enumerate(groups):
-        _bars(ax, per_model, key, i, 0.15, label_models=(i == 0))
+        _bars(ax, per_model, key, i, 0.15, labelled)
         maj = next(iter(per_model.values())).get("majority_" + key)
         if maj is not None:
             ax.hlines(maj, i - 0.1, i + 0.7, colors="k", linestyles="dotted")
