@@ -267,11 +267,15 @@ ICML25_INLINE void nq_decode_rows(const uint8_t* cp, const uint8_t* ip, const fl
   }
   nq_decode_block(c, qf, r);
   for (int l = 0; l < L && i0 + l < n; ++l) {
-    const int bi = ip[i0 + l];
-    TORCH_CHECK(bi < nb, "beta_idx: index ", bi, " out of range for ", nb, " betas");
-    const float beta = bp[bi];
+    const float beta = bp[ip[i0 + l]];  // indices checked by the caller (check_beta_idx)
     for (int i = 0; i < 8; ++i) out[(i0 + l) * 8 + i] = beta * r[i][l];
   }
+}
+
+inline void check_beta_idx(const at::Tensor& beta_idx, const at::Tensor& betas) {
+  if (beta_idx.numel() == 0) return;
+  const int64_t mx = beta_idx.max().item<int64_t>();
+  TORCH_CHECK(mx < betas.numel(), "beta_idx: index ", mx, " out of range for ", betas.numel(), " betas");
 }
 
 inline at::Tensor nestquant_decode_cpu(const at::Tensor& codes, const at::Tensor& beta_idx, int64_t q, const at::Tensor& betas) {
@@ -280,6 +284,7 @@ inline at::Tensor nestquant_decode_cpu(const at::Tensor& codes, const at::Tensor
   check_arg(beta_idx, "beta_idx", at::kByte, 1);
   check_shape(beta_idx, "beta_idx", {codes.size(0)});
   check_betas(betas, q);
+  check_beta_idx(beta_idx, betas);
   const int64_t n = codes.size(0);
   auto out = at::empty({n, 8}, codes.options().dtype(at::kFloat));
   at::parallel_for(0, ceil_div(n, L), 64, [&](int64_t b0, int64_t b1) {
@@ -301,6 +306,7 @@ inline at::Tensor nestquant_matmul_cpu(const at::Tensor& x, const at::Tensor& co
   TORCH_CHECK(x.size(1) == K, "x: expected K = ", K, " columns, got ", x.size(1));
   check_shape(codes, "codes", {N, K / 8, 8});
   check_shape(beta_idx, "beta_idx", {N, K / 8});
+  check_beta_idx(beta_idx, betas);
   const int64_t M = x.size(0), KB = K / 8;
   auto y = at::empty({M, N}, x.options());
   const float* xp = x.data_ptr<float>();

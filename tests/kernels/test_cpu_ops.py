@@ -173,3 +173,11 @@ def test_opcheck_schemas_and_fake_kernels(ext):
     ]
     for op, args in cases:
         torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))
+
+
+def test_beta_index_out_of_range_is_rejected(ext):
+    c, i = R.nestquant_encode(torch.randn(4, 8), 14, BETAS)
+    with pytest.raises(RuntimeError, match="beta_idx: index 7 out of range"):
+        OPS().nestquant_decode(c, torch.full_like(i, 7), 14, BETAS)
+    with pytest.raises(RuntimeError, match="beta_idx: index 9 out of range"):
+        OPS().nestquant_matmul(torch.randn(1, 32), c[None], torch.full((1, 4), 9, dtype=torch.uint8), 14, BETAS, 1, 32)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -35,7 +36,15 @@ def build(verbose: bool = False) -> Path:
         is_python_module=False,
         verbose=verbose,
     )
+    _prune_stale(out)
     return library_path()
+
+
+def _prune_stale(keep: Path) -> None:
+    """Remove the build folders of earlier source versions (each holds a few MB of objects)."""
+    for d in keep.parent.iterdir():
+        if d.is_dir() and d != keep and len(d.name) == len(keep.name):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def main(argv=None) -> None:
