@@ -62,7 +62,7 @@ rule slim_minilm_ladder:
         corpus_dir=lambda wc, input: str(Path(input.train).parent),
         pairs_files={k: v for k, v in word_sim_files().items() if k != "lee"},
         recipes=SL["recipes"],
-        names=sl_recipe_names(),
+        names=SL["ladder"],  # the extras run on the small Llama only (tiny budget)
         minilm=SL["minilm"],
         peft=SL["peft"],
     script:
