@@ -72,3 +72,12 @@ def test_memory_ratio_counts_the_format():
     m = memory_bytes([(4096, 4096)], 0.0, None, 128, 0)
     assert m["ratio"] == pytest.approx(3 / 16 + 4 * 4096 / (2 * 4096 * 4096))
     assert reference is not None
+
+
+@pytest.mark.parametrize("backend", ["dense", "kernel"])
+def test_effective_weight_is_what_the_layer_applies(backend):
+    _, cw = _cw("slim")
+    layer = SlimLinear(cw, backend=backend)
+    x = torch.randn(5, 64)
+    assert torch.allclose(layer(x), x @ layer.effective_weight().T, atol=1e-4)
+    assert torch.allclose(layer.effective_weight(), cw.dense(), atol=1e-5)

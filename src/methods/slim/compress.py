@@ -89,5 +89,17 @@ def compress_model(model: nn.Module, recipe: Recipe, stats: dict[str, dict[str, 
     return errors
 
 
+@torch.no_grad()
+def layer_errors(model: nn.Module, dense: nn.Module, stats: dict[str, dict[str, torch.Tensor]]) -> dict[str, dict[str, float]]:
+    """Errors of every SlimLinear of `model` against the same layer of `dense` (e.g. after PEFT moved the adapters)."""
+    errors = {}
+    for name, m in model.named_modules():
+        if isinstance(m, SlimLinear):
+            w = dense.get_submodule(name).weight.detach().float()
+            errors[name] = {"output_error": output_error(w, m.effective_weight(), stats[name]["hessian"]),
+                            "weighted_error": weighted_error(w, m.effective_weight(), stats[name]["mean_sq"])}
+    return errors
+
+
 def recipe_dict(recipe: Recipe) -> dict:
     return asdict(recipe)

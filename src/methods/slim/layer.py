@@ -61,6 +61,14 @@ class SlimLinear(nn.Module):
             y = y + self.bias
         return y.to(dtype)
 
+    @torch.no_grad()
+    def effective_weight(self) -> torch.Tensor:
+        """W_hat = deq(base) + L R, the (N, K) matrix this layer applies (before input quantization)."""
+        base = self.packed.dequantize() if self.backend == "kernel" else self.base
+        if self.lora_l is None:
+            return base.clone()
+        return base + self.lora_l.detach() @ self.lora_r.detach()
+
     def extra_repr(self) -> str:
         rank = 0 if self.lora_l is None else self.lora_l.shape[1]
         return (f"in={self.in_features}, out={self.out_features}, bits={self.bits}, "

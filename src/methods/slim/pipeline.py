@@ -26,7 +26,7 @@ from methods.common.io import log, read_json, set_seed, write_json
 from methods.common.plotting import new_figure, save_figure
 
 from . import speed as speed_mod
-from .compress import Recipe, compress_model, recipe_dict
+from .compress import Recipe, compress_model, layer_errors, recipe_dict
 from .peft import finetune_adapters, quantize_adapters
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
@@ -54,6 +54,8 @@ def _compress_and_tune(dense, recipe: Recipe, calib, held_out, peft: dict, loss_
                                    batch_size=peft["batch_size"], seed=seed)
     if recipe.peft and recipe.adapter_bits is not None:
         quantize_adapters(model, recipe.adapter_bits, recipe.adapter_group_size)
+    if recipe.peft:  # the adapters moved: measure the layers as they now are
+        errors = layer_errors(model, dense, held_out)
     return model, errors, losses
 
 
@@ -224,7 +226,7 @@ def ladder_figure(lm_files: list[str], minilm_files: list[str], ladder: list[str
         vals = np.array([[r[n]["output_error"] for n in ladder] for r in runs])
         axes[2].semilogy(x[1:], vals.mean(0), "o-", color=color, label=name)
     axes[2].set_xticks(x[1:], ladder, rotation=35, ha="right")
-    axes[2].set_title("mean relative layer output error (held-out inputs)")
+    axes[2].set_title("mean layer output error (held-out)")
     axes[2].legend()
     save_figure(fig, out_png)
 

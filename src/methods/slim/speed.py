@@ -74,7 +74,7 @@ def random_slim_weight(n: int, k: int, rank_ratio: float, seed: int = 0) -> Comp
     r = adapter_rank((n, k), rank_ratio) if rank_ratio > 0 else 0
     lora_l = torch.randn(n, r, generator=g) * 0.01 if r else None
     lora_r = torch.randn(r, k, generator=g) * 0.01 if r else None
-    return CompressedWeight(quantize_matrix(w * mask, "slim", 4), mask, lora_l, lora_r)
+    return CompressedWeight(quantize_matrix(w * mask, "absmax", 4), mask, lora_l, lora_r)
 
 
 @torch.no_grad()
