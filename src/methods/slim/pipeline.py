@@ -244,7 +244,7 @@ def speed_figure(speed_json: str, out_png: str) -> None:
         axes[0].bar(x + i * width, ratio, width, label=f)
     axes[0].axhline(1, color="k", lw=0.8)
     axes[0].set_yscale("log")
-    axes[0].set_xticks(x + 0.4 - width / 2, labels)
+    axes[0].set_xticks(x + 0.4 - width / 2, labels, fontsize=7)
     axes[0].set_title(f"speedup over dense fp32 (CPU, {s['threads']} threads)")
     axes[0].legend(fontsize=7)
     tps = s["decode_tokens_per_s"]
