@@ -69,7 +69,8 @@ def lm_ladder(model_dir: str, tokens: str, recipes: dict, names: list[str], seed
 
     torch.set_num_threads(threads)
     set_seed(seed)
-    dense, _ = load_causal_lm(model_dir)
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # full scale: the GPU the rule asks for
+    dense, _ = load_causal_lm(model_dir, device=device)
     splits = load_token_splits(tokens)
     calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
     held_ids = calibration_windows(splits["validation"], calibration["n_heldout"], calibration["seq_len"], 10_000)
@@ -79,7 +80,7 @@ def lm_ladder(model_dir: str, tokens: str, recipes: dict, names: list[str], seed
                                evaluation["max_windows"])
 
     def lm_loss(model, idx):
-        batch = calib_ids[idx]
+        batch = calib_ids[idx].to(device)
         return model(input_ids=batch, labels=batch).loss
 
     results = {DENSE: {"perplexity": ppl(dense)}}
@@ -92,7 +93,7 @@ def lm_ladder(model_dir: str, tokens: str, recipes: dict, names: list[str], seed
                          "peft_losses": losses, "recipe": recipe_dict(recipe), "seconds": time.perf_counter() - t0}
         log(f"{name}: perplexity {results[name]['perplexity']:.3f}, output error "
             f"{results[name]['output_error']:.4f} ({results[name]['seconds']:.1f} s)")
-    write_json(out_json, {"model": "small_llama", "seed": seed, "results": results})
+    write_json(out_json, {"model": "small_llama", "seed": seed, "device": device, "results": results})
 
 
 # --- MiniLM ---------------------------------------------------------------------------------------

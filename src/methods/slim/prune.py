@@ -48,7 +48,7 @@ def _inverse_hessian_cholesky(h: torch.Tensor, damp: float) -> torch.Tensor:
     h = h.double().clone()
     dead = torch.diag(h) == 0
     h[dead, dead] = 1.0
-    h += damp * torch.mean(torch.diag(h)) * torch.eye(h.shape[0], dtype=h.dtype)
+    h += damp * torch.mean(torch.diag(h)) * torch.eye(h.shape[0], dtype=h.dtype, device=h.device)
     hinv = torch.cholesky_inverse(torch.linalg.cholesky(h))
     return torch.linalg.cholesky(hinv, upper=True)
 
@@ -64,7 +64,7 @@ def sparsegpt_prune(w: torch.Tensor, hessian: torch.Tensor, mask: torch.Tensor |
     W = w.detach().double().clone()
     W[:, torch.diag(hessian) == 0] = 0
     U = _inverse_hessian_cholesky(hessian, damp)
-    keep = torch.ones(n, k, dtype=torch.bool) if mask is None else mask.clone()
+    keep = torch.ones(n, k, dtype=torch.bool, device=w.device) if mask is None else mask.clone()
     block_size = max(4, block_size - block_size % 4)
     for b0 in range(0, k, block_size):
         b1 = min(b0 + block_size, k)

@@ -31,7 +31,7 @@ def magnitude_histogram(w: torch.Tensor, n_bins: int) -> tuple[torch.Tensor, tor
 
     Zeros (pruned entries) are exact under any symmetric quantizer, so they carry no error and are left out.
     """
-    a = w.detach().abs().flatten().double()
+    a = w.detach().abs().flatten().double().cpu()  # torch.histogram runs on the CPU
     a = a[a > 0]
     if a.numel() == 0:
         raise ValueError("slim_quant_alpha: the matrix has no nonzero entry")
@@ -102,7 +102,7 @@ def quantize_symmetric(w: torch.Tensor, alpha: float, bits: int) -> QuantizedMat
     step = alpha / m
     q = torch.clamp(torch.round(w.detach().float() / step), -m, m).to(torch.int8)
     n, k = w.shape
-    return QuantizedMatrix(q, torch.full((n, 1), step, dtype=torch.float32), bits, k)
+    return QuantizedMatrix(q, torch.full((n, 1), step, dtype=torch.float32, device=w.device), bits, k)
 
 
 def quantize_matrix(w: torch.Tensor, method: str, bits: int, group_size: int = 128,
