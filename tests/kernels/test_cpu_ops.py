@@ -181,3 +181,13 @@ def test_beta_index_out_of_range_is_rejected(ext):
         OPS().nestquant_decode(c, torch.full_like(i, 7), 14, BETAS)
     with pytest.raises(RuntimeError, match="beta_idx: index 9 out of range"):
         OPS().nestquant_matmul(torch.randn(1, 32), c[None], torch.full((1, 4), 9, dtype=torch.uint8), 14, BETAS, 1, 32)
+
+
+def test_build_is_cached_and_stable(ext):
+    """A second build reuses the library, and building does not change the source hash (folder name)."""
+    from methods.kernels.build import build
+    from methods.kernels.paths import library_path, source_hash
+
+    before = source_hash()
+    assert build() == library_path() and library_path().exists()
+    assert source_hash() == before
