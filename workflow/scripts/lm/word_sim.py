@@ -1,0 +1,8 @@
+"""WordSim-353, SimLex-999 and the Lee documents from gensim's test data (rule lm_word_sim)."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.common.lm.pipeline import unpack_word_sim
+
+unpack_word_sim(snakemake.input.wheel, dict(snakemake.output.items()))
