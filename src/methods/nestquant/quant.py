@@ -1,0 +1,145 @@
+"""NestQuant quantizers and the scalar baselines it is compared with (Savkin, Porat, Ordentlich,
+Polyanskiy, ICML 2025).
+
+- `random_hadamard` / `rotate`: randomized fast Walsh-Hadamard rotation x -> H (D x) (Sec. 4: entries
+  of rotated rows look Gaussian); dimensions that are not powers of two use block-diagonal H over the
+  largest power-of-two block that divides them (MiniLM's 384 = 3 x 128).
+- `nestquant`: rows scaled to norm sqrt(K), split into 8-blocks, each coded by the nested E8 lattice
+  code (Voronoi code of qE8 at the best of several scales beta) through `methods.kernels`
+  (nestquant_encode / nestquant_decode: K1's compiled op when built, the reference otherwise).
+- `nestquant_rate`: exact bits per entry = log2(q) + log2(#betas)/8 + scale bits / K.
+- `rtn`: symmetric absmax round-to-nearest per channel or per group; `uniform_clipped`: uniform scalar
+  quantizer with the MSE-optimal clipping level (searched), the paper's scalar reference.
+- `ldlq`: LDLQ / GPTQ error feedback from a calibration Hessian H = E[x x^T] with blocks of 8 columns
+  quantized jointly (block LDL via the upper Cholesky factor of H^{-1}).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from methods import kernels
+
+E8_NSM = 0.0716821  # normalized second moment G(E8) (Conway & Sloane, SPLAG Table 2.3); cube: 1/12
+WEIGHT_BETAS = (4.0, 5.5, 7.0, 18.0)  # authors' weight scales, divided by q at use
+
+
+def nestquant_rate(q: int, n_betas: int, row_len: int | None = None, scale_bits: int = 16) -> float:
+    """Bits per entry: log2(q) per coordinate, log2(#betas) per 8-vector, one fp16 scale per row."""
+    rate = math.log2(q) + math.log2(n_betas) / 8
+    return rate + (scale_bits / row_len if row_len else 0.0)
+
+
+def rtn_rate(bits: int, group_size: int | None, row_len: int, scale_bits: int = 16) -> float:
+    """Bits per entry of symmetric RTN: `bits` plus one fp16 scale per group (or per row)."""
+    return bits + scale_bits / (group_size or row_len)
+
+
+def _pow2_block(n: int) -> int:
+    return n & (-n)
+
+
+def fwht(x: torch.Tensor) -> torch.Tensor:
+    """Orthonormal fast Walsh-Hadamard transform over the last dim (a power of two)."""
+    n = x.shape[-1]
+    if n & (n - 1):
+        raise ValueError(f"fwht: last dim {n} is not a power of two")
+    y = x.reshape(-1, n).clone()
+    h = 1
+    while h < n:
+        y = y.view(-1, n // (2 * h), 2, h)
+        a, b = y[:, :, 0], y[:, :, 1]
+        y = torch.stack((a + b, a - b), dim=2).view(-1, n)
+        h *= 2
+    return (y / math.sqrt(n)).view(x.shape)
+
+
+def random_hadamard(n: int, seed: int) -> torch.Tensor:
+    """Random signs D of the rotation x -> H D x (the only random part; same seed, same rotation)."""
+    g = torch.Generator().manual_seed(int(seed))
+    return (torch.randint(0, 2, (n,), generator=g) * 2 - 1).float()
+
+
+def rotate(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
+    """x [..., n] -> block-diagonal H applied to (signs * x); orthogonal, so <rotate(a), rotate(b)> = <a, b>."""
+    n = x.shape[-1]
+    b = _pow2_block(n)
+    y = (x * signs.to(x.dtype)).reshape(*x.shape[:-1], n // b, b)
+    return fwht(y).reshape(x.shape)
+
+
+def nestquant(x: torch.Tensor, q: int, betas, scale_rows: bool = True) -> torch.Tensor:
+    """Dequantized NestQuant of x [..., K] (K % 8 == 0): rows scaled to norm sqrt(K) (fp16 scale),
+    every 8-block coded with nested E8 at nesting ratio q and the best of `betas` (already / q)."""
+    k = x.shape[-1]
+    if k % 8:
+        raise ValueError(f"nestquant: last dim {k} must be a multiple of 8")
+    betas = torch.as_tensor(betas, dtype=torch.float32)
+    x32 = x.float()
+    if scale_rows:
+        s = (x32.norm(dim=-1, keepdim=True) / math.sqrt(k)).half().float().clamp_min(1e-8)
+    else:
+        s = torch.ones(*x.shape[:-1], 1)
+    blocks = (x32 / s).reshape(*x.shape[:-1], k // 8, 8)
+    codes, idx = kernels.nestquant_encode(blocks, q, betas)
+    return (kernels.nestquant_decode(codes, idx, q, betas).reshape(x.shape) * s).to(x.dtype)
+
+
+def rtn(x: torch.Tensor, bits: int, group_size: int | None = None) -> torch.Tensor:
+    """Symmetric absmax round-to-nearest over rows (group_size None) or groups of the last dim."""
+    k = x.shape[-1]
+    g = group_size or k
+    if k % g:
+        raise ValueError(f"rtn: last dim {k} is not a multiple of group_size {g}")
+    qmax = 2 ** (bits - 1) - 1
+    y = x.float().reshape(*x.shape[:-1], k // g, g)
+    scale = (y.abs().amax(-1, keepdim=True) / qmax).half().float().clamp_min(1e-8)
+    return (torch.clamp(torch.round(y / scale), -qmax - 1, qmax) * scale).reshape(x.shape).to(x.dtype)
+
+
+def uniform_clipped(x: torch.Tensor, levels: int, ratios=None) -> torch.Tensor:
+    """Uniform scalar quantizer with `levels` cells on [-c, c], c = ratio * std, ratio chosen for least MSE
+    (the scalar baseline "uniform with optimal clipping" at rate log2(levels))."""
+    ratios = torch.linspace(1.0, 5.0, 81) if ratios is None else torch.as_tensor(ratios)
+    x32 = x.float()
+    std = x32.pow(2).mean().sqrt().clamp_min(1e-12)
+    best, best_err = None, float("inf")
+    for r in ratios.tolist():
+        c = r * std
+        step = 2 * c / levels
+        idx = torch.clamp(torch.floor((x32 + c) / step), 0, levels - 1)
+        y = -c + (idx + 0.5) * step
+        err = (y - x32).pow(2).mean().item()
+        if err < best_err:
+            best, best_err = y, err
+    return best.to(x.dtype)
+
+
+def ldlq(w: torch.Tensor, hessian: torch.Tensor, quantize, block: int = 8, damp: float = 0.01) -> torch.Tensor:
+    """LDLQ / GPTQ with joint blocks: quantize columns [i, i+block) of W [N, K] with `quantize`
+    ([N, block] -> [N, block]), feed the error forward through the upper Cholesky factor U of H^{-1}:
+    W[:, rest] -= (W_b - Q_b) U_bb^{-1} U[b, rest]. Minimizes tr((W - Q) H (W - Q)^T) greedily."""
+    n, k = w.shape
+    if k % block:
+        raise ValueError(f"ldlq: K = {k} is not a multiple of block = {block}")
+    h = hessian.double().clone()
+    dead = torch.diag(h) == 0
+    h[dead, dead] = 1.0
+    h += damp * torch.diag(h).mean() * torch.eye(k, dtype=h.dtype)
+    u = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(h)), upper=True)
+    w = w.double().clone()
+    out = torch.empty_like(w)
+    for i in range(0, k, block):
+        j = i + block
+        qb = quantize(w[:, i:j].float()).double()
+        out[:, i:j] = qb
+        err = torch.linalg.solve_triangular(u[i:j, i:j], (w[:, i:j] - qb), upper=True, left=False)
+        w[:, j:] -= err @ u[i:j, j:]
+    return out.float()
+
+
+def proxy_loss(w: torch.Tensor, w_hat: torch.Tensor, hessian: torch.Tensor) -> float:
+    """tr((W - Ŵ) H (W - Ŵ)^T): the layer-output error that LDLQ / GPTQ minimize."""
+    d = (w - w_hat).double()
+    return float(torch.einsum("nk,kl,nl->", d, hessian.double(), d))
