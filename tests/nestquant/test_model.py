@@ -48,3 +48,12 @@ def test_bert_key_value_hooks():
     bert = BertModel(BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=4,
                                 intermediate_size=64)).eval()
     assert len(quantize_kv(bert, lambda t: t, head_dim=8, seed=0)) == 2
+
+
+def test_unrotated_kv_hook_applies_the_quantizer_to_each_head():
+    model = _llama()
+    seen = []
+    quantize_kv(model, lambda t: seen.append(t.shape) or t, head_dim=8, seed=0, rotate_heads=False)
+    with torch.no_grad():
+        model(input_ids=torch.randint(0, 64, (1, 5)))
+    assert seen and all(s[-1] == 8 for s in seen)

@@ -60,14 +60,17 @@ def quantize_linears(model: nn.Module, weight_q: Quantizer | None, act_q: Quanti
     return model
 
 
-def quantize_kv(model: nn.Module, kv_q: Quantizer, head_dim: int, seed: int,
+def quantize_kv(model: nn.Module, kv_q: Quantizer, head_dim: int, seed: int, rotate_heads: bool = True,
                 names=("k_proj", "v_proj", "attention.self.key", "attention.self.value")) -> list:
-    """Forward hooks quantizing every head vector of the key/value projections' outputs; returns handles."""
+    """Forward hooks quantizing every head vector of the key/value projections' outputs (after a
+    randomized Hadamard rotation of the head unless rotate_heads is False, e.g. for plain RTN)."""
     signs = random_hadamard(head_dim, seed)
 
     def hook(module, args, out):
         shape = out.shape
         h = out.float().reshape(*shape[:-1], shape[-1] // head_dim, head_dim)
+        if not rotate_heads:
+            return kv_q(h).reshape(shape).to(out.dtype)
         hq = kv_q(rotate(h, signs))
         return (fwht(hq) * signs).reshape(shape).to(out.dtype)  # R^-1 = D H (H symmetric, orthonormal)
 
