@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 CORES  ?= all
 STAMP  := $(VENV)/.installed
 
-.PHONY: reproduce test venv lint readme-table
+.PHONY: reproduce test venv lint readme-table dvc-yaml pull
 
 $(STAMP): pyproject.toml requirements/cpu.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,3 +31,16 @@ lint: $(STAMP)
 # Splice the papers table of the last tiny run into README.md.
 readme-table: $(STAMP)
 	$(BIN)/python -m methods.common.report papers-table results/papers_table.md README.md
+
+# dvc.yaml is generated from the workflow (a stage per paper, shared substrate, report); rerun
+# after adding a paper. tests/workflow/test_dvc.py fails when it is stale.
+dvc-yaml: $(STAMP)
+	$(BIN)/python -m methods.common.dvc_stages
+
+# Fetch shared results with DVC, then mark them up to date for Snakemake (DVC restores files in
+# arbitrary order and mtime, so Snakemake would rerun them): afterwards `snakemake -n` has
+# nothing to do. TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
+# Needs an installed environment (make venv); no dependency on it, so a pull never reinstalls.
+pull:
+	$(BIN)/dvc pull $(if $(REMOTE),-r $(REMOTE)) $(TARGETS)
+	$(BIN)/snakemake --touch --cores 1 $(if $(TARGETS),-- $(TARGETS))
