@@ -7,7 +7,7 @@ layer deep as in workers.py):
     alspec(h)  = t_qkv + L [max(t_attn(T) + t_comm, t_spec + t_rest + t_qkv) + (1 - h)(t_rest + t_qkv)] + t_head
 
 t_qkv: norm + q/k/v projection + RoPE; t_rest: o_proj + residual + norm + MLP; t_attn(T): exact
-decode attention over T keys (fitted as a + b T on the measured contexts, extrapolated to 128K);
+decode attention over T keys (measured contexts interpolated, extrapolated linearly to 128K);
 t_spec: attention over the sink and window keys; t_comm: the measured round trip between the two
 workers; h: hit rate. On a hit the rest of the layer and the next projection were already done
 on the speculative worker while the exact attention ran; on a miss they are redone after o
@@ -76,11 +76,20 @@ def fit_attention(kernels: dict) -> tuple[float, float]:
     return float(a), float(b)
 
 
+def attention_time(kernels: dict, context) -> np.ndarray:
+    """t_attn(T): the measured times interpolated piecewise-linearly, extrapolated beyond the largest
+    measured context with the slope of the last two points (memory-bound: linear in T there)."""
+    T = np.asarray(context, float)
+    xs = np.asarray(kernels["contexts"], float)
+    ys = np.asarray(kernels["t_attn"], float)
+    slope = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
+    inside = np.interp(T, xs, ys)
+    return np.where(T > xs[-1], ys[-1] + slope * (T - xs[-1]), inside)
+
+
 def step_latency(kernels: dict, context, hit_rate: float, t_comm: float, mode: str) -> np.ndarray:
     """Modelled decode-step latency (seconds) at `context` (scalar or array) for 'sequential' or 'alspec'."""
-    a, b = fit_attention(kernels)
-    T = np.asarray(context, float)
-    t_attn = a + b * T
+    t_attn = attention_time(kernels, context)
     t_spec = float(np.median(kernels["t_spec"]))
     L, qkv, rest, head = kernels["n_layers"], kernels["t_qkv"], kernels["t_rest"], kernels["t_head"]
     if mode == "sequential":
