@@ -1,0 +1,291 @@
+"""DVC: dvc.yaml in step with the workflow; push/pull round trips through a local and a real S3 API
+(moto's server on 127.0.0.1); corrupted objects detected; after `make pull` Snakemake has nothing to do.
+
+All runs happen in git repositories made in tmp dirs from the working tree (one paper, the fast
+outcome_process at tiny scale, reproduced once with `dvc repro`); the main tree is never touched.
+"""
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from methods.common import dvc_stages
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PAPER = "outcome_process"
+GIT = ["git", "-c", "user.email=test@example.org", "-c", "user.name=test"]
+
+
+def _env(**extra):
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+           "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_CONFIG_FILE": "/nonexistent"}
+    env.update(extra)
+    return {k: v for k, v in env.items() if v is not None}
+
+
+S3_CREDS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def run(cwd, *cmd, check=True, timeout=300, env=None):
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=env or _env())
+    if check and proc.returncode != 0:
+        pytest.fail(f"{' '.join(map(str, cmd))} exited {proc.returncode} in {cwd}:\n{proc.stdout[-3000:]}\n"
+                    f"{proc.stderr[-3000:]}")
+    return proc
+
+
+def dvc(cwd, *args, **kw):
+    return run(cwd, BIN / "dvc", *args, **kw)
+
+
+def checksums(root: Path, sub: str) -> dict:
+    base = root / sub
+    return {p.relative_to(base).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def outs_of(paper):
+    return [o for o in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"][paper]["outs"]]
+
+
+def all_checksums(root):
+    return {o: checksums(root, o) for o in outs_of(PAPER)}
+
+
+def worktree_repo(dest: Path) -> Path:
+    """A git repository holding the working tree's committable files (what this test suite tests)."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                           capture_output=True).stdout.split(b"\0")
+    for name in filter(None, files):
+        src = ROOT / os.fsdecode(name)
+        if src.is_file():
+            target = dest / os.fsdecode(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(src.read_bytes())
+    run(dest, "git", "init", "-q")
+    run(dest, "git", "add", "-A")
+    run(dest, *GIT, "commit", "-qm", "working tree")
+    return dest
+
+
+def clone(src: Path, dest: Path, store: Path) -> Path:
+    run(src.parent, "git", "clone", "-q", src, dest)
+    dvc(dest, "remote", "modify", "--local", "local", "url", store)
+    return dest
+
+
+def make_pull(repo, *extra, env=None):
+    return run(repo, "make", "pull", f"VENV={Path(sys.prefix)}", f"TARGETS={PAPER}", *extra, env=env)
+
+
+def nothing_to_do(repo):
+    proc = run(repo, sys.executable, "-m", "snakemake", "-n", "--", PAPER)
+    return "Nothing to be done" in proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# dvc.yaml in step with the workflow
+
+
+def test_dvc_yaml_is_generated_and_current():
+    current = (ROOT / "dvc.yaml").read_text()
+    assert current == dvc_stages.render(dvc_stages.build(ROOT)), "dvc.yaml is stale: run `make dvc-yaml`"
+    stages = yaml.safe_load(current)["stages"]
+    papers = sorted(p.stem for p in (ROOT / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"})
+    for slug in papers:
+        assert slug in stages, f"paper {slug} has no DVC stage"
+        st = stages[slug]
+        assert f"results/{slug}" in st["outs"] and f"workflow/rules/{slug}.smk" in st["deps"]
+        assert st["params"] == [{"config.yaml": [slug]}]
+        assert st["cmd"].endswith(f"-- {slug}")
+    for shared in (ROOT / "workflow" / "rules" / "shared").glob("*.smk"):
+        if shared.stem in stages:
+            assert f"results/{shared.stem}" in stages[shared.stem]["outs"]
+    outs = [o for st in stages.values() for o in st["outs"]]
+    assert len(outs) == len(set(outs)), "two stages own one output"
+
+
+def _some_rule(kind):
+    for name, st in dvc_stages.rule_files(ROOT).items():
+        rules = dvc_stages.rules_in(st["file"])
+        if st["kind"] == kind and rules:
+            return name, rules[0]
+    pytest.skip(f"no {kind} rule file in this tree")
+
+
+def _job(rule, output, inputs=()):
+    return {"rule": rule, "output": list(output), "input": list(inputs), "log": [], "benchmark": []}
+
+
+def test_paper_stage_depends_on_the_shared_substrate_it_reads():
+    shared, srule = _some_rule("shared")
+    paper, prule = _some_rule("paper")
+    jobs = [_job(srule, [f"results/{shared}/model.pt"]),
+            _job(prule, [f"results/{paper}/claims.json"], [f"results/{shared}/model.pt"]),
+            _job("report", ["results/REPORT.md"], [f"results/{paper}/claims.json"])]
+    stages = dvc_stages.build(ROOT, jobs=jobs)["stages"]
+    assert f"results/{shared}" in stages[paper]["deps"] and stages[shared]["outs"] == [f"results/{shared}"]
+    assert "--allowed-rules" in stages[paper]["cmd"]  # Snakemake must not rerun the substrate's jobs
+    assert f"results/{paper}" in stages["report"]["deps"]
+
+
+def test_two_stages_owning_one_output_is_refused_naming_both():
+    (a, ra), (b, rb) = _some_rule("paper"), _some_rule("shared")
+    jobs = [_job(ra, ["resources/common.whl"]), _job(rb, ["resources/common.whl"])]
+    with pytest.raises(ValueError, match=rf"{a}.*{b}|{b}.*{a}"):
+        dvc_stages.build(ROOT, jobs=jobs)
+
+
+def test_rule_outside_the_registry_is_refused():
+    with pytest.raises(ValueError, match="nosuchrule"):
+        dvc_stages.build(ROOT, jobs=[_job("nosuchrule", ["results/x.json"])])
+
+
+def test_check_mode_reports_a_stale_file(tmp_path):
+    repo = worktree_repo(tmp_path / "repo")
+    (repo / "dvc.yaml").write_text((repo / "dvc.yaml").read_text().replace(f"  {PAPER}:", "  renamed:"))
+    assert dvc_stages.main(["--check", "--root", str(repo)]) == 1
+    assert dvc_stages.main(["--root", str(repo)]) == 0
+    assert dvc_stages.main(["--check", "--root", str(repo)]) == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# round trips
+
+
+@pytest.fixture(scope="module")
+def origin(tmp_path_factory):
+    """A repository where the paper was reproduced with `dvc repro`, pushed to a local remote, dvc.lock committed."""
+    base = tmp_path_factory.mktemp("dvc")
+    repo = worktree_repo(base / "origin")
+    store = base / "store"
+    dvc(repo, "remote", "modify", "--local", "local", "url", store)
+    t0 = time.time()
+    dvc(repo, "repro", PAPER, timeout=600)
+    print(f"dvc repro {PAPER}: {time.time() - t0:.1f} s")
+    dvc(repo, "push", PAPER)
+    run(repo, "git", "add", "dvc.lock")
+    run(repo, *GIT, "commit", "-qm", "results of " + PAPER)
+    return {"repo": repo, "store": store, "base": base, "sums": all_checksums(repo)}
+
+
+def test_local_remote_round_trip_leaves_nothing_to_do(origin):
+    repo = clone(origin["repo"], origin["base"] / "colleague", origin["store"])
+    assert not (repo / "results").exists()
+    make_pull(repo)
+    assert all_checksums(repo) == origin["sums"]
+    assert nothing_to_do(repo)
+    assert "up to date" in dvc(repo, "status", PAPER).stdout
+    metrics = dvc(repo, "metrics", "show", "--json").stdout
+    assert f"results/{PAPER}/metrics_summary.json" in metrics and "rate_slope_outcome_tree" in metrics
+
+
+def test_corrupted_remote_object_is_detected(origin, tmp_path):
+    store = tmp_path / "store"
+    subprocess.run(["cp", "-r", origin["store"], store], check=True)
+    victim = sorted(p for p in store.rglob("*") if p.is_file() and not p.name.endswith(".dir"))[0]
+    victim.write_bytes(victim.read_bytes() + b"corrupted")
+    repo = clone(origin["repo"], tmp_path / "c", store)
+    proc = dvc(repo, "pull", PAPER, check=False)
+    assert proc.returncode != 0
+    # whatever was restored is intact; the corrupted object was not used
+    for out, sums in all_checksums(repo).items() if (repo / "results").exists() else []:
+        for name, digest in sums.items():
+            assert origin["sums"][out][name] == digest
+
+
+def test_corrupted_cache_object_is_detected(origin, tmp_path):
+    repo = clone(origin["repo"], tmp_path / "d", origin["store"])
+    dvc(repo, "pull", PAPER)
+    target = repo / "results" / PAPER / "claims.json"
+    digest = hashlib.md5(target.read_bytes()).hexdigest()
+    obj = repo / ".dvc" / "cache" / "files" / "md5" / digest[:2] / digest[2:]
+    obj.chmod(0o644)
+    obj.write_bytes(b"{}\n")
+    assert "not in cache" in dvc(repo, "status", PAPER).stdout
+    subprocess.run(["rm", "-rf", repo / "results" / PAPER], check=True)
+    dvc(repo, "checkout", PAPER, check=False)
+    # the corrupted object is never checked out as the file
+    assert not target.exists() or hashlib.md5(target.read_bytes()).hexdigest() == digest
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3(origin):
+    """moto's S3 server on 127.0.0.1 (a real HTTP S3 API), stopped by PID afterwards."""
+    port = _free_port()
+    log = open(origin["base"] / "moto.log", "w")
+    proc = subprocess.Popen([BIN / "moto_server", "-H", "127.0.0.1", "-p", str(port)], stdout=log,
+                            stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    import boto3
+    boto3.client("s3", endpoint_url=url, aws_access_key_id="testing", aws_secret_access_key="testing",
+                 region_name="us-east-1").create_bucket(Bucket="icml25-test")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+    log.close()
+
+
+def _use_s3(repo, endpoint):
+    dvc(repo, "remote", "modify", "--local", "s3", "url", "s3://icml25-test/dvc")
+    dvc(repo, "remote", "modify", "--local", "s3", "endpointurl", endpoint)
+
+
+def test_s3_round_trip_leaves_nothing_to_do(origin, s3):
+    _use_s3(origin["repo"], s3)
+    dvc(origin["repo"], "push", "-r", "s3", PAPER, env=_env(**S3_CREDS))
+    repo = clone(origin["repo"], origin["base"] / "s3_colleague", origin["base"] / "no_local_store")
+    _use_s3(repo, s3)
+    make_pull(repo, "REMOTE=s3", env=_env(**S3_CREDS))
+    assert all_checksums(repo) == origin["sums"]
+    assert nothing_to_do(repo)
+
+
+def test_s3_missing_credentials_is_a_clear_error_and_nothing_local_is_lost(origin, s3):
+    _use_s3(origin["repo"], s3)
+    no_creds = _env(AWS_ACCESS_KEY_ID=None, AWS_SECRET_ACCESS_KEY=None, AWS_SESSION_TOKEN=None, AWS_PROFILE=None,
+                    AWS_EC2_METADATA_DISABLED="true")
+    repo = clone(origin["repo"], origin["base"] / "s3_nocreds", origin["base"] / "no_local_store")
+    _use_s3(repo, s3)
+    proc = dvc(repo, "pull", "-r", "s3", PAPER, check=False, env=no_creds, timeout=120)
+    assert proc.returncode != 0
+    assert "credentials" in (proc.stdout + proc.stderr).lower()
+    proc = dvc(origin["repo"], "push", "-r", "s3", PAPER, check=False, env=no_creds, timeout=120)
+    assert proc.returncode != 0
+    assert all_checksums(origin["repo"]) == origin["sums"]
+
+
+def test_unreachable_remote_is_a_clear_error(origin, tmp_path):
+    repo = clone(origin["repo"], tmp_path / "e", tmp_path / "store")
+    dead = f"http://127.0.0.1:{_free_port()}"
+    _use_s3(repo, dead)
+    t0 = time.time()
+    proc = dvc(repo, "pull", "-r", "s3", PAPER, check=False, env=_env(**S3_CREDS, AWS_MAX_ATTEMPTS="1"), timeout=180)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "127.0.0.1" in out or "connect" in out.lower(), out[-2000:]
+    assert time.time() - t0 < 170
+    # a local remote that does not exist: named
+    repo2 = clone(origin["repo"], tmp_path / "f", tmp_path / "missing_store")
+    proc = dvc(repo2, "pull", PAPER, check=False)
+    assert proc.returncode != 0
