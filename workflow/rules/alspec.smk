@@ -89,7 +89,7 @@ rule alspec_evaluate_lm:
         runtime=at_scale(15, 600),
         gpu=at_scale(0, 1),
     params:
-        model_dir=lambda wc, input: str(Path(input.config).parent),
+        model_dir=input_dir("config"),
         sink=AL["sink"],
         window=AL["window"],
         lams=AL["lams"],

@@ -53,6 +53,22 @@ def benchmark_path(slug, name):
     return f"{OUTDIR}/benchmarks/{slug}/{name}.tsv"
 
 
+def _folder_of(files, key):
+    f = getattr(files, key)
+    return str(Path(f if isinstance(f, str) else f[0]).parent)
+
+
+def input_dir(key):
+    """A params value: the folder of the rule's input `key` (its first file if a list). Folders that
+    scripts need are derived from the files, not hard-coded (snakemake --lint: params as paths)."""
+    return lambda wc, input: _folder_of(input, key)
+
+
+def output_dir(key):
+    """A params value: the folder of the rule's output `key` (see input_dir)."""
+    return lambda wc, output: _folder_of(output, key)
+
+
 def at_scale(tiny, full):
     """A resource value: `full` on the paper-scale run (SLURM, GPU), `tiny` otherwise (tiny, smoke)."""
     return full if SCALE == "full" else tiny

@@ -30,7 +30,7 @@ rule slim_lm_ladder:
         runtime=at_scale(20, 600),
         gpu=at_scale(0, 1),
     params:
-        model_dir=lambda wc, input: str(Path(input.config).parent),
+        model_dir=input_dir("config"),
         recipes=SL["recipes"],
         names=sl_recipe_names(),
         calibration=SL["calibration"],
@@ -58,8 +58,8 @@ rule slim_minilm_ladder:
         mem_mb=at_scale(3000, 16000),
         runtime=at_scale(20, 120),
     params:
-        minilm_dir=lambda wc, input: str(Path(input.config).parent),
-        corpus_dir=lambda wc, input: str(Path(input.train).parent),
+        minilm_dir=input_dir("config"),
+        corpus_dir=input_dir("train"),
         pairs_files={k: v for k, v in word_sim_files().items() if k != "lee"},
         recipes=SL["recipes"],
         names=SL["ladder"],  # the extras run on the small Llama only (tiny budget)
@@ -85,7 +85,7 @@ rule slim_speed:
         runtime=at_scale(20, 120),
         gpu=at_scale(0, 1),
     params:
-        model_dir=lambda wc, input: str(Path(input.config).parent),
+        model_dir=input_dir("config"),
         speed=SL["speed"],
     script:
         "../scripts/slim/speed.py"

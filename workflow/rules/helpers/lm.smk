@@ -1,6 +1,6 @@
 # Config checks and input functions of the shared LM substrate (rules: workflow/rules/shared/lm.smk).
-# Other rule files use lm_model_files(), lm_model_dir(), lm_tokens(), minilm_files(), minilm_dir()
-# and word_sim_files() as inputs/params; the files they name are produced once, whatever paper asks.
+# Other rule files use lm_model_files(), lm_tokens(), minilm_files() and word_sim_files() as inputs
+# (folders as params through input_dir()); the files they name are produced once, whatever paper asks.
 import re
 
 LM = config["lm"]

@@ -80,7 +80,7 @@ rule lm_tokenize:
         mem_mb=at_scale(2000, 16000),
         runtime=at_scale(10, 60),
     params:
-        tokenizer_dir=lambda wc, input: str(Path(input.tokenizer[0]).parent),
+        tokenizer_dir=input_dir("tokenizer"),
     script:
         "../../scripts/lm/tokenize.py"
 
@@ -126,8 +126,8 @@ if LM["source"] == "train":
             mem_mb=4000,
             runtime=30,
         params:
-            tokenizer_dir=lambda wc, input: str(Path(input.tokenizer[0]).parent),
-            model_dir=lambda wc, output: str(Path(output.config).parent),
+            tokenizer_dir=input_dir("tokenizer"),
+            model_dir=output_dir("config"),
             model=LM["model"],
             train=LM["train"],
         script:
@@ -149,7 +149,7 @@ else:
         params:
             model_id=LM["model_id"],
             dtype=LM["pretrained_dtype"],
-            model_dir=lambda wc, output: str(Path(output.config).parent),
+            model_dir=output_dir("config"),
         script:
             "../../scripts/lm/pretrained.py"
 
@@ -175,7 +175,7 @@ rule lm_evaluate:
         runtime=at_scale(15, 120),
         gpu=at_scale(0, 1),
     params:
-        model_dir=lambda wc, input: str(Path(input.config).parent),
+        model_dir=input_dir("config"),
         eval=LM["eval"],
     script:
         "../../scripts/lm/evaluate.py"
@@ -195,7 +195,7 @@ rule lm_minilm:
         mem_mb=1000,
         runtime=10,
     params:
-        out_dir=lambda wc, output: str(Path(output.config).parent),
+        out_dir=output_dir("config"),
     script:
         "../../scripts/lm/minilm.py"
 
