@@ -60,7 +60,8 @@ def _folder_of(files, key):
 
 def input_dir(key):
     """A params value: the folder of the rule's input `key` (its first file if a list). Folders that
-    scripts need are derived from the files, not hard-coded (snakemake --lint: params as paths)."""
+    scripts need are derived from the files, not hard-coded (snakemake --lint: params as paths).
+    """
     return lambda wc, input: _folder_of(input, key)
 
 
