@@ -57,3 +57,10 @@ def test_readme_has_the_generated_blocks(repo_root):
     for block in ("papers-table", "pipeline-benchmark"):
         begin, end = R.markers(block)
         assert text.count(begin) == 1 and text.count(end) == 1
+
+
+def test_paper_reference_links_only_arxiv_ids():
+    from methods.common.report import paper_reference
+
+    assert paper_reference("2502.09720") == "[arXiv 2502.09720](https://arxiv.org/abs/2502.09720)"
+    assert paper_reference("ICML 2025 (PMLR 267:6291-6318)") == "ICML 2025 (PMLR 267:6291-6318)"

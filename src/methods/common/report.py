@@ -36,6 +36,13 @@ def verdict_counts(doc: dict) -> dict[str, int]:
     return counts
 
 
+def paper_reference(ref: str) -> str:
+    """An arXiv id as a link to its abstract page; any other reference (e.g. PMLR pages) as plain text."""
+    if re.fullmatch(r"\d{4}\.\d{4,5}(v\d+)?", ref):
+        return f"[arXiv {ref}](https://arxiv.org/abs/{ref})"
+    return ref
+
+
 def papers_table(docs: Iterable[dict], runtimes: dict[str, float | None]) -> str:
     """One row per paper: claims reproduced / not / inconclusive, scale, runtime."""
     lines = ["| paper | title | scale | claims reproduced | not reproduced | inconclusive | runtime (job-s) |",
@@ -43,7 +50,7 @@ def papers_table(docs: Iterable[dict], runtimes: dict[str, float | None]) -> str
     for doc in docs:
         n = verdict_counts(doc)
         rt = runtimes.get(doc["paper"])
-        lines.append(f"| `{doc['paper']}` | {doc['title']} ([arXiv {doc['arxiv']}](https://arxiv.org/abs/{doc['arxiv']})) "
+        lines.append(f"| `{doc['paper']}` | {doc['title']} ({paper_reference(doc['arxiv'])}) "
                      f"| {doc['scale']} | {n['reproduced']}/{len(doc['claims'])} | {n['not_reproduced']} "
                      f"| {n['inconclusive']} | {'n/a' if rt is None else f'{rt:.0f}'} |")
     return "\n".join(lines)
