@@ -39,8 +39,9 @@ dvc-yaml: $(STAMP)
 
 # Fetch shared results with DVC, then mark them up to date for Snakemake (DVC restores files in
 # arbitrary order and mtime, so Snakemake would rerun them): afterwards `snakemake -n` has
-# nothing to do. TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
+# nothing to do. Stages whose recorded config section or code differ from this checkout (dvc.lock
+# vs `dvc status`) are not pulled, and the refusal is printed (methods.common.pull).
+# TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
 # Needs an installed environment (make venv); no dependency on it, so a pull never reinstalls.
 pull:
-	$(BIN)/dvc pull $(if $(REMOTE),-r $(REMOTE)) $(TARGETS)
-	$(BIN)/snakemake --touch --cores 1 $(if $(TARGETS),-- $(TARGETS))
+	$(BIN)/python -m methods.common.pull $(if $(REMOTE),--remote $(REMOTE)) $(TARGETS)

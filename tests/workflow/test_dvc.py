@@ -82,8 +82,8 @@ def clone(src: Path, dest: Path, store: Path) -> Path:
     return dest
 
 
-def make_pull(repo, *extra, env=None):
-    return run(repo, "make", "pull", f"VENV={Path(sys.prefix)}", f"TARGETS={PAPER}", *extra, env=env)
+def make_pull(repo, *extra, env=None, check=True):
+    return run(repo, "make", "pull", f"VENV={Path(sys.prefix)}", f"TARGETS={PAPER}", *extra, env=env, check=check)
 
 
 def nothing_to_do(repo):
@@ -186,6 +186,39 @@ def test_local_remote_round_trip_leaves_nothing_to_do(origin):
     assert "up to date" in dvc(repo, "status", PAPER).stdout
     metrics = dvc(repo, "metrics", "show", "--json").stdout
     assert f"results/{PAPER}/metrics_summary.json" in metrics and "rate_slope_outcome_tree" in metrics
+
+
+def test_pull_refuses_results_made_with_another_config(origin, tmp_path):
+    """Results pushed with seeds 0-19 are not marked current for a checkout whose config says 5, 6, 7."""
+    repo = clone(origin["repo"], tmp_path / "other_config", origin["store"])
+    cfg = repo / "config.yaml"
+    text = cfg.read_text()
+    seeds_line = "  seeds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]\n"
+    section = text.index(f"\n{PAPER}:\n")
+    assert text.index(seeds_line, section) < text.index("\nprincipal_agent:"), "outcome_process seeds line moved"
+    cfg.write_text(text[:section] + text[section:].replace(seeds_line, "  seeds: [5, 6, 7]\n", 1))
+    proc = make_pull(repo, check=False)
+    assert proc.returncode != 0
+    err = proc.stderr
+    assert f"not pulling {PAPER}" in err and f"config.yaml:{PAPER}" in err, err[-2000:]
+    assert not (repo / "results" / PAPER / "claims.json").exists()
+    assert not nothing_to_do(repo)
+
+
+def test_dvc_and_snakemake_agree_on_method_code_changes(origin, tmp_path):
+    """After a pull both say up to date; an edit to a file the paper does not import changes neither;
+    an edit to one it imports makes DVC name that file and Snakemake rerun the paper's jobs."""
+    repo = clone(origin["repo"], tmp_path / "code_change", origin["store"])
+    make_pull(repo)
+    assert nothing_to_do(repo) and "up to date" in dvc(repo, "status", PAPER).stdout
+    unrelated = repo / "src" / "methods" / "timemcl" / "losses.py"
+    unrelated.write_text(unrelated.read_text() + "\n# an edit elsewhere\n")
+    assert nothing_to_do(repo) and "up to date" in dvc(repo, "status", PAPER).stdout
+    method = repo / "src" / "methods" / PAPER / "mdp.py"
+    method.write_text(method.read_text() + "\n# an edit to the method\n")
+    assert f"src/methods/{PAPER}/mdp.py" in dvc(repo, "status", PAPER).stdout
+    dry = run(repo, sys.executable, "-m", "snakemake", "-n", "--", PAPER).stdout
+    assert f"{PAPER}_claims" in dry and "mdp.py" in dry, dry[-3000:]
 
 
 def test_corrupted_remote_object_is_detected(origin, tmp_path):

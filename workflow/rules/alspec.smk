@@ -20,6 +20,7 @@ wildcard_constraints:
 rule alspec_train:
     input:
         kernels=kernels_built(),
+        code=script_code("alspec/train.py"),
     output:
         config=f"{AL_OUT}/task_model/config.json",
         weights=f"{AL_OUT}/task_model/model.safetensors",
@@ -49,6 +50,7 @@ rule alspec_evaluate:
         config=rules.alspec_train.output.config,
         weights=rules.alspec_train.output.weights,
         kernels=kernels_built(),
+        code=script_code("alspec/evaluate.py"),
     output:
         metrics=f"{AL_OUT}/metrics/{{al_task}}.json",
     log:
@@ -77,6 +79,7 @@ rule alspec_evaluate_lm:
         **lm_model_files(),
         tokens=lm_tokens(),
         kernels=kernels_built(),
+        code=script_code("alspec/evaluate_lm.py"),
     output:
         metrics=f"{AL_OUT}/metrics/lm.json",
     log:
@@ -105,6 +108,7 @@ rule alspec_timing:
         config=rules.alspec_train.output.config,
         weights=rules.alspec_train.output.weights,
         kernels=kernels_built(),
+        code=script_code("alspec/timing.py"),
     output:
         timing=f"{AL_OUT}/timing.json",
     log:
@@ -130,6 +134,7 @@ rule alspec_figures:
         tasks=al_task_metrics(),
         lm=rules.alspec_evaluate_lm.output.metrics,
         timing=rules.alspec_timing.output.timing,
+        code=script_code("alspec/figures.py"),
     output:
         quality=report(
             f"{AL_OUT}/figures/quality.png",
@@ -163,6 +168,7 @@ rule alspec_claims:
         timing=rules.alspec_timing.output.timing,
         figures=al_figures(),
         declaration=f"{workflow.basedir}/src/methods/alspec/claims.yaml",
+        code=script_code("alspec/claims.py"),
     output:
         claims=report(
             claims_path("alspec"),

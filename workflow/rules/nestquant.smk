@@ -16,6 +16,7 @@ include: "helpers/nestquant.smk"
 rule nestquant_synthetic:
     input:
         kernels=kernels_built(),
+        code=script_code("nestquant/synthetic.py"),
     output:
         metrics=f"{NQ_OUT}/synthetic/s{{seed}}.json",
     log:
@@ -38,6 +39,7 @@ rule nestquant_lm:
         **lm_model_files(),
         tokens=lm_tokens(),
         kernels=kernels_built(),
+        code=script_code("nestquant/lm.py"),
     output:
         metrics=f"{NQ_OUT}/lm/s{{seed}}.json",
     log:
@@ -66,6 +68,7 @@ rule nestquant_minilm:
         train=rules.lm_corpus.output.train,
         test=rules.lm_corpus.output.test,
         kernels=kernels_built(),
+        code=script_code("nestquant/minilm.py"),
     output:
         metrics=f"{NQ_OUT}/minilm/s{{seed}}.json",
     log:
@@ -89,6 +92,7 @@ rule nestquant_minilm:
 rule nestquant_synthetic_figure:
     input:
         synthetic=nq_per_seed("synthetic"),
+        code=script_code("nestquant/synthetic_figure.py"),
     output:
         figure=report(
             f"{NQ_OUT}/figures/synthetic.png",
@@ -112,6 +116,7 @@ rule nestquant_quality_figure:
     input:
         lm=nq_per_seed("lm"),
         minilm=nq_per_seed("minilm"),
+        code=script_code("nestquant/quality_figure.py"),
     output:
         figure=report(
             f"{NQ_OUT}/figures/quality.png",
@@ -138,6 +143,7 @@ rule nestquant_claims:
         minilm=nq_per_seed("minilm"),
         figures=nq_figures(),
         declaration=f"{workflow.basedir}/src/methods/nestquant/claims.yaml",
+        code=script_code("nestquant/claims.py"),
     output:
         claims=report(
             claims_path("nestquant"),

@@ -19,6 +19,8 @@ include: "helpers/outcome_process.smk"
 
 
 rule outcome_process_rate:
+    input:
+        code=script_code("outcome_process/rate.py"),
     output:
         metrics=f"{OP_OUT}/rate/{{family,{OP_FAMILIES_RE}}}.json",
     log:
@@ -41,6 +43,8 @@ rule outcome_process_rate:
 
 
 rule outcome_process_coverage:
+    input:
+        code=script_code("outcome_process/coverage.py"),
     output:
         metrics=f"{OP_OUT}/coverage/{{sweep,horizon|eps}}.json",
     log:
@@ -64,6 +68,8 @@ rule outcome_process_coverage:
 
 
 rule outcome_process_sample_complexity:
+    input:
+        code=script_code("outcome_process/sample_complexity.py"),
     output:
         metrics=f"{OP_OUT}/coverage/samples.json",
     log:
@@ -86,6 +92,8 @@ rule outcome_process_sample_complexity:
 
 
 rule outcome_process_lemma:
+    input:
+        code=script_code("outcome_process/lemma.py"),
     output:
         metrics=f"{OP_OUT}/lemma.json",
     log:
@@ -109,6 +117,8 @@ rule outcome_process_lemma:
 
 
 rule outcome_process_prm:
+    input:
+        code=script_code("outcome_process/prm.py"),
     output:
         metrics=f"{OP_OUT}/prm.json",
     log:
@@ -137,6 +147,7 @@ rule outcome_process_figures:
         samples=rules.outcome_process_sample_complexity.output.metrics,
         lemma=rules.outcome_process_lemma.output.metrics,
         prm=rules.outcome_process_prm.output.metrics,
+        code=script_code("outcome_process/figures.py"),
     output:
         rate=report(
             f"{OP_OUT}/figures/rate.png",
@@ -186,6 +197,7 @@ rule outcome_process_claims:
         prm=rules.outcome_process_prm.output.metrics,
         figures=op_figures(),
         declaration=f"{workflow.basedir}/src/methods/outcome_process/claims.yaml",
+        code=script_code("outcome_process/claims.py"),
     output:
         claims=report(
             claims_path("outcome_process"),

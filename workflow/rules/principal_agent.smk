@@ -25,6 +25,8 @@ wildcard_constraints:
 
 
 rule principal_agent_rate:
+    input:
+        code=script_code("principal_agent/rate.py"),
     output:
         records=f"{PA_OUT}/rate/{{pa_adversary}}.json",
     log:
@@ -47,6 +49,8 @@ rule principal_agent_rate:
 
 
 rule principal_agent_sweep:
+    input:
+        code=script_code("principal_agent/sweep.py"),
     output:
         records=f"{PA_OUT}/sweep/{{pa_dimension}}.json",
     log:
@@ -71,6 +75,8 @@ rule principal_agent_sweep:
 
 
 rule principal_agent_lipschitz:
+    input:
+        code=script_code("principal_agent/lipschitz.py"),
     output:
         records=f"{PA_OUT}/lipschitz/{{pa_instance}}.json",
     log:
@@ -93,6 +99,8 @@ rule principal_agent_lipschitz:
 
 
 rule principal_agent_lower_bound:
+    input:
+        code=script_code("principal_agent/lower_bound.py"),
     output:
         records=f"{PA_OUT}/lower_bound.json",
     log:
@@ -116,6 +124,8 @@ rule principal_agent_lower_bound:
 
 
 rule principal_agent_multiarm:
+    input:
+        code=script_code("principal_agent/multiarm.py"),
     output:
         records=f"{PA_OUT}/multiarm.json",
     log:
@@ -146,6 +156,7 @@ rule principal_agent_analyse:
         needle=f"{PA_OUT}/lipschitz/needle.json",
         lower_bound=rules.principal_agent_lower_bound.output.records,
         multiarm=rules.principal_agent_multiarm.output.records,
+        code=script_code("principal_agent/analyse.py"),
     output:
         summary=f"{PA_OUT}/summary.json",
     log:
@@ -166,6 +177,7 @@ rule principal_agent_analyse:
 rule principal_agent_figures:
     input:
         summary=rules.principal_agent_analyse.output.summary,
+        code=script_code("principal_agent/figures.py"),
     output:
         rate=report(
             f"{PA_OUT}/figures/regret_vs_T.png",
@@ -208,6 +220,7 @@ rule principal_agent_claims:
         summary=rules.principal_agent_analyse.output.summary,
         figures=pa_figures(),
         declaration=f"{workflow.basedir}/src/methods/principal_agent/claims.yaml",
+        code=script_code("principal_agent/claims.py"),
     output:
         claims=report(
             claims_path("principal_agent"),

