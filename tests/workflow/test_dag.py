@@ -1,4 +1,6 @@
 """The whole DAG resolves at every scale; bad configuration fails naming the culprit."""
+from pathlib import Path
+
 import pytest
 
 from methods.common.claims import load_declaration
@@ -67,3 +69,11 @@ def test_unknown_target_is_named(run_snakemake):
 def test_dry_run_of_one_paper_target(run_snakemake, tmp_path):
     jobs = _jobs(run_snakemake("-n", "--config", f"outdir={tmp_path}", "--", "timemcl").stdout)
     assert "report" not in jobs and jobs["timemcl"] == 1
+
+
+def test_outdir_with_space_and_semicolon_neither_breaks_the_kernel_build_nor_runs_code(run_snakemake, tmp_path):
+    """`outdir` reaches the kernel build's shell command quoted: no injected command runs, the build works."""
+    outdir = f"{tmp_path}/a b;touch {tmp_path}/PWNED;echo {tmp_path}/c"
+    run_snakemake("--cores", "1", "--config", f"outdir={outdir}", "--", "kernels_build")
+    assert not (tmp_path / "PWNED").exists()
+    assert (Path(outdir) / "kernels" / "build.txt").is_file()

@@ -1,6 +1,7 @@
 """Smoke run of the real DAG: killed midway, resumed, then every output checked."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -75,3 +76,19 @@ def test_no_partial_files_left(smoke_outdir):
 def test_rerun_has_nothing_to_do(smoke_outdir, run_snakemake):
     proc = run_snakemake("-n", "--configfile", "config/smoke.yaml", "--config", f"outdir={smoke_outdir}")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_an_edit_to_a_method_file_reruns_exactly_the_jobs_that_import_it(smoke_outdir, run_snakemake, repo_root):
+    """A newer src/methods/outcome_process/mdp.py: every outcome_process job and the report rerun, nothing else."""
+    method = repo_root / "src" / "methods" / "outcome_process" / "mdp.py"
+    st = method.stat()
+    try:
+        os.utime(method)  # as an edit would: newer than every output of the smoke run
+        proc = run_snakemake("-n", "--configfile", "config/smoke.yaml", "--config", f"outdir={smoke_outdir}")
+    finally:
+        os.utime(method, ns=(st.st_atime_ns, st.st_mtime_ns))
+    stats = proc.stdout.split("Job stats:")[1].split("total")[0]
+    rules = {line.split()[0] for line in stats.splitlines()[3:] if len(line.split()) == 2}
+    paper_rules = set(re.findall(r"^rule (outcome_process_\w+):", (repo_root / "workflow" / "rules" /
+                                                                    "outcome_process.smk").read_text(), re.M))
+    assert rules == paper_rules | {"outcome_process", "report", "all"}

@@ -25,4 +25,4 @@ rule kernels_build:
     params:
         python=sys.executable,
     shell:
-        "{params.python} -m methods.kernels.build --stamp {output} > {log} 2>&1"
+        "{params.python:q} -m methods.kernels.build --stamp {output:q} > {log:q} 2>&1"
