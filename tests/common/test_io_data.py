@@ -81,3 +81,64 @@ def test_fetch_pypi_file_failure_says_how_to_place_it_by_hand(tmp_path, monkeypa
     with pytest.raises(data.DownloadError, match=r"(?s)icml25-fake-data==9\.9.*place it by hand.*" + dest.name):
         data.fetch_pypi_file("icml25-fake-data", "9.9", wheel.name, "f" * 64, dest)
     assert list(dest.parent.iterdir()) == []
+
+
+class _Planted:
+    """An object whose unpickling runs a shell command: what a malicious shared checkpoint would hold."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_load_torch_refuses_a_planted_pickle_and_runs_nothing(tmp_path):
+    import torch
+
+    marker = tmp_path / "PWNED"
+    ckpt = tmp_path / "model.pt"
+    torch.save({"model_state": {"w": torch.ones(2)}, "extra": _Planted(marker)}, ckpt)
+    with pytest.raises(ValueError, match=r"model\.pt: refused to load"):
+        io.load_torch(ckpt)
+    assert not marker.exists()
+
+
+def test_load_torch_reads_tensors_containers_and_allowed_numpy(tmp_path):
+    import numpy as np
+    import torch
+
+    io.save_torch(tmp_path / "ok.pt", {"w": torch.arange(3.0), "cfg": {"lags": (1, 2), "name": "x"}})
+    back = io.load_torch(tmp_path / "ok.pt")
+    assert torch.equal(back["w"], torch.arange(3.0)) and back["cfg"] == {"lags": (1, 2), "name": "x"}
+    torch.save({"split": np.arange(4)}, tmp_path / "np.pt")
+    with pytest.raises(ValueError, match="refused"):
+        io.load_torch(tmp_path / "np.pt")
+    assert np.array_equal(io.load_torch(tmp_path / "np.pt", io.numpy_safe_globals())["split"], np.arange(4))
+
+
+def test_no_loader_in_the_library_unpickles_arbitrary_objects():
+    from pathlib import Path
+
+    src = Path(io.__file__).resolve().parents[1]
+    offenders = [str(p) for p in src.rglob("*.py") if "weights_only=False" in p.read_text()
+                 or "allow_pickle=True" in p.read_text()]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_atomic_writes_get_the_mode_the_umask_gives(tmp_path, umask):
+    import os
+    import stat
+
+    old = os.umask(umask)
+    try:
+        io.write_json(tmp_path / "m.json", {"a": 1})
+        reference = tmp_path / "plain.txt"
+        reference.write_text("x")
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE((tmp_path / "m.json").stat().st_mode)
+    assert mode == 0o666 & ~umask == stat.S_IMODE(reference.stat().st_mode)

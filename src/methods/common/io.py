@@ -19,6 +19,12 @@ from typing import Any, Iterator
 import numpy as np
 
 
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
@@ -29,6 +35,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp = Path(tmp)
     try:
         yield tmp
+        # mkstemp creates the file 0600; the output gets the mode any new file gets under the umask
+        os.chmod(tmp, 0o666 & ~_current_umask())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -68,11 +76,43 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 def save_torch(path: str | os.PathLike, obj: Any) -> None:
-    """torch.save, atomically."""
+    """torch.save, atomically; write only what `load_torch` reads back (tensors, plain containers)."""
     import torch
 
     with atomic_path(path) as tmp:
         torch.save(obj, tmp)
+
+
+def load_torch(path: str | os.PathLike, safe_globals: tuple = ()) -> Any:
+    """torch.load in weights-only mode: tensors and plain containers, never code.
+
+    Results are shared through DVC, so a checkpoint may come from anyone; a file that needs
+    arbitrary unpickling is refused with the file named. `safe_globals` allows extra classes
+    (e.g. `NUMPY_SAFE_GLOBALS` for arrays) that torch's weights-only unpickler can rebuild without running code.
+    """
+    import pickle
+
+    import torch
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: file not found (is the rule that writes it in the DAG?)")
+    try:
+        with torch.serialization.safe_globals(list(safe_globals)):
+            return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        raise ValueError(f"{path}: refused to load: it holds Python objects that only a full unpickling could "
+                         f"rebuild, which can run arbitrary code ({str(e).splitlines()[0]}). Checkpoints here hold "
+                         "tensors and plain containers only; delete the file and rerun the rule that writes it, or "
+                         "pull it from a remote you trust.") from None
+
+
+def numpy_safe_globals() -> tuple:
+    """numpy classes that torch's weights-only unpickler may rebuild (arrays and scalars of plain dtypes)."""
+    multiarray = (np._core if hasattr(np, "_core") else np.core).multiarray
+
+    dtypes = tuple(type(np.dtype(t)) for t in ("float64", "float32", "int64", "int32", "bool", "uint8"))
+    return (multiarray._reconstruct, np.ndarray, np.dtype, multiarray.scalar, *dtypes)
 
 
 def log(msg: str) -> None:

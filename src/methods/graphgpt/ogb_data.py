@@ -8,8 +8,8 @@
   queried edge removed), node attribute = the protein's species; positives from the split, negatives
   from its `edge_neg` (random pairs for training). Metric here: accuracy, not Hits@100.
 
-The ogb files are trusted downloads with numpy content, so loading does not use torch's
-weights-only mode.
+The ogb files hold numpy arrays; they are read in torch's weights-only mode with numpy's array
+classes allowed (`methods.common.io.numpy_safe_globals`), so a shared file can never run code.
 """
 from __future__ import annotations
 
@@ -20,28 +20,19 @@ import os.path as osp
 import networkx as nx
 import numpy as np
 
+from methods.common.io import load_torch, numpy_safe_globals
+
 from . import graphs as G
-
-
-def _trusted_torch_load(path):
-    import torch
-
-    return torch.load(path, weights_only=False)
 
 
 @contextlib.contextmanager
 def _ogb_loading():
-    """ogb's own torch.load calls read numpy content (trusted files); no online version check."""
-    old = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
-    os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+    """ogb's own torch.load calls (weights-only by default) may rebuild numpy arrays; no online version check."""
+    import torch
+
     os.environ.setdefault("OUTDATED_IGNORE", "1")
-    try:
+    with torch.serialization.safe_globals(list(numpy_safe_globals())):
         yield
-    finally:
-        if old is None:
-            os.environ.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
-        else:
-            os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = old
 
 
 def _sample(idx, k, rng):
@@ -54,7 +45,7 @@ def prepare_pcqm4mv2(root: str, spec: dict, rng: np.random.Generator) -> dict:
         from ogb.lsc import PCQM4Mv2Dataset
 
         ds = PCQM4Mv2Dataset(root=root, only_smiles=True)
-    split = _trusted_torch_load(osp.join(ds.folder, "split_dict.pt"))
+    split = load_torch(osp.join(ds.folder, "split_dict.pt"), numpy_safe_globals())
     k = spec.get("max_graphs")
     train, test = _sample(split["train"], k, rng), _sample(split["valid"], k // 10 if k else 0, rng)
     idx = np.concatenate([train, test])
@@ -98,7 +89,7 @@ def prepare_ppa(root: str, spec: dict, rng: np.random.Generator) -> dict:
     adj = ((adj + adj.T) > 0).astype(np.int8).tocsr()
     species = np.asarray(graph["node_feat"]).argmax(1)
     split_dir = osp.join(ds.root, "split", ds.meta_info["split"])
-    parts = {name: _trusted_torch_load(osp.join(split_dir, f"{name}.pt")) for name in ("train", "test")}
+    parts = {name: load_torch(osp.join(split_dir, f"{name}.pt"), numpy_safe_globals()) for name in ("train", "test")}
     k = spec.get("max_graphs") or 10_000
     pairs, labels = [], []
     pos = np.asarray(parts["train"]["edge"])

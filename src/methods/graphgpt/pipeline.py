@@ -18,7 +18,7 @@ import torch
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
 from methods.common.data import read_wheel_member
-from methods.common.io import log, read_json, save_torch, set_seed, write_json
+from methods.common.io import load_torch, log, read_json, save_torch, set_seed, write_json
 
 from . import graphs as G
 from .model import GET, GETConfig
@@ -193,7 +193,7 @@ def pretrain_model(pool_path: str, objective: str, model_params: dict, train_par
     """Pre-train GET on the domain's pool (NTP: decoder; SMTP: encoder); checkpoint + loss history."""
     torch.set_num_threads(1)
     set_seed(seed)
-    pool = torch.load(pool_path, weights_only=False)
+    pool = load_torch(pool_path)
     cfg = TrainConfig.from_dict(train_params)
     model, history = pretrain(pool["pretrain"], len(pool["vocab"]["tokens"]), objective, model_params, cfg, seed)
     save_torch(ckpt_path, {"model_cfg": vars(model.cfg), "state": {k: v.cpu() for k, v in model.state_dict().items()}, "objective": objective,
@@ -244,8 +244,8 @@ def finetune_model(task_name: str, model_name: str, data_json: str, pool_path: s
     task = doc["tasks"][task_name]
     y, kind = np.asarray(task["y"], dtype=float), task["kind"]
     cfg = TrainConfig.from_dict(train_params)
-    pool = torch.load(pool_path, weights_only=False) if pool_path else None
-    ckpt = torch.load(ckpt_path, weights_only=False, map_location="cpu") if ckpt_path else None
+    pool = load_torch(pool_path) if pool_path else None
+    ckpt = load_torch(ckpt_path) if ckpt_path else None
     if spec["serialization"] is None:
         vocab = domain_vocab(doc, n_node_ids)
         gin_graphs = _gin_graphs(doc, task_name, vocab)

@@ -15,7 +15,7 @@ import torch
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
 from methods.common.data import read_wheel_member
-from methods.common.io import atomic_path, log, read_json, save_torch, set_seed, write_json
+from methods.common.io import atomic_path, load_torch, log, read_json, save_torch, set_seed, write_json
 
 from . import data, figures, metrics, toy
 from .evaluate import evaluate_forecaster, predict
@@ -86,7 +86,7 @@ def train_model(series_csv: str, spec: dict, method: str, K: int, seed: int, mod
 
 
 def _load(path: str):
-    return load_checkpoint(torch.load(path, map_location="cpu", weights_only=False))
+    return load_checkpoint(load_torch(path))
 
 
 def evaluate_dataset(dataset: str, series_csv: str, spec: dict, timemcl_ckpts: list[str], variants: list[str],
