@@ -77,3 +77,23 @@ def test_outdir_with_space_and_semicolon_neither_breaks_the_kernel_build_nor_run
     run_snakemake("--cores", "1", "--config", f"outdir={outdir}", "--", "kernels_build")
     assert not (tmp_path / "PWNED").exists()
     assert (Path(outdir) / "kernels" / "build.txt").is_file()
+
+
+@pytest.mark.parametrize("overlay", [None, "config/smoke.yaml", "config/full.yaml"])
+def test_only_pinned_downloads_live_outside_the_outdir(run_snakemake, overlay, tmp_path):
+    """Config-dependent files live under the scale's outdir; resources/ holds only downloads, which are
+    the same whatever the config, so two scales or outdirs never share (or delete) a derived file."""
+    out, res = tmp_path / "out", tmp_path / "res"
+    args = ["-n", "--forceall", "--cores", "1", "--config", f"outdir={out}", f"resources={res}"]
+    proc = run_snakemake(*(["--configfile", overlay] if overlay else []), *args)
+    rule = None
+    checked = 0
+    for line in proc.stdout.splitlines():
+        if line.startswith("rule ") or line.startswith("localrule "):
+            rule = line.split()[1].rstrip(":")
+        elif line.startswith("    output: ") and rule:
+            for path in line[len("    output: "):].split(", "):
+                checked += 1
+                if not path.startswith(str(out)):
+                    assert path.startswith(str(res)) and rule.endswith("_download"), f"{rule} writes {path}"
+    assert checked > 50

@@ -48,7 +48,7 @@ rule timemcl_data:
         tm_data_input,
         code=script_code("timemcl/data.py"),
     output:
-        series=f"{RESOURCES}/timemcl/{{dataset}}.csv",
+        series=f"{TM_OUT}/data/{{dataset}}.csv",
     log:
         log_path("timemcl", "data_{dataset}"),
     benchmark:

@@ -46,7 +46,7 @@ def lm_metrics():
 
 
 def minilm_dir():
-    return f"{LM_RES}/all-MiniLM-L6-v2"
+    return f"{LM_OUT}/all-MiniLM-L6-v2"
 
 
 def minilm_files():
@@ -60,7 +60,7 @@ def minilm_files():
 
 def word_sim_files():
     """WordSim-353, SimLex-999 (tab-separated word pairs) and the 50 Lee documents (one per line)."""
-    d = f"{LM_RES}/word_sim"
+    d = f"{LM_OUT}/word_sim"
     return {
         "wordsim353": f"{d}/wordsim353.tsv",
         "simlex999": f"{d}/simlex999.txt",

@@ -26,7 +26,7 @@ def tm_evaluate_input(wc):
     models = f"{TM_OUT}/models/{wc.dataset}"
     variants = tm_variants_at(wc.K)
     return {
-        "series": f"{RESOURCES}/timemcl/{wc.dataset}.csv",
+        "series": f"{TM_OUT}/data/{wc.dataset}.csv",
         "deepar": f"{models}/deepar_s{wc.seed}.pt",
         "timemcl": [f"{models}/{v}_K{wc.K}_s{wc.seed}.pt" for v in variants],
         # training histories carry the training time, reported beside the test metrics
