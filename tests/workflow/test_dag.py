@@ -54,11 +54,32 @@ def _bad(tmp_path, text):
     ("timemcl:\n  seeds: [zero]\n", "zero"),
     ("papers: [timemlc]\n", "timemlc"),
     ("timemcl:\n  datasets: [nosuchdata]\n", "nosuchdata"),
+    # values that pass a plain JSON-schema check and would crash deep inside a job
+    ("outcome_process:\n  bonus_scale: .nan\n", "config key 'outcome_process.bonus_scale'"),
+    ("outcome_process:\n  seeds: [1.0, 2]\n", "config key 'outcome_process.seeds.0'"),
+    ("timemcl:\n  train:\n    steps: .inf\n", "config key 'timemcl.train.steps'"),
 ])
 def test_bad_config_is_rejected_naming_the_key(run_snakemake, tmp_path, text, named):
     proc = run_snakemake("-n", "--configfile", _bad(tmp_path, text), check=False)
     assert proc.returncode != 0
     assert named in proc.stdout + proc.stderr
+
+
+def test_scale_without_its_overlay_is_rejected(run_snakemake, tmp_path):
+    proc = run_snakemake("-n", "--config", "scale=smoke", check=False)
+    assert proc.returncode != 0 and "--configfile config/smoke.yaml" in proc.stdout + proc.stderr
+    # an overlay that forgets its outdir would overwrite the tiny results
+    proc = run_snakemake("-n", "--configfile", "config/smoke.yaml", "--config", "outdir=results", check=False)
+    assert proc.returncode != 0 and "config key 'outdir'" in proc.stdout + proc.stderr
+    # your own overlay that sets the scale is accepted
+    own = _bad(tmp_path, "scale: smoke\noutdir: " + str(tmp_path / "own") + "\n")
+    run_snakemake("-n", "--configfile", "config/smoke.yaml", own)
+
+
+def test_misspelled_workflow_profile_is_named(run_snakemake):
+    proc = run_snakemake("-n", "--workflow-profile", "profiles/slrum", check=False)
+    assert proc.returncode != 0 and "profiles/slrum: no such profile" in proc.stdout + proc.stderr
+    run_snakemake("-n", "--workflow-profile", "profiles/default")
 
 
 def test_unknown_target_is_named(run_snakemake):
@@ -97,3 +118,17 @@ def test_only_pinned_downloads_live_outside_the_outdir(run_snakemake, overlay, t
                 if not path.startswith(str(out)):
                     assert path.startswith(str(res)) and rule.endswith("_download"), f"{rule} writes {path}"
     assert checked > 50
+
+
+def test_the_readme_full_scale_command_runs_as_documented(run_snakemake, repo_root, tmp_path):
+    """The README's full-scale command, with a paper filled in, is a valid Snakemake call for that paper."""
+    import re
+    import shlex
+
+    readme = (repo_root / "README.md").read_text()
+    cmds = re.findall(r"`(snakemake [^`]*--configfile config/full\.yaml[^`]*)`", readme)
+    assert cmds, "README documents no full-scale command"
+    for cmd in cmds:
+        args = shlex.split(cmd.replace("[paper]", "timemcl"))[1:]
+        jobs = _jobs(run_snakemake(*args, "-n", "--config", f"outdir={tmp_path}/full").stdout)
+        assert "timemcl_claims" in jobs and "report" not in jobs, cmd

@@ -1,14 +1,66 @@
 # Everything that is not a rule: config validation, the paper registry, wildcard constraints,
 # helpers shared by the paper rule files. Rule files hold rules only.
+import sys
 from pathlib import Path
 
-from snakemake.utils import validate
+from methods.common.config import validate_config
 
-validate(config, "../schemas/config.schema.yaml")
+# Strict JSON-schema types: an integer key rejects 1.0, a number key rejects NaN and inf.
+validate_config(
+    config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+)
+
+
+def _check_workflow_profile(argv):
+    """Snakemake silently ignores a --workflow-profile that does not exist (no profile at all is used,
+    not even profiles/default); a misspelled profile would then run with the wrong executor or settings.
+    """
+    for i, arg in enumerate(argv):
+        value = None
+        if arg == "--workflow-profile" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--workflow-profile="):
+            value = arg.split("=", 1)[1]
+        if value and value != "none":
+            candidates = [Path(value), Path("profiles") / value]
+            candidates.append(Path(workflow.basedir) / "profiles" / value)
+            if not any(c.exists() for c in candidates):
+                known = sorted(
+                    p.name
+                    for p in (Path(workflow.basedir) / "profiles").iterdir()
+                    if p.is_dir()
+                )
+                raise ValueError(
+                    f"--workflow-profile {value}: no such profile (Snakemake would silently use none); "
+                    f"profiles here: {', '.join('profiles/' + k for k in known)}"
+                )
+
+
+_check_workflow_profile(sys.argv)
 
 OUTDIR = config["outdir"]
 RESOURCES = config["resources"]
 SCALE = config["scale"]
+# A scale is a set of values, not a label: it must come from an overlay file (config/smoke.yaml,
+# config/full.yaml or your own), never from `--config scale=...` on top of the tiny values.
+if SCALE != "tiny":
+    import yaml
+
+    _scale_files = [
+        f
+        for f in workflow.configfiles
+        if (yaml.safe_load(Path(f).read_text()) or {}).get("scale") == SCALE
+    ]
+    if not _scale_files:
+        raise ValueError(
+            f"config key 'scale': {SCALE!r} was set without its overlay, so tiny-scale settings would be "
+            f"labelled {SCALE!r}; run with `--configfile config/{SCALE}.yaml` instead of `--config scale={SCALE}`."
+        )
+    if Path(OUTDIR).resolve() == (Path(workflow.basedir) / "results").resolve():
+        raise ValueError(
+            f"config key 'outdir': scale {SCALE!r} would write into results/, the tiny scale's outputs; "
+            f"set outdir in {_scale_files[-1]} (config/{SCALE}.yaml uses results_{SCALE})."
+        )
 NON_PAPER_RULE_FILES = {"common", "report"}
 
 # The registry of papers is the set of rule files; a paper is added by adding its file.

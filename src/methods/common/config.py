@@ -10,3 +10,56 @@ def check_keys(cls, d: dict) -> None:
     for key in d:
         if key not in allowed:
             raise ValueError(f"{cls.__name__}: unknown key {key!r}; allowed keys: {', '.join(allowed)}")
+
+
+def _strict_validator(schema: dict, registry):
+    """The schema's validator class with strict types: `integer` rejects 1.0, `number` rejects NaN and inf
+    (YAML's .nan / .inf pass plain JSON-schema number checks and would crash deep inside a job)."""
+    import math
+
+    import jsonschema
+
+    base = jsonschema.validators.validator_for(schema)
+
+    def is_integer(_, x):
+        return isinstance(x, int) and not isinstance(x, bool)
+
+    def is_number(_, x):
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+    checker = base.TYPE_CHECKER.redefine_many({"integer": is_integer, "number": is_number})
+    return jsonschema.validators.extend(base, type_checker=checker)(schema, registry=registry)
+
+
+def validate_config(config: dict, schema_path) -> None:
+    """Validate the workflow config against workflow/schemas/config.schema.yaml (and the per-paper files
+    it references), raising ValueError naming each offending key and what it must be."""
+    from pathlib import Path
+
+    import yaml
+    from referencing import Registry
+    from referencing.jsonschema import specification_with
+
+    schema_path = Path(schema_path)
+    schema = yaml.safe_load(schema_path.read_text())
+    spec = specification_with(schema["$schema"])
+
+    def retrieve(uri: str):
+        # without its own `$schema`, a referenced file is checked by the strict validator too
+        part = yaml.safe_load((schema_path.parent / uri).read_text())
+        part.pop("$schema", None)
+        return spec.create_resource(part)
+
+    validator = _strict_validator(schema, Registry(retrieve=retrieve))
+    errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        lines = []
+        for e in errors[:10]:
+            key = ".".join(str(p) for p in e.absolute_path) or "(top level)"
+            hint = ""
+            if e.validator == "type" and e.validator_value in ("number", "integer"):
+                hint = " (NaN and inf are not allowed; an integer is written without a decimal point)"
+            lines.append(f"config key '{key}': {e.message}{hint}")
+        more = f"\n... and {len(errors) - 10} more" if len(errors) > 10 else ""
+        raise ValueError("invalid configuration (config.yaml and overlays, checked against "
+                         f"{schema_path.name}):\n" + "\n".join(lines) + more)
