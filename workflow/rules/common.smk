@@ -88,6 +88,36 @@ SHARED_RULE_FILES = sorted(
 )
 
 
+def _pinned_files(node, found):
+    """{filename: sha256} of every pinned download declared anywhere in the config."""
+    if isinstance(node, dict):
+        if isinstance(node.get("filename"), str) and isinstance(
+            node.get("sha256"), str
+        ):
+            found[node["filename"]] = node["sha256"]
+        for value in node.values():
+            _pinned_files(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _pinned_files(value, found)
+    return found
+
+
+PINNED = _pinned_files(config, {})
+
+
+def input_pins(wc, input):
+    """A params value: {input path: pinned sha256} for the rule's inputs that are pinned downloads.
+    Scripts check them before reading (methods.common.data.verify_pins), so a truncated or replaced
+    download is named with its fix instead of failing deep inside a zip or pickle reader.
+    """
+    return {
+        str(f): PINNED[Path(f).name]
+        for f in input
+        if Path(f).name in PINNED and Path(f).is_relative_to(RESOURCES)
+    }
+
+
 def paper_dir(slug):
     """Output folder of one paper at the current scale."""
     return f"{OUTDIR}/{slug}"

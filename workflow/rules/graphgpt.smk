@@ -60,6 +60,7 @@ rule graphgpt_data:
         mem_mb=at_scale(2000, 32000),
         runtime=at_scale(10, 240),
     params:
+        pins=input_pins,
         spec=lambda wc: GG["domains"][wc.domain],
         data_seed=GG["data_seed"],
         ogb_root=f"{RESOURCES}/graphgpt/ogb",

@@ -58,6 +58,7 @@ rule timemcl_data:
         mem_mb=at_scale(2000, 16000),
         runtime=at_scale(10, 60),
     params:
+        pins=input_pins,
         spec=lambda wc: TM_SPECS[wc.dataset],
         gluonts_root=f"{RESOURCES}/timemcl/gluonts",
     script:

