@@ -123,3 +123,21 @@ def test_markdown_table_lists_every_claim():
     doc = C.evaluate_claims(DECL, {"a": [1.0, 2.0], "b": 3.0}, "tiny")
     table = C.claims_table_markdown(doc)
     assert "a_beats_b" in table and "**reproduced**" in table and "1.5 ± 0.71 (n=2)" in table
+
+
+def test_a_noise_band_makes_a_tie_inconclusive_and_never_flips_the_verdict():
+    """speedup > 1 with a 10% band: 1.2 reproduces, 0.8 refutes, anything in between is a tie."""
+    decl = {"id": "faster", "statement": "A is faster", "paper_value": {"value": 1.65, "source": "abstract"},
+            "criterion": "speedup >= 1.1", "refuted_if": "speedup <= 0.9", "evidence": []}
+    verdict = lambda v: C.evaluate_claim(decl, {"speedup": v}, "tiny")["verdict"]  # noqa: E731
+    assert verdict([1.2, 1.3]) == "reproduced"
+    assert verdict([0.8, 0.85]) == "not_reproduced"
+    # noise of +-0.08 around 1.0 moves the value but never across the band
+    for jitter in (-0.08, -0.03, 0.0, 0.03, 0.08):
+        assert verdict([1.0 + jitter]) == "inconclusive"
+    row = C.evaluate_claim(decl, {"speedup": [1.0]}, "tiny")
+    assert row["per_seed_refuted"] == [False] and row["refuted_if"] == "speedup <= 0.9"
+    C.validate_claims({"paper": "demo", "title": "t", "arxiv": "x", "scale": "tiny", "claims": [row]})
+    contradictory = {**decl, "refuted_if": "speedup >= 1.0"}
+    with pytest.raises(ValueError, match="both hold"):
+        C.evaluate_claim(contradictory, {"speedup": [1.2]}, "tiny")

@@ -11,6 +11,7 @@ A paper declares its claims in `src/methods/<slug>/claims.yaml`:
         paper_value: {value: "qualitative", source: "Section 5.1, Figure 2"}
         criterion: "toy_wta_distortion < toy_deepar_distortion"
         testable_if: "toy_wta_collapsed > 0"      # optional precondition
+        refuted_if: "toy_wta_distortion > 1.1 * toy_deepar_distortion"   # optional, see below
         evidence: ["toy/metrics.json", "figures/toy_heads.png"]
 
 A claim with `for_each: <name>` is a template: it is expanded once per value of the list the
@@ -23,6 +24,12 @@ arithmetic, `and`/`or`/`not`, `abs`/`min`/`max`/`mean`) over metric names. With
 seeds it is evaluated seed by seed (scalars broadcast): true on every seed ->
 `reproduced`, false on every seed -> `not_reproduced`, mixed, NaN or an unmet
 `testable_if` -> `inconclusive`. Nobody writes a verdict by hand.
+
+A claim whose measurement is noisy from run to run (wall-clock timings) states its noise band:
+`criterion` is what reproduces it beyond the band and `refuted_if` what refutes it beyond the
+band. Then `not_reproduced` needs `refuted_if` on every seed, and a value inside the band is a tie,
+`inconclusive`, so the verdict cannot flip between reproduced and not_reproduced from noise smaller
+than the band. The two expressions must never both hold.
 """
 from __future__ import annotations
 
@@ -39,8 +46,9 @@ from .io import read_json, write_json
 
 VERDICTS = ("reproduced", "not_reproduced", "inconclusive")
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.json"
-DECLARATION_KEYS = {"id", "statement", "paper_value", "criterion", "testable_if", "evidence", "note", "for_each"}
-_TEMPLATED = ("id", "statement", "criterion", "testable_if", "note")
+DECLARATION_KEYS = {"id", "statement", "paper_value", "criterion", "refuted_if", "testable_if", "evidence", "note",
+                    "for_each"}
+_TEMPLATED = ("id", "statement", "criterion", "refuted_if", "testable_if", "note")
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 _CMPOPS = {
@@ -131,13 +139,16 @@ def _per_seed(expr: str, measured: Mapping[str, list[float]], n: int) -> list[bo
     return outcomes
 
 
-def verdict_from_outcomes(outcomes: Sequence[bool | None]) -> str:
-    """All true -> reproduced, all false -> not_reproduced, anything else -> inconclusive."""
+def verdict_from_outcomes(outcomes: Sequence[bool | None], refuted: Sequence[bool | None] | None = None) -> str:
+    """All true -> reproduced; refuted on every seed (by default: the criterion false on every seed)
+    -> not_reproduced; anything else (mixed seeds, NaN, a value inside a noise band) -> inconclusive."""
     if not outcomes or any(o is None for o in outcomes):
         return "inconclusive"
     if all(outcomes):
         return "reproduced"
-    if not any(outcomes):
+    if refuted is None:
+        refuted = [not o for o in outcomes]
+    if all(r is True for r in refuted):
         return "not_reproduced"
     return "inconclusive"
 
@@ -157,14 +168,19 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
         raise ValueError(f"claim {decl.get('id')!r}: unknown keys {sorted(unknown)}; allowed {sorted(DECLARATION_KEYS)}")
     measured = {k: _as_list(v) for k, v in measured.items()}
     names = criterion_names(decl["criterion"])
-    if decl.get("testable_if"):
-        names += [n for n in criterion_names(decl["testable_if"]) if n not in names]
+    for extra in ("refuted_if", "testable_if"):
+        if decl.get(extra):
+            names += [n for n in criterion_names(decl[extra]) if n not in names]
     missing = [n for n in names if n not in measured]
     if missing:
         raise KeyError(f"claim {decl['id']!r} reads metrics {missing}, which were not measured; measured: {sorted(measured)}")
     n = _n_seeds(measured, names, decl["id"])
     outcomes = _per_seed(decl["criterion"], measured, n)
-    verdict = verdict_from_outcomes(outcomes)
+    refuted = _per_seed(decl["refuted_if"], measured, n) if decl.get("refuted_if") else None
+    if refuted is not None and any(o and r for o, r in zip(outcomes, refuted)):
+        raise ValueError(f"claim {decl['id']!r}: criterion and refuted_if both hold on one seed; "
+                         f"they must exclude each other ({decl['criterion']!r} / {decl['refuted_if']!r})")
+    verdict = verdict_from_outcomes(outcomes, refuted)
     testable = True
     if decl.get("testable_if"):
         testable = all(o is True for o in _per_seed(decl["testable_if"], measured, n))
@@ -181,6 +197,9 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
         "scale": scale,
         "evidence": list(decl.get("evidence", [])),
     }
+    if refuted is not None:
+        row["refuted_if"] = decl["refuted_if"]
+        row["per_seed_refuted"] = refuted
     if decl.get("testable_if"):
         row["testable_if"] = decl["testable_if"]
         row["testable"] = testable
@@ -212,7 +231,9 @@ def load_declaration(path: str | Path) -> dict:
             if placeholder not in c["id"]:
                 raise ValueError(f"{path}: claim {c['id']!r} has for_each but its id lacks {placeholder}")
         else:
-            criterion_names(c["criterion"])  # a syntax error surfaces here, naming the criterion
+            for key in ("criterion", "refuted_if", "testable_if"):
+                if c.get(key):
+                    criterion_names(c[key])  # a syntax error surfaces here, naming the expression
     return doc
 
 
@@ -282,5 +303,6 @@ def claims_table_markdown(doc: Mapping) -> str:
     for c in doc["claims"]:
         paper = f"{c['paper_value']['value']} ({c['paper_value']['source']})"
         measured = "<br>".join(f"`{k}` = {format_value(v)}" for k, v in c["measured"].items())
-        lines.append(f"| **{c['id']}**: {c['statement']} | {paper} | {measured} | `{c['criterion']}` | **{c['verdict']}** |")
+        criterion = f"`{c['criterion']}`" + (f"; refuted if `{c['refuted_if']}`" if c.get("refuted_if") else "")
+        lines.append(f"| **{c['id']}**: {c['statement']} | {paper} | {measured} | {criterion} | **{c['verdict']}** |")
     return "\n".join(lines)
