@@ -176,6 +176,7 @@ def claims_metrics(task_files, lm_file, timing_file, lams, extrapolate_to: int) 
     seq = float(costmodel.attention_overhead(k, extrapolate_to, 1.0, t_comm, "sequential"))
     spec = float(costmodel.attention_overhead(k, extrapolate_to, 1.0, t_comm, "alspec"))
     m["overhead_reduction_128k"] = seq / spec
+    m["overhead_sequential_128k"], m["overhead_alspec_128k"] = seq, spec
     grid = np.geomspace(min(k["contexts"]), extrapolate_to, 64)
     ratio = (costmodel.attention_overhead(k, grid, 1.0, t_comm, "sequential")
              / costmodel.attention_overhead(k, grid, 1.0, t_comm, "alspec"))
