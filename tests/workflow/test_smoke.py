@@ -92,3 +92,20 @@ def test_an_edit_to_a_method_file_reruns_exactly_the_jobs_that_import_it(smoke_o
     paper_rules = set(re.findall(r"^rule (outcome_process_\w+):", (repo_root / "workflow" / "rules" /
                                                                     "outcome_process.smk").read_text(), re.M))
     assert rules == paper_rules | {"outcome_process", "report", "all"}
+
+
+# Measured quantities that are wall-clock timings (they move between runs; their claims state a band).
+TIMING_METRICS = ("inference_ratio_to_deepar",)
+
+
+def test_a_second_run_in_another_outdir_gives_the_same_numbers_and_verdicts(smoke_outdir, run_snakemake, tmp_path):
+    """Same code, same machine, another outdir: every non-timing metric identical, every verdict equal."""
+    other = tmp_path / "again"
+    run_snakemake("--cores", "2", "--configfile", "config/smoke.yaml", "--config", f"outdir={other}", "--", "timemcl")
+    first = json.loads((smoke_outdir / "timemcl" / "metrics_summary.json").read_text())
+    second = json.loads((other / "timemcl" / "metrics_summary.json").read_text())
+    assert first.keys() == second.keys()
+    moved = [k for k in first if first[k] != second[k] and k not in TIMING_METRICS]
+    assert moved == []
+    verdicts = lambda out: {c["id"]: c["verdict"] for c in json.loads((out / "timemcl" / "claims.json").read_text())["claims"]}  # noqa: E731
+    assert verdicts(smoke_outdir) == verdicts(other)
