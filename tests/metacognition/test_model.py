@@ -1,0 +1,73 @@
+"""The illustrative learner: bounds and monotone competence, reproducibility, world invariants, tuning protocol."""
+import numpy as np
+import pytest
+
+from methods.common.io import read_json
+from methods.metacognition import model as M
+from methods.metacognition.pipeline import candidates, claims_metrics, run_experiment
+
+ENV = dict(steps=120, n_families=3, n_strategies=3, rate_low=0.01, rate_high=0.04, weak_effect=0.15,
+           obs_noise=0.02, distractor_noise=0.2, distractor=True, switch_at=60, new_family_at=80)
+AGENT = dict(epsilon=0.1, step_size=0.2, monitor_rate=0.05, surprise_gain=1.0, decay=0.02, optimism=0.05)
+
+
+@pytest.mark.parametrize("kind", M.AGENTS)
+def test_competence_is_bounded_and_never_falls_without_forgetting(kind):
+    r = M.run(kind, M.Environment.from_dict(ENV), M.Agent.from_dict(AGENT), [0, 1, 2])
+    c = r["competence"]
+    assert ((0 <= c) & (c <= 1)).all()
+    # competence only rises; the mean drops only when the new (untrained) family joins the average
+    d = np.diff(c, axis=1)
+    d[:, ENV["new_family_at"] - 1] = 0
+    assert (d >= -1e-12).all()
+    assert set(np.unique(r["on_distractor"])) <= {0.0, 1.0}
+
+
+def test_same_seeds_same_runs_and_every_agent_meets_the_same_worlds():
+    env, agent = M.Environment.from_dict(ENV), M.Agent.from_dict(AGENT)
+    a, b = M.run("metacognitive", env, agent, [5, 6]), M.run("metacognitive", env, agent, [5, 6])
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    # the world depends on the seed only: the round robin sees the same rates whatever runs before it
+    w1 = M.draw_world(env, np.random.default_rng([5, 0]), 1)
+    w2 = M.draw_world(env, np.random.default_rng([5, 0]), 1)
+    assert all(np.array_equal(x, y) for x, y in zip(w1, w2))
+
+
+def test_world_invariants():
+    env = M.Environment.from_dict(ENV)
+    rate, before, after = M.draw_world(env, np.random.default_rng(0), 500)
+    assert (rate[:, -1] == 0).all() and (rate[:, :-1] >= ENV["rate_low"]).all()
+    assert (before != after).all()  # every family's best strategy changes at the switch
+    assert not M.available(env, 0)[ENV["n_families"] - 1] and M.available(env, ENV["new_family_at"]).all()
+
+
+def test_competence_follows_its_closed_form_under_round_robin():
+    """Practising k every K steps with a fixed strategy: c after n practices = 1 - (1 - rate*eff)^n."""
+    env = M.Environment.from_dict({**ENV, "distractor": False, "switch_at": None, "new_family_at": None,
+                                   "n_families": 2, "steps": 40})
+    r = M.run("round_robin", env, M.Agent.from_dict(AGENT), [3], fixed_strategy=1)
+    rate, best, _ = M.draw_world(env, np.random.default_rng([3, 0]), 1)
+    eff = np.where(best[0] == 1, 1.0, env.weak_effect)
+    expected = np.mean([1 - (1 - rate[0, k] * eff[k]) ** 20 for k in range(2)])
+    assert r["competence"][0, -1] == pytest.approx(expected)
+
+
+def test_bad_environment_is_named():
+    with pytest.raises(ValueError, match="switch_at=500"):
+        M.Environment.from_dict({**ENV, "switch_at": 500})
+    with pytest.raises(ValueError, match="agent 'oracle'"):
+        M.run("oracle", M.Environment.from_dict(ENV), M.Agent.from_dict(AGENT), [0])
+
+
+def test_every_agent_is_tuned_over_its_grid_and_tuning_seeds_are_held_out(tmp_path):
+    grid = {"epsilon": [0.05, 0.1], "surprise_gain": [0.0, 1.0]}
+    assert len(candidates("metacognitive", AGENT, grid, 3)) == 4
+    assert len(candidates("no_evaluation", AGENT, grid, 3)) == 2
+    assert [s for _, s in candidates("weakest", AGENT, grid, 3)] == [0, 1, 2]
+    with pytest.raises(ValueError, match="disjoint"):
+        run_experiment(ENV, AGENT, grid, [0, 1], [1, 2], str(tmp_path / "m.json"), str(tmp_path / "c.npz"))
+    run_experiment(ENV, AGENT, grid, [10], [0, 1], str(tmp_path / "m.json"), str(tmp_path / "c.npz"))
+    m = claims_metrics(read_json(tmp_path / "m.json"))
+    for kind in M.AGENTS:
+        assert len(m[f"auc_{kind}"]) == 2 and len(m[f"post_switch_auc_{kind}"]) == 2
+    assert len(m["stationary_best_fixed_auc"]) == 2
