@@ -82,10 +82,13 @@ def make_figures(metrics_json: str, curves_npz: str, switch_at: int | None, new_
     with np.load(curves_npz, allow_pickle=False) as z:
         curves = {k: z[k] for k in z.files}
     fig, axes = new_figure(1, 2, width=11, height=3.6)
+    colors = {kind: f"C{i}" for i, kind in enumerate(AGENTS)}  # one colour per agent in both panels
     for ax, setting in zip(axes, ("changing", "stationary")):
         for kind in doc[setting]:
             c = curves[f"{setting}/{kind}"]
-            ax.plot(c.mean(axis=0), label=kind)
+            # the full agent drawn dashed on top: a tuned ablation can coincide with it
+            style = {"ls": "--", "lw": 2.2, "zorder": 3} if kind == "metacognitive" else {}
+            ax.plot(c.mean(axis=0), label=kind, color=colors[kind], **style)
         if setting == "changing":
             for x, label in ((switch_at, "strategies switch"), (new_family_at, "new family")):
                 if x is not None:
@@ -94,7 +97,7 @@ def make_figures(metrics_json: str, curves_npz: str, switch_at: int | None, new_
         ax.set_xlabel("practice step")
         ax.set_ylabel("mean competence (learnable families)")
         ax.set_title(f"{setting} environment (illustrative)")
-    axes[0].legend(fontsize=7)
+        ax.legend(fontsize=7)
     save_figure(fig, curves_png)
 
     fig, ax = new_figure(width=6, height=3.6)
