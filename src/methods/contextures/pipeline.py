@@ -1,0 +1,162 @@
+"""What each step of the contextures DAG does (workflow/rules/contextures.smk); one function per script."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from methods.common.claims import evaluate_claims, load_declaration, write_claims
+from methods.common.io import log, read_json, write_json
+from methods.common.plotting import new_figure, save_figure
+
+from . import spectral as S
+from .encoder import train_encoder
+
+DECLARATION = Path(__file__).with_name("claims.yaml")
+SKLEARN_SETS = ("breast_cancer", "wine", "digits", "diabetes", "iris")
+
+
+def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(standardised features, standardised targets (n, c)) of a tabular set that ships with scikit-learn.
+
+    Classification labels become centred one-hot targets (the probe's MSE is then a Brier-type error)."""
+    import sklearn.datasets as D
+
+    if name not in SKLEARN_SETS:
+        raise ValueError(f"contextures dataset {name!r}: known {SKLEARN_SETS} (bundled with scikit-learn)")
+    x, y = getattr(D, f"load_{name}")(return_X_y=True)
+    x = (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1.0)
+    if name == "diabetes":
+        y = ((y - y.mean()) / y.std())[:, None]
+    else:
+        y = np.eye(int(y.max()) + 1)[y.astype(int)]
+        y = y - y.mean(0)
+    return x, y
+
+
+def split(n: int, fractions: dict, max_pretrain: int, seed: int) -> dict[str, np.ndarray]:
+    """Disjoint pretrain / downstream / test index sets drawn with `seed`."""
+    idx = np.random.default_rng(seed).permutation(n)
+    n_pre = min(max_pretrain, int(fractions["pretrain"] * n))
+    n_down = int(fractions["downstream"] * n)
+    return {"pretrain": idx[:n_pre], "downstream": idx[n_pre:n_pre + n_down], "test": idx[n_pre + n_down:]}
+
+
+def levels_of(kind: str, levels: list[float], x: np.ndarray) -> list[float]:
+    """KNN levels are neighbour counts; RBF levels scale 1 / median squared distance."""
+    if kind == "knn":
+        return [int(k) for k in levels if int(k) < len(x)]
+    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    med = np.median(d2[np.triu_indices(len(x), 1)])
+    return [float(c) / med for c in levels]
+
+
+def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max) -> dict:
+    """tau and err_{d*} of one context (Section 5.3 protocol)."""
+    xp = x[parts["pretrain"]]
+    spec = S.spectrum(S.context_matrix(kind, xp, xp, level))
+    d0 = min(d0_max, len(xp) // 2)
+    tau, d_star_pred = S.tau_metric(spec["s"], beta, d0)
+    down = S.context_matrix(kind, x[parts["downstream"]], xp, level)
+    test = S.context_matrix(kind, x[parts["test"]], xp, level)
+    errs = {}
+    for d in d_grid:
+        if d >= min(d0, len(spec["s"]) - 1):
+            break
+        errs[d] = S.ridge_probe_error(S.extend(down, spec, d), y[parts["downstream"]],
+                                      S.extend(test, spec, d), y[parts["test"]], ridge_alpha)
+    s2 = spec["s"][1:d0] ** 2
+    decay = -np.polyfit(np.arange(1, len(s2) + 1), np.log(np.clip(s2, 1e-12, None)), 1)[0]
+    return {"kind": kind, "level": level, "tau": tau, "d_tau": d_star_pred, "err": min(errs.values()),
+            "d_err": min(errs, key=errs.get), "decay": float(decay), "s_top": spec["s"][:8].tolist()}
+
+
+def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict, max_pretrain: int,
+                d_grid: list[int], ridge_alpha: float, beta: float, d0_max: int, out_json: str) -> None:
+    """Every context of one dataset on every split seed: tau, err_{d*}, their Pearson correlation."""
+    x, y = load_dataset(dataset)
+    runs = []
+    for seed in seeds:
+        parts = split(len(x), fractions, max_pretrain, seed)
+        rows = []
+        for kind, levels in contexts.items():
+            for level in levels_of(kind, levels, x[parts["pretrain"]]):
+                rows.append(evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max))
+        tau, err = np.array([r["tau"] for r in rows]), np.array([r["err"] for r in rows])
+        pearson = float(np.corrcoef(tau, err)[0, 1])
+        knn_err = [r["err"] for r in rows if r["kind"] == "knn"]
+        interior = 0 < int(np.argmin(knn_err)) < len(knn_err) - 1
+        runs.append({"seed": seed, "contexts": rows, "pearson": pearson, "knn_interior_minimum": interior,
+                     "pearson_decay": float(np.corrcoef([r["decay"] for r in rows], err)[0, 1])})
+        log(f"{dataset} seed {seed}: Pearson(tau, err) = {pearson:.3f}; KNN minimum interior: {interior}")
+    write_json(out_json, {"dataset": dataset, "n": len(x), "runs": runs})
+
+
+def run_scaling(dataset: str, k: int, d: int, widths: list[int], depth: int, steps: int, lr: float,
+                seeds: list[int], fractions: dict, max_pretrain: int, threads: int, out_json: str) -> None:
+    """CCA between MLP encoders trained on the spectral objective and the exact top-d functions, vs width."""
+    import torch
+
+    torch.set_num_threads(threads)
+    x, _ = load_dataset(dataset)
+    out = {"dataset": dataset, "k": k, "d": d, "widths": list(widths), "cca": {}}
+    for seed in seeds:
+        xp = x[split(len(x), fractions, max_pretrain, seed)["pretrain"]]
+        p_plus = S.knn_context(xp, xp, k)
+        exact = S.spectrum(p_plus)["mu"][:, 1:d + 1]
+        out["cca"][str(seed)] = []
+        for w in widths:
+            phi = train_encoder(xp, p_plus, d, w, depth, steps, lr, seed)
+            out["cca"][str(seed)].append(S.mean_cca(phi, exact))
+        log(f"seed {seed}: CCA vs width {dict(zip(widths, np.round(out['cca'][str(seed)], 3)))}")
+    write_json(out_json, out)
+
+
+def make_figures(dataset_jsons: list[str], scaling_json: str, metric_png: str, scaling_png: str) -> None:
+    docs = [read_json(f) for f in dataset_jsons]
+    fig, axes = new_figure(1, len(docs), width=3.2 * len(docs), height=3.2, squeeze=False)
+    for ax, doc in zip(axes[0], docs):
+        run = doc["runs"][0]
+        for kind, marker in (("knn", "o"), ("rbf", "s")):
+            pts = [(r["tau"], r["err"]) for r in run["contexts"] if r["kind"] == kind]
+            ax.scatter(*zip(*pts), marker=marker, label=kind, alpha=0.8)
+        ax.set_title(f"{doc['dataset']} (Pearson {run['pearson']:.2f})")
+        ax.set_xlabel("context metric tau")
+        ax.set_ylabel("probe error err_d*")
+    axes[0][0].legend()
+    save_figure(fig, metric_png)
+    sc = read_json(scaling_json)
+    fig, ax = new_figure(width=5, height=3.5)
+    for seed, vals in sc["cca"].items():
+        ax.plot(sc["widths"], vals, marker="o", alpha=0.7, label=f"seed {seed}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("encoder width")
+    ax.set_ylabel(f"mean CCA to the exact top-{sc['d']} functions")
+    ax.set_title(f"{sc['dataset']}, KNN context K={sc['k']}")
+    ax.legend()
+    save_figure(fig, scaling_png)
+
+
+def claims_metrics(dataset_jsons: list[str], scaling_json: str) -> dict:
+    """Per split seed: Pearson mean / median / positive share over datasets, U-shape share; CCA by width."""
+    docs = [read_json(f) for f in dataset_jsons]
+    n_seeds = len(docs[0]["runs"])
+    pear = np.array([[doc["runs"][i]["pearson"] for doc in docs] for i in range(n_seeds)])  # (seeds, datasets)
+    m = {"pearson_mean": pear.mean(1).tolist(), "pearson_median": np.median(pear, 1).tolist(),
+         "pearson_positive_share": (pear > 0).mean(1).tolist(),
+         "ushape_share": [float(np.mean([doc["runs"][i]["knn_interior_minimum"] for doc in docs]))
+                          for i in range(n_seeds)]}
+    for doc in docs:
+        m[f"pearson_{doc['dataset']}"] = [r["pearson"] for r in doc["runs"]]
+    sc = read_json(scaling_json)
+    cca = np.array([sc["cca"][s] for s in sorted(sc["cca"], key=int)])  # (seeds, widths)
+    m["cca_smallest_width"], m["cca_largest_width"] = cca[:, 0].tolist(), cca[:, -1].tolist()
+    m["cca_last_doubling_gain"] = (cca[:, -1] - cca[:, -2]).tolist()
+    return m
+
+
+def write_paper_claims(dataset_jsons: list[str], scaling_json: str, scale: str, claims_path: str,
+                       summary_path: str) -> None:
+    m = claims_metrics(dataset_jsons, scaling_json)
+    write_json(summary_path, m)
+    write_claims(claims_path, evaluate_claims(load_declaration(DECLARATION), m, scale))

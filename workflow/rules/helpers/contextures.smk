@@ -1,0 +1,22 @@
+# Config checks and input functions used by workflow/rules/contextures.smk (its rules live there).
+
+CX = config["contextures"]
+CX_OUT = paper_dir("contextures")
+if CX["split"]["pretrain"] + CX["split"]["downstream"] >= 1:
+    raise ValueError(
+        "config contextures.split: pretrain + downstream must be below 1 (the rest is the test set); "
+        f"got {CX['split']['pretrain']} + {CX['split']['downstream']}"
+    )
+if len(CX["scaling"]["widths"]) < 2 or sorted(CX["scaling"]["widths"]) != CX["scaling"]["widths"]:
+    raise ValueError(
+        "config contextures.scaling.widths: at least two widths in increasing order "
+        f"(the claims compare the largest with the smallest and the last doubling); got {CX['scaling']['widths']}"
+    )
+
+
+def cx_dataset_files():
+    return expand(f"{CX_OUT}/datasets/{{dataset}}.json", dataset=CX["datasets"])
+
+
+def cx_figures():
+    return [f"{CX_OUT}/figures/{n}.png" for n in ("metric_vs_error", "cca_vs_width")]

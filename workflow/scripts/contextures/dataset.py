@@ -1,0 +1,19 @@
+"""One dataset: every KNN / RBF context on every split seed (tau, err_d*, their Pearson correlation)."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.contextures.pipeline import run_dataset
+
+run_dataset(
+    dataset=snakemake.wildcards.cx_dataset,
+    contexts=dict(snakemake.params.contexts),
+    seeds=list(snakemake.params.seeds),
+    fractions=dict(snakemake.params.split),
+    max_pretrain=snakemake.params.max_pretrain,
+    d_grid=list(snakemake.params.d_grid),
+    ridge_alpha=snakemake.params.ridge_alpha,
+    beta=snakemake.params.beta,
+    d0_max=snakemake.params.d0_max,
+    out_json=snakemake.output.metrics,
+)
