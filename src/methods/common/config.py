@@ -27,13 +27,24 @@ def _strict_validator(schema: dict, registry):
     def is_number(_, x):
         return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
+    def properties_with_defaults(validator, properties, instance, schema):
+        # as Snakemake's validate(set_default=True): a key left out takes the schema's default
+        if isinstance(instance, dict):
+            for key, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub:
+                    instance.setdefault(key, sub["default"])
+        yield from base.VALIDATORS["properties"](validator, properties, instance, schema)
+
     checker = base.TYPE_CHECKER.redefine_many({"integer": is_integer, "number": is_number})
-    return jsonschema.validators.extend(base, type_checker=checker)(schema, registry=registry)
+    strict = jsonschema.validators.extend(base, validators={"properties": properties_with_defaults},
+                                          type_checker=checker)
+    return strict(schema, registry=registry)
 
 
 def validate_config(config: dict, schema_path) -> None:
     """Validate the workflow config against workflow/schemas/config.schema.yaml (and the per-paper files
-    it references), raising ValueError naming each offending key and what it must be."""
+    it references), filling in the schema's defaults, and raise ValueError naming each offending key
+    and what it must be."""
     from pathlib import Path
 
     import yaml
