@@ -32,7 +32,7 @@ def _check_workflow_profile(argv):
                 )
                 raise ValueError(
                     f"--workflow-profile {value}: no such profile (Snakemake would silently use none); "
-                    f"profiles here: {', '.join('profiles/' + k for k in known)}"
+                    f"profiles here: {', '.join(f'profiles/{k}' for k in known)}"
                 )
 
 
