@@ -7,7 +7,10 @@ if CX["split"]["pretrain"] + CX["split"]["downstream"] >= 1:
         "config contextures.split: pretrain + downstream must be below 1 (the rest is the test set); "
         f"got {CX['split']['pretrain']} + {CX['split']['downstream']}"
     )
-if len(CX["scaling"]["widths"]) < 2 or sorted(CX["scaling"]["widths"]) != CX["scaling"]["widths"]:
+if (
+    len(CX["scaling"]["widths"]) < 2
+    or sorted(CX["scaling"]["widths"]) != CX["scaling"]["widths"]
+):
     raise ValueError(
         "config contextures.scaling.widths: at least two widths in increasing order "
         f"(the claims compare the largest with the smallest and the last doubling); got {CX['scaling']['widths']}"
