@@ -1,0 +1,20 @@
+"""Closed-form bridge (Brownian or OU): neural bridge, guided proposal and exact theta*."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.neural_bridges.pipeline import linear_job
+
+linear_job(
+    process=snakemake.wildcards.process,
+    spec=dict(snakemake.params.spec),
+    eps=snakemake.params.eps,
+    seeds=list(snakemake.params.seeds),
+    hidden=list(snakemake.params.hidden),
+    train=dict(snakemake.params.train),
+    n_eval=snakemake.params.n_eval,
+    eval_times=list(snakemake.params.eval_times),
+    threads=snakemake.threads,
+    out_json=snakemake.output.metrics,
+    out_npz=snakemake.output.arrays,
+)
