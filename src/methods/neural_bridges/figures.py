@@ -47,7 +47,7 @@ def cell_figure(data: dict[str, dict], path: str) -> None:
             p = p[0] if p.ndim == 4 else p
             ax.plot(ts, p[..., 0].T, color="C0", lw=0.5, alpha=0.6)
             ax.plot(ts, p[..., 1].T, color="C3", lw=0.5, alpha=0.6)
-            ax.set_title(f"{ev}: {LABELS[name]} (X1 blue, X2 red)")
+            ax.set_title(f"{ev}: {LABELS[name]}")
             ax.set_xlabel("t")
             lo, hi = np.nanpercentile(d["pcn_paths"], [0.5, 99.5])
             ax.set_ylim(lo - 0.5, hi + 0.5)
@@ -58,7 +58,7 @@ def cell_figure(data: dict[str, dict], path: str) -> None:
             mean, sd = (mean[0], sd[0]) if mean.ndim == 3 else (mean, sd)
             ax.plot(ts, mean[:, 0], color=COLORS[name], label=LABELS[name])
             ax.fill_between(ts, mean[:, 0] - sd[:, 0], mean[:, 0] + sd[:, 0], color=COLORS[name], alpha=0.12)
-        ax.set_title(f"{ev}: X1 marginal mean ± sd (seed 0)")
+        ax.set_title(f"{ev}: X1 mean ± sd")
         ax.set_xlabel("t")
         lo, hi = np.nanpercentile(d["pcn_paths"], [0.5, 99.5])
         ax.set_ylim(lo - 0.5, hi + 0.5)
