@@ -69,7 +69,7 @@ def plot_lattice(semantics: dict, path: str) -> None:
     ax1.set_xticks([])
     ax1.set_ylabel("#rejected - #accepted worlds")
     size = lat["sizes"]["2"]
-    ax1.set_title(f"entailment (arrow: entails, loss >=); n=2: {size['structures']} structures, "
+    ax1.set_title(f"entailment (upper entails lower: loss >=); n=2: {size['structures']} structures, "
                   f"{size['distinct_loss_functions']} distinct losses", fontsize=8)
     save_figure(fig, path)
 

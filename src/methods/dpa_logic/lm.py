@@ -113,7 +113,7 @@ def train_lm(base_model, tokenizer, train: list[dict], test: list[dict], loss: s
         opt.zero_grad()
         value.backward()
         opt.step()
-        losses.append(float(value))
+        losses.append(float(value.detach()))
         if step % max(1, steps // 5) == 0:
             log(f"lm {loss} seed {seed} step {step}: loss {losses[-1]:.4f}")
     model.eval()

@@ -29,7 +29,11 @@ for _section in ("tabular", "lm"):
                 f"config dpa_logic.{_section}.hparams.{_loss}: {_loss} is not in dpa_logic.{_section}.losses; "
                 "remove the override or add the loss."
             )
-if DPA["lm"]["enabled"] and DPA["lm"]["dataset"]["path"] == "json" and not DPA["lm"]["dataset"]["data_files"]:
+if (
+    DPA["lm"]["enabled"]
+    and DPA["lm"]["dataset"]["path"] == "json"
+    and not DPA["lm"]["dataset"]["data_files"]
+):
     raise ValueError(
         "config dpa_logic.lm.dataset: path json needs data_files (a local .jsonl with prompt, chosen, rejected)."
     )
