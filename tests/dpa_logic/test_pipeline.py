@@ -1,0 +1,87 @@
+"""The DAG's steps end to end at toy size, and the full-scale LM step offline on a tiny random Llama
+loaded through from_pretrained, with a local jsonl through datasets.load_dataset."""
+import json
+
+import pytest
+
+from methods.common.claims import validate_claims
+from methods.dpa_logic import pipeline
+
+TASK = dict(n_prompts=3, n_responses=4, pairs_per_prompt=3, reward_scale=2.0, init_scale=0.5, max_length=3)
+LOSSES = ["dpo", "orpo_or", "dpo_strict", "orpo_strict", "orpo_lenient", "cpo"]
+
+
+def test_steps_write_claims(tmp_path):
+    pipeline.semantics_experiment(50, 0, 2, 10, tmp_path / "semantics.json")
+    files = {}
+    for policy, dim in {"shared": 2, "free": 4}.items():
+        files[policy] = []
+        for seed in (0, 1):
+            f = tmp_path / f"{policy}{seed}.json"
+            pipeline.tabular_experiment(seed, policy, {**TASK, "feature_dim": dim}, LOSSES, {}, 3, 0.05, 1, f)
+            files[policy].append(str(f))
+    pngs = [tmp_path / f"{k}.png" for k in ("decompile", "lattice", "training")]
+    pipeline.make_figures(tmp_path / "semantics.json", files, *pngs)
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    pipeline.write_paper_claims(tmp_path / "semantics.json", files, "smoke", tmp_path / "claims.json",
+                                tmp_path / "summary.json")
+    doc = json.loads((tmp_path / "claims.json").read_text())
+    validate_claims(doc)
+    by_id = {c["id"]: c for c in doc["claims"]}
+    assert by_id["lattice_size"]["verdict"] == "reproduced"
+    assert by_id["compiled_equals_closed_simpo"]["verdict"] == "reproduced"
+    assert "strict_variant_raises_winner_free_dpo_strict" in by_id
+    assert "lenient_variant_lowers_winner_shared_orpo_lenient" in by_id
+
+
+def test_bad_hparams_named(tmp_path):
+    with pytest.raises(ValueError, match="hparams.dpo"):
+        pipeline.tabular_experiment(0, "shared", {**TASK, "feature_dim": 2}, ["dpo"], {"dpo": {"gamma": 1.0}}, 1,
+                                    0.1, 1, tmp_path / "x.json")
+    with pytest.raises(ValueError, match="no preference structure"):
+        pipeline.tabular_experiment(0, "shared", {**TASK, "feature_dim": 2}, ["ipo"], {}, 1, 0.1, 1,
+                                    tmp_path / "x.json")
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory):
+    """A random tiny Llama and a BPE tokenizer saved with save_pretrained; a local preference jsonl."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from methods.common.lm.tokenizer import train_bpe
+
+    root = tmp_path_factory.mktemp("dpa_lm")
+    rows = [{"prompt": f"question {i}: which colour is the sky?", "chosen": f"blue, answer {i}",
+             "rejected": [{"role": "user", "content": "q"}, {"role": "assistant", "content": f"green {i} no"}]}
+            for i in range(12)]
+    text = root / "text.txt"
+    text.write_text("\n".join(f"{r['prompt']} {r['chosen']} green no" for r in rows) * 5)
+    tok = train_bpe(text, 300, root / "model")
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                      eos_token_id=tok.eos_token_id, bos_token_id=tok.bos_token_id)
+    LlamaForCausalLM(cfg).save_pretrained(root / "model", safe_serialization=True)
+    data = root / "prefs.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows))
+    return root
+
+
+def test_lm_step_offline(tiny_lm, tmp_path):
+    out = tmp_path / "lm.json"
+    pipeline.lm_experiment(str(tiny_lm / "model"), {"path": "json", "data_files": str(tiny_lm / "prefs.jsonl"),
+                                                    "split": "train"},
+                           n_train=8, n_test=4, max_prompt=16, max_response=8, losses=["dpo", "orpo_strict"],
+                           hparams={}, steps=2, batch_size=4, lr=1e-3, seeds=[0], device="cpu", out_json=out)
+    doc = json.loads(out.read_text())
+    assert set(doc["runs"]) == {"dpo", "orpo_strict"}
+    r = doc["runs"]["dpo"][0]
+    assert len(r["loss_curve"]) == 2 and r["loss_curve"][0] == pytest.approx(0.6931471805599453, abs=1e-6)
+    assert 0.0 <= r["test_reward_accuracy"] <= 1.0
+
+
+def test_lm_step_too_few_pairs(tiny_lm, tmp_path):
+    with pytest.raises(ValueError, match="fewer than n_train"):
+        pipeline.lm_experiment(str(tiny_lm / "model"), {"path": "json", "data_files": str(tiny_lm / "prefs.jsonl"),
+                                                        "split": "train"},
+                               n_train=10, n_test=10, max_prompt=16, max_response=8, losses=["dpo"], hparams={},
+                               steps=1, batch_size=4, lr=1e-3, seeds=[0], device="cpu", out_json=tmp_path / "x.json")
