@@ -45,8 +45,9 @@ def test_prepare_series_full_scale_goes_through_gluonts_loader(tmp_path):
 
 
 def _method(distortion, inference=1.0, collapsed=0):
-    return {"distortion": distortion, "crps_sum": 2 * distortion, "mixture_rmse": 3 * distortion,
-            "inference_seconds": inference, "collapsed_heads": collapsed}
+    return {"distortion": distortion, "crps_sum": 2 * distortion, "crps": 4 * distortion,
+            "mixture_rmse": 3 * distortion, "total_variation": 5 * distortion, "inference_seconds": inference,
+            "collapsed_heads": collapsed}
 
 
 def test_claims_metrics_names_match_the_declaration(tmp_path):
@@ -69,9 +70,14 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
     write_json(sweep, {"variant": "annealed", "table": [
         {"key": "annealed", "K": 1, "values": [3.0, 3.0]}, {"key": "annealed", "K": 8, "values": [1.0, 2.0]},
         {"key": "deepar", "K": 1, "values": [4.0, 4.0]}]})
-    m = pipeline.claims_metrics(main, toy_files, str(sweep), datasets, variants, "annealed")
+    official = tmp_path / "official_toy.json"
+    write_json(official, {"seeds": [{"seed": s, "K": 10, "distortion_ratio": 1.05 + s, "min_win_rate": 0.05,
+                                     "score_mass_gap_mean": 0.02} for s in (1, 0)]})
+    m = pipeline.claims_metrics(main, toy_files, str(sweep), datasets, variants, "annealed", str(official))
     assert m["distortion_d1_timemcl"] == [0.5, 0.5] and m["distortion_d2_deepar"] == [0.8, 0.8]
-    assert m["crps_d1_wta"] == [2.0, 2.0] and m["rmse_d2_annealed"] == [1.5, 1.5]
+    assert m["crpssum_d1_wta"] == [2.0, 2.0] and m["crps_d1_wta"] == [4.0, 4.0] and m["rmse_d2_annealed"] == [1.5, 1.5]
+    assert m["tv_d2_deepar"] == [4.0, 4.0]
+    assert m["official_toy_ratio"] == [1.05, 2.05]  # seed order, not file order
     assert m["collapsed_wta"] == [2.0, 2.0] and m["collapsed_annealed"] == [0.0, 0.0]
     assert m["inference_ratio_to_deepar"] == pytest.approx([2.0, 2.0])
     assert m["toy_worst_ratio"] == pytest.approx([1.3, 1.3])
@@ -88,6 +94,10 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
     assert verdicts["toy_heads_quantize"] == "not_reproduced"  # 1.3 >= 1.25 on both seeds
     assert verdicts["relaxations_reduce_collapse"] == "reproduced"
     assert verdicts["light_inference_cost"] == "reproduced"
+    assert verdicts["official_toy_near_quantizer"] == "inconclusive"  # 1.05 on seed 0, 2.05 on seed 1
+    assert verdicts["official_toy_every_head_wins"] == "reproduced"  # 0.05 * 10 >= 0.25
+    assert verdicts["crps_sum_below_deepar_d1"] == "reproduced"  # annealed 1.0 vs DeepAR 1.6
+    assert verdicts["smoother_than_samples_d1"] == "reproduced"  # TV 2.5 vs 4.0
 
 
 def _ramp_csv(path, T=100):

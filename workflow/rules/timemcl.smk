@@ -170,6 +170,32 @@ rule timemcl_toy:
         "../scripts/timemcl/toy.py"
 
 
+rule timemcl_official_toy:
+    input:
+        code=script_code("timemcl/official_toy.py"),
+    output:
+        metrics=f"{TM_OUT}/official_toy.json",
+        figure=report(
+            f"{TM_OUT}/figures/official_toy.png",
+            caption="../report/timemcl_official_toy.rst",
+            category="timemcl",
+            subcategory="synthetic",
+        ),
+    log:
+        log_path("timemcl", "official_toy"),
+    benchmark:
+        benchmark_path("timemcl", "official_toy")
+    threads: 1
+    resources:
+        mem_mb=at_scale(2000, 16000),
+        runtime=at_scale(10, 120),
+    params:
+        cfg=TM["official_toy"],
+        seeds=TM["seeds"],
+    script:
+        "../scripts/timemcl/official_toy.py"
+
+
 rule timemcl_toy_figure:
     input:
         heads=f"{TM_OUT}/toy/{{process}}_s{TM['seeds'][0]}.heads.npz",
@@ -221,6 +247,7 @@ rule timemcl_claims:
     input:
         main=tm_main_metrics(),
         toy=tm_toy_metrics(),
+        official_toy=rules.timemcl_official_toy.output.metrics,
         sweep=rules.timemcl_sweep_figure.output.table,
         figures=tm_figures(),
         declaration=f"{workflow.basedir}/src/methods/timemcl/claims.yaml",

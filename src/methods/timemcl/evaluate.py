@@ -74,7 +74,8 @@ def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = No
 
 def evaluate_forecaster(kind: str, model, contexts: torch.Tensor, targets: torch.Tensor, n_samples: int | None = None,
                         season: int | None = None, seed: int = 0) -> dict:
-    """Distortion, CRPS-sum, marginal CRPS, mixture RMSE, inference time per window, parameter count.
+    """Distortion, CRPS-sum, marginal CRPS, mixture RMSE, total variation of the trajectories, inference
+    time per window, parameter count.
 
     For timemcl also `collapsed_heads`: heads that are the best hypothesis on none of these windows
     (and `win_counts`, how often each head wins).
@@ -88,6 +89,7 @@ def evaluate_forecaster(kind: str, model, contexts: torch.Tensor, targets: torch
         "crps_sum": metrics.weighted_crps_sum(hyps, weights, targets_np),
         "crps": metrics.weighted_crps(hyps, weights, targets_np),
         "mixture_rmse": metrics.mixture_rmse(hyps, weights, targets_np),
+        "total_variation": metrics.total_variation(hyps),
         "inference_seconds": seconds / len(targets_np),
         "n_parameters": count_parameters(model) if kind != "seasonal_naive" else 0,
         "n_hypotheses": int(hyps.shape[1]),

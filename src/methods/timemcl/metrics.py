@@ -24,15 +24,20 @@ def _check(hyps: np.ndarray, target: np.ndarray, weights: np.ndarray | None = No
 
 
 def per_window_min_rmse(hyps, target) -> np.ndarray:
-    """min_k RMSE(x_k, y) over H and D for each window: (N,)."""
+    """min_k sqrt(sum_d mean_t (x_k - y)^2) for each window: (N,).
+
+    The authors' D_2 (official `distorsion` / personnalized_evaluator): the squared error is averaged
+    over the horizon and *summed* over the dimensions inside the square root, then the minimum over
+    hypotheses is taken per window.
+    """
     hyps, target = _np(hyps), _np(target)
     _check(hyps, target)
-    rmse = np.sqrt(((hyps - target[:, None]) ** 2).mean(axis=(2, 3)))  # (N, K)
+    rmse = np.sqrt(((hyps - target[:, None]) ** 2).mean(axis=2).sum(axis=2))  # (N, K)
     return rmse.min(axis=1)
 
 
 def distortion(hyps, target) -> float:
-    """Mean over windows of the best hypothesis' RMSE (paper Sec. 5, 'Distortion': quantization error)."""
+    """D_2 = (1/N) sum_i min_k sqrt(sum_d (1/H) sum_t (x - x_hat)^2): the quantization error (paper Sec. 5)."""
     return float(per_window_min_rmse(hyps, target).mean())
 
 
@@ -41,6 +46,16 @@ def winners(hyps, target) -> np.ndarray:
     hyps, target = _np(hyps), _np(target)
     _check(hyps, target)
     return ((hyps - target[:, None]) ** 2).mean(axis=(2, 3)).argmin(axis=1)
+
+
+def total_variation(trajectories) -> float:
+    """Mean total variation sum_t |x_{t+1} - x_t| of trajectories (N, K, H, D), averaged over N, K and D.
+
+    The smoothness measure of the paper's smoothness comparison (hypotheses vs samples).
+    """
+    x = _np(trajectories)
+    assert x.ndim == 4, f"expected trajectories (N, K, H, D), got {x.shape}"
+    return float(np.abs(np.diff(x, axis=2)).sum(axis=2).mean())
 
 
 def crps_weighted_elementwise(samples, weights, target) -> np.ndarray:

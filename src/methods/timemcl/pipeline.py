@@ -17,7 +17,7 @@ from methods.common.claims import evaluate_claims, load_declaration, write_claim
 from methods.common.data import read_wheel_member
 from methods.common.io import atomic_path, load_torch, log, read_json, save_torch, set_seed, write_json
 
-from . import data, figures, metrics, toy
+from . import data, figures, metrics, official_toy, toy
 from .evaluate import evaluate_forecaster, predict
 from .model import ModelConfig
 from .train import TrainConfig, load_checkpoint, make_checkpoint, train_deepar, train_timemcl
@@ -183,6 +183,24 @@ def run_toy(process: str, seed: int, toy_cfg: dict, model_params: dict, train_pa
                  **{f"heads_{v}": forecasts[v][0, :, :, 0] for v in variants})
 
 
+def run_official_toy(cfg: dict, seeds: list[int], out_json: str, out_png: str) -> None:
+    """The authors' Brownian toy (official_toy.py) for every seed: distortion vs the k-means quantizer,
+    head win rates, scores vs Voronoi masses (Prop. 5.2). One job: the seeds share the start-up cost."""
+    torch.set_num_threads(1)
+    docs = []
+    for seed in seeds:
+        set_seed(seed)
+        model, losses = official_toy.train_toy(cfg, seed)
+        doc = official_toy.evaluate_toy(model, cfg, seed)
+        doc["final_loss"] = losses[-1]
+        log(f"official toy seed {seed}: distortion {doc['distortion_timemcl']:.5f} vs quantizer "
+            f"{doc['distortion_quantizer']:.5f} (ratio {doc['distortion_ratio']:.3f}), min win rate "
+            f"{doc['min_win_rate']:.3f}, score-mass gap {doc['score_mass_gap_mean']:.3f}")
+        docs.append(doc)
+    write_json(out_json, {"config": cfg, "seeds": docs})
+    figures.plot_official_toy(docs[0], out_png)
+
+
 def plot_toy_for(npz_path: str, variant: str, out_png: str, title: str) -> None:
     z = np.load(npz_path)
     figures.plot_toy_heads(z["t"], z["past"], z[f"heads_{variant}"], z["reference"], out_png, title=title)
@@ -206,11 +224,12 @@ def sweep_table(metrics_files: list[str], variant: str, out_png: str, out_json: 
 
 
 # evaluation metric -> the short name used in claims.yaml ("<short>_<dataset>_<method>")
-METRIC_NAMES = {"distortion": "distortion", "crps_sum": "crps", "mixture_rmse": "rmse"}
+METRIC_NAMES = {"distortion": "distortion", "crps": "crps", "crps_sum": "crpssum", "mixture_rmse": "rmse",
+                "total_variation": "tv"}
 
 
 def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str, datasets: list[str],
-                   variants: list[str], primary: str) -> dict[str, list[float]]:
+                   variants: list[str], primary: str, official_toy_json: str) -> dict[str, list[float]]:
     """The flat metric dict the claims in claims.yaml read; one value per seed (seeds sorted)."""
     m: dict[str, list[float]] = {}
 
@@ -244,6 +263,14 @@ def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str,
         for d in docs:
             put(f"toy_{d['process']}_ratio", d["distortion"]["ratio_to_reference"][primary])
 
+    toy_seeds = {d["seed"]: d for d in read_json(official_toy_json)["seeds"]}
+    for seed in seeds:
+        d = toy_seeds[seed]
+        put("official_toy_ratio", d["distortion_ratio"])
+        put("official_toy_min_win_rate", d["min_win_rate"])
+        put("official_toy_score_gap", d["score_mass_gap_mean"])
+        put("official_toy_K", d["K"])
+
     table = read_json(sweep_json)["table"]
     rows = sorted((r for r in table if r["key"] == primary), key=lambda r: r["K"])
     m["sweep_timemcl_first"] = rows[0]["values"]
@@ -252,8 +279,8 @@ def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str,
 
 
 def write_paper_claims(main_files, toy_files, sweep_json, datasets, variants, primary, scale,
-                       claims_path, summary_path) -> None:
-    measured = claims_metrics(main_files, toy_files, sweep_json, datasets, variants, primary)
+                       claims_path, summary_path, official_toy_json) -> None:
+    measured = claims_metrics(main_files, toy_files, sweep_json, datasets, variants, primary, official_toy_json)
     write_json(summary_path, measured)
     doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over={"dataset": datasets},
                           extra={"primary_variant": primary})

@@ -161,19 +161,22 @@ def _kmeans_pp_init(x: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarr
 
 
 def _lloyd_run(x: np.ndarray, centers: np.ndarray, n_iter: int) -> tuple[np.ndarray, float]:
+    """Lloyd iterations until the assignment stops changing (or n_iter); cell means by one matrix product."""
+    xx = (x * x).sum(1)
+    assign = None
     for _ in range(n_iter):
-        assign = _sq_dists(x, centers).argmin(axis=1)  # (N,)
-        new = centers.copy()
-        for k in range(len(centers)):
-            members = x[assign == k]
-            if len(members):
-                new[k] = members.mean(axis=0)
-            else:  # empty cell: move the center to the worst-served sample
-                new[k] = x[_sq_dists(x, new).min(axis=1).argmax()]
-        converged = np.allclose(new, centers, atol=1e-10, rtol=0)
-        centers = new
-        if converged:
+        d = np.maximum(xx[:, None] - 2.0 * x @ centers.T + (centers * centers).sum(1)[None, :], 0.0)
+        new_assign = d.argmin(axis=1)  # (N,)
+        if assign is not None and np.array_equal(new_assign, assign):
             break
+        assign = new_assign
+        counts = np.bincount(assign, minlength=len(centers))
+        onehot = np.zeros((len(x), len(centers)))
+        onehot[np.arange(len(x)), assign] = 1.0
+        sums = onehot.T @ x  # (K, H)
+        centers = sums / np.maximum(counts, 1)[:, None]
+        for k in np.flatnonzero(counts == 0):  # empty cell: move the center to the worst-served sample
+            centers[k] = x[_sq_dists(x, centers).min(axis=1).argmax()]
     return centers, float(_sq_dists(x, centers).min(axis=1).mean() / x.shape[1])
 
 

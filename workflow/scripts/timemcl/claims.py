@@ -15,4 +15,5 @@ write_paper_claims(
     scale=snakemake.params.scale,
     claims_path=snakemake.output.claims,
     summary_path=snakemake.output.summary,
+    official_toy_json=snakemake.input.official_toy,
 )
