@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.mm_alignment.pipeline import figures_job
+from methods.mm_alignment.figures import figures_job
 
 figures_job(
     synthetic_json={u: snakemake.input[f"synthetic_U{u}"] for u in snakemake.params.uniqueness},
