@@ -59,3 +59,23 @@ def test_two_views_of_digits_and_bad_source(tmp_path):
     assert l2.shape == (6, 8) and c2 == 3 and list(y2) == [0, 0, 1, 1, 2, 2]
     with pytest.raises(FileNotFoundError, match="mm_alignment.real.source.path"):
         load_two_views({"kind": "npz", "path": str(tmp_path / "missing.npz")})
+
+
+def test_hf_loader_on_a_local_stand_in(tmp_path):
+    """The full-scale path (datasets.load_dataset on an image set) on a parquet file built here."""
+    datasets = pytest.importorskip("datasets")
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    imgs = [Image.fromarray(rng.integers(0, 256, size=(6, 6), dtype=np.uint8)) for _ in range(8)]
+    ds = datasets.Dataset.from_dict({"image": imgs, "label": [0, 1] * 4},
+                                    features=datasets.Features({"image": datasets.Image(),
+                                                                "label": datasets.Value("int64")}))
+    ds.to_parquet(str(tmp_path / "train.parquet"))
+    src = {"kind": "hf", "path": "parquet", "data_files": str(tmp_path / "train.parquet"), "split": "train",
+           "max_samples": 6}
+    left, right, y, c = load_two_views(src)
+    assert left.shape == right.shape == (6, 18) and c == 2
+    assert np.allclose(left[0], np.asarray(imgs[0], dtype=float)[:, :3].ravel())
+    with pytest.raises(ValueError, match="image_column"):
+        load_two_views({**src, "image_column": "pixels"})
