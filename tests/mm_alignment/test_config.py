@@ -4,7 +4,6 @@ import pytest
 
 @pytest.mark.parametrize("text, named", [
     ("mm_alignment:\n  synthetic:\n    uniqueness: [3, 6]\n", "mm_alignment.synthetic.uniqueness"),
-    ("mm_alignment:\n  synthetic:\n    align: {n_align: 64, k: 64}\n", "mm_alignment.synthetic.align.k"),
 ])
 def test_bad_config_names_the_key(run_snakemake, tmp_path, text, named):
     bad = tmp_path / "bad.yaml"

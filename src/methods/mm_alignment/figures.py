@@ -2,6 +2,7 @@
 uniqueness per heterogeneity depth, and alignment against accuracy per encoder."""
 from __future__ import annotations
 
+import matplotlib
 import numpy as np
 
 from ..common.io import read_json
@@ -40,7 +41,7 @@ def figures_job(synthetic_json: dict[int, str], real_json: str, correlation_png:
 
     real = read_json(real_json)
     fig, axes = new_figure(1, 3, width=12.5, height=3.8)
-    cmap = __import__("matplotlib").colormaps["viridis"]
+    cmap = matplotlib.colormaps["viridis"]
     for j, m in enumerate(METRICS):
         for k, u in enumerate(us):
             pts = [(row["test_acc"], row[f"align_{m}"]) for r in runs if r["uniqueness"] == u
