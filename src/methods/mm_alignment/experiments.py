@@ -1,0 +1,190 @@
+"""The experiments of Tjandrasuwita et al. (ICML 2025): alignment of independently trained unimodal
+encoders across capacities, and its correlation with task performance (Sections 3-4).
+
+One modality's encoder is held fixed (official: the untransformed modality, depth 1); the other
+modality's encoder grows in capacity. For each capacity we record its test accuracy and its
+alignment with the fixed encoder (max over every pair of hidden layers, both metrics), then the
+Pearson correlation across capacities (official `scripts/analyze_rus.py` uses np.corrcoef).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from ..common.io import log
+from .encoders import MLPEncoder, TrainSpec, accuracy, hidden_states, stratified_split, train_encoder, zscore
+from .generator import (GeneratorSpec, apply_transform, build_distribution, heterogeneity_transforms,
+                        mutual_information, sample)
+from .metrics import METRICS, layer_pair_alignment, pearson
+
+SPLIT = (0.7, 0.15, 0.15)
+
+
+def _tensor(x: np.ndarray) -> torch.Tensor:
+    return torch.as_tensor(x, dtype=torch.float32)
+
+
+def _train(d_in, width, depth, n_classes, data, train: TrainSpec, seed: int) -> tuple[MLPEncoder, dict]:
+    torch.manual_seed(seed)
+    model = MLPEncoder(d_in, width, depth, n_classes)
+    gen = torch.Generator().manual_seed(seed)
+    info = train_encoder(model, data["x_tr"], data["y_tr"], data["x_va"], data["y_va"], train, gen)
+    info["test_acc"] = accuracy(model, data["x_te"], data["y_te"])
+    return model, info
+
+
+def _splits(x: np.ndarray, y: np.ndarray, idx) -> dict:
+    tr, va, te = idx
+    xz = zscore(x, tr)
+    yt = torch.as_tensor(y, dtype=torch.long)
+    return {"x_tr": _tensor(xz[tr]), "y_tr": yt[tr], "x_va": _tensor(xz[va]), "y_va": yt[va],
+            "x_te": _tensor(xz[te]), "y_te": yt[te], "x_all": xz}
+
+
+def best_alignment(hidden_a, hidden_b, k: int) -> dict[str, float]:
+    """Each metric's maximum over every (layer of A, layer of B) pair ('best' in the official code)."""
+    return {m: float(layer_pair_alignment(hidden_a, hidden_b, m, k).max()) for m in METRICS}
+
+
+def capacity_sweep(xa: np.ndarray, xb: np.ndarray, y: np.ndarray, n_classes: int, fixed: dict,
+                   varied: list[dict], train: TrainSpec, train_fixed: TrainSpec, n_align: int, k: int,
+                   seed: int, label: str) -> dict:
+    """Fixed encoder on modality A, one encoder per capacity on modality B; accuracy and alignment.
+
+    `fixed` and each entry of `varied` are {"width": w, "depth": L}. Alignment is computed on the
+    first n_align points of a seeded permutation of the test split (official: one batch of 512).
+    """
+    rng = np.random.default_rng(seed)
+    idx = stratified_split(y, SPLIT, rng)
+    data_a, data_b = _splits(xa, y, idx), _splits(xb, y, idx)
+    te = idx[2]
+    align_idx = te[rng.permutation(len(te))[:n_align]]
+    model_a, info_a = _train(xa.shape[1], fixed["width"], fixed["depth"], n_classes, data_a, train_fixed,
+                             seed * 1000 + 1)
+    h_a = hidden_states(model_a, _tensor(data_a["x_all"][align_idx]))
+    rows = []
+    for j, cap in enumerate(varied):
+        t0 = time.time()
+        model_b, info_b = _train(xb.shape[1], cap["width"], cap["depth"], n_classes, data_b, train,
+                                 seed * 1000 + 2 + j)
+        h_b = hidden_states(model_b, _tensor(data_b["x_all"][align_idx]))
+        row = {**cap, **info_b, **{f"align_{m}": v for m, v in best_alignment(h_a, h_b, k).items()}}
+        rows.append(row)
+        log(f"{label} seed={seed} width={cap['width']} depth={cap['depth']}: test acc {row['test_acc']:.3f}, "
+            + ", ".join(f"{m} {row[f'align_{m}']:.3f}" for m in METRICS) + f" ({time.time() - t0:.1f} s)")
+    return {"fixed": {**fixed, **info_a}, "rows": rows, "correlations": correlations(rows, varied)}
+
+
+def correlations(rows: list[dict], varied: list[dict]) -> dict[str, float]:
+    """Pearson across capacities: alignment vs accuracy (scaled by its max, as the official analysis;
+    the scaling leaves Pearson unchanged), plus the controls accuracy vs capacity and alignment vs capacity
+    (capacity: the encoder depth in the synthetic study, log2 of the width on real data)."""
+    acc = np.array([r["test_acc"] for r in rows])
+    acc = acc / acc.max()
+    capacity = np.array([c["capacity"] for c in varied], dtype=float)
+    out = {"perf_capacity": pearson(capacity, acc)}
+    for m in METRICS:
+        align = np.array([r[f"align_{m}"] for r in rows])
+        out[f"align_perf_{m}"] = pearson(align, acc)
+        out[f"align_capacity_{m}"] = pearson(capacity, align)
+        out[f"max_align_{m}"] = float(align.max())
+    return out
+
+
+def synthetic_job_results(uniqueness: int, hetero_depths: list[int], seeds: list[int], gen: dict,
+                          encoder: dict, train: dict, train_fixed: dict, align: dict) -> dict:
+    """Section 3: the controlled generator at uniqueness U, every heterogeneity depth D, every seed."""
+    spec = GeneratorSpec(**{k: gen[k] for k in ("shared_dim", "unique_dim", "n_label_features", "n_classes",
+                                                 "temperature", "features_seed", "weights_seed")})
+    dist = build_distribution(uniqueness, spec)
+    info = mutual_information(dist)
+    log(f"U={uniqueness}: " + ", ".join(f"{k}={v:.4f}" for k, v in info.items()))
+    fixed = {"width": encoder["width"], "depth": encoder["fixed_depth"]}
+    varied = [{"width": encoder["width"], "depth": L, "capacity": float(L)} for L in encoder["depths"]]
+    d = spec.shared_dim + spec.unique_dim
+    runs = []
+    for seed in seeds:
+        x1, x2, y = sample(dist, gen["n_samples"], np.random.default_rng(seed))
+        phis = heterogeneity_transforms(d, gen["max_hetero_depth"], gen["hetero_seed"] + seed)
+        for D in hetero_depths:
+            x2d = apply_transform(phis[D], x2)  # on the raw {0,1} bits, before z-scoring
+            res = capacity_sweep(x1, x2d, y, spec.n_classes, fixed, varied, TrainSpec(**train),
+                                 TrainSpec(**train_fixed), align["n_align"], align["k"], seed,
+                                 label=f"U={uniqueness} D={D}")
+            runs.append({"uniqueness": uniqueness, "hetero_depth": D, "seed": seed, **res})
+    return {"uniqueness": uniqueness, "information": info, "runs": runs}
+
+
+def load_two_views(source: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Two 'modalities' of one real data set: the left and right halves of each image.
+
+    `digits`: scikit-learn's 8x8 handwritten digits (ships with scikit-learn, the project's stand-in
+    for the paper's real-data section). `npz`: any local file with `images` (N, H, W) and `labels`.
+    `hf`: an image-classification set through `datasets.load_dataset` (full scale: MNIST, Fashion-MNIST).
+    """
+    kind = source["kind"]
+    if kind == "digits":
+        from sklearn.datasets import load_digits
+
+        d = load_digits()
+        images, labels = d.images.astype(np.float64), d.target.astype(np.int64)
+    elif kind == "npz":
+        from pathlib import Path
+
+        path = Path(source["path"])
+        if not path.exists():
+            raise FileNotFoundError(f"mm_alignment.real.source.path: {path} not found; point it at an .npz "
+                                    "with arrays 'images' (N, H, W) and 'labels' (N,)")
+        with np.load(path) as z:
+            if "images" not in z or "labels" not in z:
+                raise ValueError(f"{path}: needs arrays 'images' and 'labels', has {sorted(z.files)}")
+            images, labels = z["images"].astype(np.float64), z["labels"].astype(np.int64)
+    elif kind == "hf":
+        images, labels = _load_hf_images(source)
+    else:
+        raise ValueError(f"mm_alignment.real.source.kind: unknown {kind!r}; use 'digits', 'npz' or 'hf'")
+    if images.ndim != 3:
+        raise ValueError(f"real data: images must be (N, H, W), got shape {images.shape}")
+    w = images.shape[2] // 2
+    left = images[:, :, :w].reshape(len(images), -1)
+    right = images[:, :, w:].reshape(len(images), -1)
+    _, labels = np.unique(labels, return_inverse=True)
+    return left, right, labels, int(labels.max()) + 1
+
+
+def _load_hf_images(source: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Grey-scale images and labels of one split of a Hugging Face dataset, the first max_samples rows."""
+    import datasets
+
+    kw = {"split": source.get("split", "train")}
+    if source.get("data_files"):
+        kw["data_files"] = source["data_files"]
+    try:
+        ds = datasets.load_dataset(source["path"], source.get("name"), **kw)
+    except Exception as e:  # noqa: BLE001 - the loader raises many types; name the key and the fix
+        raise RuntimeError(f"mm_alignment.real.source: datasets.load_dataset({source['path']!r}) failed ({e}); "
+                           "check path/name/split, the network or the HF cache") from e
+    image_col, label_col = source.get("image_column", "image"), source.get("label_column", "label")
+    missing = [c for c in (image_col, label_col) if c not in ds.column_names]
+    if missing:
+        raise ValueError(f"mm_alignment.real.source: columns {missing} not in {ds.column_names}; set "
+                         "image_column / label_column")
+    n = min(len(ds), int(source.get("max_samples", len(ds))))
+    ds = ds.select(range(n))
+    images = np.stack([np.asarray(im.convert("L"), dtype=np.float64) for im in ds[image_col]])
+    return images, np.asarray(ds[label_col], dtype=np.int64)
+
+
+def real_job_results(source: dict, seeds: list[int], encoder: dict, train: dict, align: dict) -> dict:
+    """Real-data stand-in: fixed encoder on the left half, encoders of growing width on the right half."""
+    left, right, y, n_classes = load_two_views(source)
+    fixed = {"width": encoder["fixed_width"], "depth": encoder["depth"]}
+    varied = [{"width": w, "depth": encoder["depth"], "capacity": float(np.log2(w))} for w in encoder["widths"]]
+    runs = []
+    for seed in seeds:
+        res = capacity_sweep(left, right, y, n_classes, fixed, varied, TrainSpec(**train), TrainSpec(**train),
+                             align["n_align"], align["k"], seed, label=f"real:{source['kind']}")
+        runs.append({"seed": seed, **res})
+    return {"source": source, "n": int(len(y)), "n_classes": n_classes, "runs": runs}

@@ -1,0 +1,81 @@
+"""Encoders and the sweep: hidden states per depth, best-validation checkpoint, correlation bookkeeping."""
+import numpy as np
+import pytest
+import torch
+
+from methods.mm_alignment.encoders import MLPEncoder, TrainSpec, stratified_split, train_encoder, zscore
+from methods.mm_alignment.experiments import correlations, load_two_views
+
+
+def test_hidden_states_are_the_leaky_relu_outputs():
+    torch.manual_seed(0)
+    m = MLPEncoder(12, 12, 3, 4)
+    x = torch.randn(5, 12)
+    logits, hidden = m(x, return_hidden=True)
+    assert logits.shape == (5, 4) and len(hidden) == 3
+    assert torch.allclose(hidden[0], torch.nn.functional.leaky_relu(m.fc1(x), 0.1))
+    assert torch.allclose(hidden[1], torch.nn.functional.leaky_relu(m.blocks[0][1](hidden[0]), 0.1))
+    with pytest.raises(ValueError):
+        MLPEncoder(12, 12, 0, 4)
+
+
+def test_training_keeps_best_validation_and_learns():
+    torch.set_num_threads(1)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(600, 4, generator=g)
+    y = (x[:, 0] + x[:, 1] > 0).long()
+    torch.manual_seed(0)
+    m = MLPEncoder(4, 8, 1, 2)
+    info = train_encoder(m, x[:400], y[:400], x[400:], y[400:], TrainSpec(10, 64, 2e-2, 0.0), g)
+    acc = float((m(x[400:]).argmax(1) == y[400:]).float().mean())
+    assert acc == pytest.approx(info["best_val_acc"]) and acc > 0.9
+
+
+def test_split_is_stratified_and_zscore_uses_train():
+    y = np.repeat(np.arange(4), 100)
+    tr, va, te = stratified_split(y, (0.7, 0.15, 0.15), np.random.default_rng(0))
+    assert len(np.intersect1d(tr, te)) == 0 and len(tr) + len(va) + len(te) == 400
+    assert np.all(np.bincount(y[tr]) == 70)
+    x = np.random.default_rng(1).normal(3, 2, size=(400, 3))
+    z = zscore(x, tr)
+    assert np.allclose(z[tr].mean(0), 0) and np.allclose(z[tr].std(0), 1)
+
+
+def test_correlations_scale_invariance_and_keys():
+    varied = [{"capacity": float(c)} for c in (1, 2, 3, 4)]
+    rows = [{"test_acc": a, "align_mutual_knn": m, "align_unbiased_cka": c}
+            for a, m, c in [(0.5, 0.1, 0.4), (0.6, 0.2, 0.3), (0.7, 0.3, 0.2), (0.8, 0.4, 0.1)]]
+    out = correlations(rows, varied)
+    assert out["align_perf_mutual_knn"] == pytest.approx(1.0)
+    assert out["align_perf_unbiased_cka"] == pytest.approx(-1.0)
+    assert out["perf_capacity"] == pytest.approx(1.0) and out["max_align_mutual_knn"] == 0.4
+
+
+def test_two_views_of_digits_and_bad_source(tmp_path):
+    left, right, y, c = load_two_views({"kind": "digits"})
+    assert left.shape == right.shape == (1797, 32) and c == 10
+    np.savez(tmp_path / "d.npz", images=np.zeros((6, 4, 4)), labels=np.array([3, 3, 5, 5, 7, 7]))
+    l2, r2, y2, c2 = load_two_views({"kind": "npz", "path": str(tmp_path / "d.npz")})
+    assert l2.shape == (6, 8) and c2 == 3 and list(y2) == [0, 0, 1, 1, 2, 2]
+    with pytest.raises(FileNotFoundError, match="mm_alignment.real.source.path"):
+        load_two_views({"kind": "npz", "path": str(tmp_path / "missing.npz")})
+
+
+def test_hf_loader_on_a_local_stand_in(tmp_path):
+    """The full-scale path (datasets.load_dataset on an image set) on a parquet file built here."""
+    datasets = pytest.importorskip("datasets")
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    imgs = [Image.fromarray(rng.integers(0, 256, size=(6, 6), dtype=np.uint8)) for _ in range(8)]
+    ds = datasets.Dataset.from_dict({"image": imgs, "label": [0, 1] * 4},
+                                    features=datasets.Features({"image": datasets.Image(),
+                                                                "label": datasets.Value("int64")}))
+    ds.to_parquet(str(tmp_path / "train.parquet"))
+    src = {"kind": "hf", "path": "parquet", "data_files": str(tmp_path / "train.parquet"), "split": "train",
+           "max_samples": 6}
+    left, right, y, c = load_two_views(src)
+    assert left.shape == right.shape == (6, 18) and c == 2
+    assert np.allclose(left[0], np.asarray(imgs[0], dtype=float)[:, :3].ravel())
+    with pytest.raises(ValueError, match="image_column"):
+        load_two_views({**src, "image_column": "pixels"})

@@ -1,0 +1,16 @@
+"""Real-data stand-in: two views of the same images, encoders of growing width on one view."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.mm_alignment.pipeline import real_job
+
+real_job(
+    source=dict(snakemake.params.source),
+    seeds=list(snakemake.params.seeds),
+    encoder=dict(snakemake.params.encoder),
+    train=dict(snakemake.params.train),
+    align=dict(snakemake.params.align),
+    threads=snakemake.threads,
+    out_json=snakemake.output.metrics,
+)

@@ -1,0 +1,19 @@
+"""Controlled generator at one uniqueness level: encoders of every depth, alignment and accuracy."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.mm_alignment.pipeline import synthetic_job
+
+synthetic_job(
+    uniqueness=int(snakemake.wildcards.u),
+    hetero_depths=list(snakemake.params.hetero_depths),
+    seeds=list(snakemake.params.seeds),
+    generator=dict(snakemake.params.generator),
+    encoder=dict(snakemake.params.encoder),
+    train=dict(snakemake.params.train),
+    train_fixed=dict(snakemake.params.train_fixed),
+    align=dict(snakemake.params.align),
+    threads=snakemake.threads,
+    out_json=snakemake.output.metrics,
+)
