@@ -139,7 +139,7 @@ def top_hypotheses_table(result: dict, seed: int, title: str) -> str:
     return "\n".join(lines)
 
 
-def plot_methods(metrics: dict, path: str) -> None:
+def plot_methods(metrics: dict, path: str, f1_ceiling: float | None = None) -> None:
     from methods.common.plotting import new_figure, save_figure
 
     fig, axes = new_figure(1, 2, width=9.0, height=3.6)
@@ -153,6 +153,9 @@ def plot_methods(metrics: dict, path: str) -> None:
             ax.plot(np.full(len(vals), i) + np.linspace(-0.15, 0.15, len(vals)), vals, "k.", ms=5)
         ax.set_xticks(range(len(methods)), [m.upper() for m in methods])
         ax.set_ylabel(ylabel)
+    if f1_ceiling is not None:
+        axes[0].axhline(f1_ceiling, color="k", ls="--", lw=1)
+        axes[0].annotate("ceiling: 2 min(H, R) / (H + R)", (3.45, f1_ceiling), ha="right", va="bottom", fontsize=8)
     axes[0].set_title("synthetic: planted concepts")
     axes[1].set_title("real text: joint OLS, Bonferroni")
     save_figure(fig, path)
@@ -170,7 +173,7 @@ def write_paper_claims(synthetic_json: str, real_json: str, scale: str, claims_p
                               "nsig_ratio_sae_to_best_baseline_real": ratio,
                               "embed_seconds": {"synthetic": synthetic["embed_seconds"],
                                                 "real": real["embed_seconds"]}})
-    plot_methods(measured, figure_path)
+    plot_methods(measured, figure_path, f1_ceiling=2 * min(n_hyp, n_ref) / (n_hyp + n_ref))
     seed = min(r["seed"] for r in real["runs"])
     table = "\n\n".join([top_hypotheses_table(synthetic, seed, "Synthetic (planted concepts; reference: "
                                               + ", ".join(synthetic["reference"]) + ")"),
