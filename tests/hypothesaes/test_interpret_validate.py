@@ -1,0 +1,86 @@
+"""Interpretation protocol (annotation F1, activation bins, offline substitute) and validation (joint
+OLS with Bonferroni, recovery F1 by one-to-one matching) against hand-made cases and independent fits."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from methods.hypothesaes.interpret import (InterpretConfig, TermInterpreter, activation_bins, annotation_f1,
+                                           interpret_feature)
+from methods.hypothesaes.validate import ols_pvalues, recovery_f1, significant_hypotheses
+
+
+@pytest.mark.parametrize("labels, ann, f1", [
+    ([1, 1, 0, 0], [1, 1, 0, 0], 1.0),
+    ([1, 1, 0, 0], [1, 0, 0, 0], 2 / 3),          # tp 1, fn 1: 2/(2+1)
+    ([1, 1, 0, 0], [1, 1, 1, 1], 2 / 3),          # tp 2, fp 2: 4/6
+    ([1, 0, 0, 0], [0, 1, 1, 1], 0.0),
+    ([0, 0], [0, 0], 0.0),
+])
+def test_annotation_f1_hand_cases(labels, ann, f1):
+    assert annotation_f1(np.array(labels), np.array(ann)) == pytest.approx(f1)
+
+
+def test_activation_bins_top_decile_of_positives_and_zeros():
+    a = np.r_[np.zeros(50), np.arange(1, 51, dtype=float)]
+    high, low = activation_bins(a, 0.0, 0.9)
+    assert set(low) == set(range(50))
+    assert set(a[high]) == {46.0, 47.0, 48.0, 49.0, 50.0}
+
+
+def test_substitute_interpreter_recovers_the_planted_term():
+    rng = np.random.default_rng(0)
+    n = 400
+    presence = rng.random((n, 5)) < 0.3
+    act = np.where(presence[:, 3], 1.0 + rng.random(n), 0.0)       # the feature fires exactly on term 3
+    interp = TermInterpreter([f"t{j}" for j in range(5)], presence)
+    idx = np.arange(n)
+    h = interpret_feature((idx[:200], act[:200]), (idx[200:], act[200:]), 0.0, interp, InterpretConfig(), rng)
+    assert h["hypothesis"] == "t3"
+    # the score is the annotation F1 of the high bin vs non-activating texts: all high texts carry t3,
+    # and no non-activating text does
+    assert h["f1"] == pytest.approx(1.0)
+
+
+def test_ols_matches_the_single_regressor_t_test_and_lstsq():
+    rng = np.random.default_rng(1)
+    x = (rng.random(200) < 0.4).astype(float)
+    y = 0.3 * x + rng.normal(size=200)
+    coef, p, r2 = ols_pvalues(x[:, None], y)
+    slope, intercept, r, p_ref, _ = stats.linregress(x, y)
+    assert coef[1] == pytest.approx(slope) and coef[0] == pytest.approx(intercept)
+    assert p[1] == pytest.approx(p_ref, rel=1e-8)
+    assert r2 == pytest.approx(r ** 2)
+
+
+def test_joint_ols_coefficients_equal_least_squares_and_duplicates_are_not_significant():
+    rng = np.random.default_rng(2)
+    x = (rng.random((300, 3)) < 0.5).astype(float)
+    y = x @ np.array([1.0, 0.0, -1.0]) + rng.normal(scale=0.5, size=300)
+    ann = np.column_stack([x, x[:, 0], np.ones(300)])              # a duplicate and a constant column
+    res = significant_hypotheses(ann, y, alpha=0.1, n_hypotheses=5)
+    ref, *_ = np.linalg.lstsq(np.column_stack([np.ones(300), x]), y, rcond=None)
+    assert np.allclose(res["coef"][:3], ref[1:])
+    assert res["pvalue"][3] == 1.0 and res["pvalue"][4] == 1.0
+    assert list(res["significant"]) == [True, False, True, False, False]
+
+
+def test_bonferroni_divides_alpha_by_the_number_of_hypotheses():
+    rng = np.random.default_rng(3)
+    x = (rng.random((120, 1)) < 0.5).astype(float)
+    y = 0.8 * x[:, 0] + rng.normal(size=120)
+    p = ols_pvalues(x, y)[1][1]
+    assert p < 0.05                                                 # n_max >= 2
+    n_max = int(0.1 / p)                                            # the most hypotheses p survives
+    assert significant_hypotheses(x, y, alpha=0.1, n_hypotheses=n_max)["n_significant"] == 1
+    assert significant_hypotheses(x, y, alpha=0.1, n_hypotheses=n_max + 1)["n_significant"] == 0
+
+
+def test_recovery_f1_one_to_one_matching():
+    ref = ["a", "b", "c", "d"]
+    assert recovery_f1(["a", "b", "c", "d"], ref)["f1"] == 1.0
+    r = recovery_f1(["a", "a", "b", "x", "y", "z", "w", "v"], ref)  # a duplicate matches only once
+    assert r["precision"] == pytest.approx(2 / 8) and r["recall"] == pytest.approx(2 / 4)
+    assert r["f1"] == pytest.approx(2 * 0.25 * 0.5 / 0.75)
+    half = recovery_f1(["p"], ["q"], similarity=lambda g, r: 0.5)
+    assert half["f1"] == pytest.approx(0.5)
+    assert recovery_f1([], ref)["f1"] == 0.0
