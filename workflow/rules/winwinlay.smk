@@ -66,12 +66,12 @@ rule winwinlay_guide:
     output:
         metrics=f"{WWL_OUT}/guide/seed{{seed}}.json",
         arrays=f"{WWL_OUT}/guide/seed{{seed}}.npz",
-    wildcard_constraints:
-        seed=r"\d+",
     log:
         log_path("winwinlay", "guide_seed{seed}"),
     benchmark:
         benchmark_path("winwinlay", "guide_seed{seed}")
+    wildcard_constraints:
+        seed=r"\d+",
     threads: 1
     resources:
         mem_mb=1500,

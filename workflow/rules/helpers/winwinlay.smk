@@ -47,7 +47,10 @@ if WWL["detector"]["pca_components"] > _wwl_data["side"] ** 2:
         "config winwinlay.detector.pca_components exceeds the number of pixels of a canvas."
     )
 _wwl_toy = WWL["toy"]
-if _wwl_toy["box_side"][0] > _wwl_toy["box_side"][1] or _wwl_toy["box_side"][1] > _wwl_toy["grid"]:
+if (
+    _wwl_toy["box_side"][0] > _wwl_toy["box_side"][1]
+    or _wwl_toy["box_side"][1] > _wwl_toy["grid"]
+):
     raise ValueError(
         "config winwinlay.toy.box_side must be [min, max] with min <= max <= grid."
     )
@@ -58,5 +61,8 @@ def wwl_guide_files(ext):
 
 
 def wwl_figures():
-    return [f"{WWL_OUT}/figures/toy_maps.png", f"{WWL_OUT}/figures/samples.png",
-            f"{WWL_OUT}/figures/tradeoff.png"]
+    return [
+        f"{WWL_OUT}/figures/toy_maps.png",
+        f"{WWL_OUT}/figures/samples.png",
+        f"{WWL_OUT}/figures/tradeoff.png",
+    ]
