@@ -70,33 +70,36 @@ rule timemcl_train:
         series=rules.timemcl_data.output.series,
         code=script_code("timemcl/train.py"),
     output:
-        ckpt=f"{TM_OUT}/models/{{dataset}}/{{variant}}_K{{K}}_s{{seed}}.pt",
-        history=f"{TM_OUT}/models/{{dataset}}/{{variant}}_K{{K}}_s{{seed}}.history.json",
+        ckpt=tm_per_seed("models/{{dataset}}/{{variant}}_K{{K}}_s{seed}.pt"),
+        history=tm_per_seed(
+            "models/{{dataset}}/{{variant}}_K{{K}}_s{seed}.history.json"
+        ),
     log:
-        log_path("timemcl", "train_{dataset}_{variant}_K{K}_s{seed}"),
+        log_path("timemcl", "train_{dataset}_{variant}_K{K}"),
     benchmark:
-        benchmark_path("timemcl", "train_{dataset}_{variant}_K{K}_s{seed}")
+        benchmark_path("timemcl", "train_{dataset}_{variant}_K{K}")
     threads: 1
     resources:
         mem_mb=at_scale(2000, 16000),
-        runtime=at_scale(15, 480),
+        runtime=at_scale(30, 1920),
         gpu=at_scale(0, 1),
     params:
         spec=lambda wc: TM_SPECS[wc.dataset],
         model=TM["model"],
         train=TM["train"],
+        seeds=TM["seeds"],
     script:
         "../scripts/timemcl/train.py"
 
 
 use rule timemcl_train as timemcl_train_deepar with:
     output:
-        ckpt=f"{TM_OUT}/models/{{dataset}}/deepar_s{{seed}}.pt",
-        history=f"{TM_OUT}/models/{{dataset}}/deepar_s{{seed}}.history.json",
+        ckpt=tm_per_seed("models/{{dataset}}/deepar_s{seed}.pt"),
+        history=tm_per_seed("models/{{dataset}}/deepar_s{seed}.history.json"),
     log:
-        log_path("timemcl", "train_{dataset}_deepar_s{seed}"),
+        log_path("timemcl", "train_{dataset}_deepar"),
     benchmark:
-        benchmark_path("timemcl", "train_{dataset}_deepar_s{seed}")
+        benchmark_path("timemcl", "train_{dataset}_deepar")
 
 
 rule timemcl_evaluate:
@@ -104,19 +107,20 @@ rule timemcl_evaluate:
         unpack(tm_evaluate_input),
         code=script_code("timemcl/evaluate.py"),
     output:
-        metrics=f"{TM_OUT}/metrics/{{dataset}}_K{{K}}_s{{seed}}.json",
+        metrics=tm_per_seed("metrics/{{dataset}}_K{{K}}_s{seed}.json"),
     log:
-        log_path("timemcl", "evaluate_{dataset}_K{K}_s{seed}"),
+        log_path("timemcl", "evaluate_{dataset}_K{K}"),
     benchmark:
-        benchmark_path("timemcl", "evaluate_{dataset}_K{K}_s{seed}")
+        benchmark_path("timemcl", "evaluate_{dataset}_K{K}")
     threads: 1
     resources:
         mem_mb=at_scale(2000, 16000),
-        runtime=at_scale(10, 120),
+        runtime=at_scale(20, 480),
         gpu=at_scale(0, 1),
     params:
         spec=lambda wc: TM_SPECS[wc.dataset],
         variants=lambda wc: tm_variants_at(wc.K),
+        seeds=TM["seeds"],
     script:
         "../scripts/timemcl/evaluate.py"
 
@@ -151,21 +155,22 @@ rule timemcl_toy:
     input:
         code=script_code("timemcl/toy.py"),
     output:
-        metrics=f"{TM_OUT}/toy/{{process}}_s{{seed}}.json",
-        heads=f"{TM_OUT}/toy/{{process}}_s{{seed}}.heads.npz",
+        metrics=tm_per_seed("toy/{{process}}_s{seed}.json"),
+        heads=tm_per_seed("toy/{{process}}_s{seed}.heads.npz"),
     log:
-        log_path("timemcl", "toy_{process}_s{seed}"),
+        log_path("timemcl", "toy_{process}"),
     benchmark:
-        benchmark_path("timemcl", "toy_{process}_s{seed}")
+        benchmark_path("timemcl", "toy_{process}")
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=at_scale(15, 120),
+        runtime=at_scale(30, 360),
     params:
         toy=TM["toy"],
         model=TM["model"],
         train=TM["train"],
         variants=TM["variants"],
+        seeds=TM["seeds"],
     script:
         "../scripts/timemcl/toy.py"
 

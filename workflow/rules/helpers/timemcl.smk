@@ -22,16 +22,29 @@ def tm_variants_at(K):
     return [TM["primary_variant"]]
 
 
+def tm_per_seed(pattern):
+    """One path per configured seed under the paper's outdir; {{wildcards}} stay wildcards.
+
+    A train, evaluate or toy job handles every seed of its model in one process (the seeds share
+    the Python and torch start-up), writing one file per seed as before.
+    """
+    return expand(f"{TM_OUT}/{pattern}", seed=TM["seeds"])
+
+
 def tm_evaluate_input(wc):
+    """Every seed's checkpoints, seed-major then variant (the order evaluate.py reads them in)."""
     models = f"{TM_OUT}/models/{wc.dataset}"
     variants = tm_variants_at(wc.K)
+    seeds = TM["seeds"]
     return {
         "series": f"{TM_OUT}/data/{wc.dataset}.csv",
-        "deepar": f"{models}/deepar_s{wc.seed}.pt",
-        "timemcl": [f"{models}/{v}_K{wc.K}_s{wc.seed}.pt" for v in variants],
+        "deepar": [f"{models}/deepar_s{s}.pt" for s in seeds],
+        "timemcl": [f"{models}/{v}_K{wc.K}_s{s}.pt" for s in seeds for v in variants],
         # training histories carry the training time, reported beside the test metrics
-        "histories": [f"{models}/{v}_K{wc.K}_s{wc.seed}.history.json" for v in variants]
-        + [f"{models}/deepar_s{wc.seed}.history.json"],
+        "histories": [
+            f"{models}/{v}_K{wc.K}_s{s}.history.json" for s in seeds for v in variants
+        ]
+        + [f"{models}/deepar_s{s}.history.json" for s in seeds],
     }
 
 
