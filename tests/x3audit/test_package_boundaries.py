@@ -79,3 +79,31 @@ def test_spearman_of_a_constant_vector_is_undefined_not_nan():
         assert spearman([0.3, 0.3, 0.3], [1, 2, 3]) is None
         assert spearman([1, 2, 3], [5, 5, 5]) is None
     assert spearman(np.arange(5), np.arange(5) ** 3) == pytest.approx(1.0)
+
+
+# --- slim: the two differences from the official code (issue 30) -------------------------------------
+
+def test_slim_adapter_rank_truncates_as_the_official_code():
+    from methods.slim.lora import adapter_rank
+    assert adapter_rank((256, 512), 0.1) == 25  # int(25.6); rounding would give 26
+    assert adapter_rank((64, 64), 0.1) == 6
+    assert adapter_rank((4, 8), 0.1) == 1  # at least 1
+
+
+def test_slim_weight_levels_use_the_full_int4_range_and_lower_the_error():
+    import torch
+    from methods.slim.quant import quantize_symmetric
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(64, 256, generator=g)
+    alpha = 0.6 * float(w.abs().max())  # a clipping alpha, as SLiM-Quant picks
+    q = quantize_symmetric(w, alpha, 4)
+    assert int(q.qint.min()) == -8 and int(q.qint.max()) == 7
+    step = alpha / 7
+    # independent reference: the same scale with the symmetric clamp [-7, 7]
+    sym = torch.clamp(torch.round(w / step), -7, 7) * step
+    err_ours = float(((q.dequantize() - w) ** 2).sum())
+    err_sym = float(((sym - w) ** 2).sum())
+    assert err_ours < err_sym
+    # the only entries that differ are those below -7.5 steps, now on level -8
+    differs = (q.dequantize() - sym).abs() > 1e-6
+    assert bool((w[differs] < -7.5 * step).all())
