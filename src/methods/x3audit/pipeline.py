@@ -1,0 +1,72 @@
+"""What each step of the x3audit DAG does (workflow/rules/x3audit.smk): the figure and the claims
+table over the experiments of issue 30. The experiments themselves run in their papers' packages
+(binary_denoising.exact); this module reads only their JSON outputs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from methods.common.claims import evaluate_claims, load_declaration, write_claims
+from methods.common.io import log, read_json, write_json
+from methods.common.plotting import new_figure, save_figure
+
+DECLARATION = Path(__file__).with_name("claims.yaml")
+
+
+def bd_metrics(doc: dict) -> dict:
+    """The bd_* metrics of claims.yaml from one seed's binary_denoising exact-enumeration JSON."""
+    rows = sorted(doc["rows"], key=lambda r: r["alpha"])
+    etas = sorted(float(e) for e in doc["etas"])
+    main = str(doc["eta"])
+    low, high = rows[0], rows[-1]
+    return {
+        "bd_slem_low": low["slem"], "bd_slem_high": high["slem"],
+        "bd_dobrushin_low": low["dobrushin"], "bd_dobrushin_high": high["dobrushin"],
+        "bd_rate_excess": max(r["slem"] - r["dobrushin"] for r in rows),
+        "bd_bias_low": low["bias_tv"][main], "bd_bias_high": high["bias_tv"][main],
+        "bd_bias_eta_small": float(np.mean([r["bias_tv"][str(etas[0])] for r in rows])),
+        "bd_bias_eta_large": float(np.mean([r["bias_tv"][str(etas[-1])] for r in rows])),
+        "bd_mh_tv_max": max(max(r["mh_tv"].values()) for r in rows),
+        "bd_marginal_z_max": max(r["chain_marginal_z"] for r in rows),
+        "bd_z_bound": doc["z_bound"],
+    }
+
+
+def claims_metrics(bd_files: list[str]) -> dict:
+    """Flat {metric: list over seeds} read by the criteria of claims.yaml."""
+    per_seed = [bd_metrics(read_json(f)) for f in bd_files]
+    return {k: [m[k] for m in per_seed] for k in per_seed[0]}
+
+
+def bd_figure(bd_files: list[str], out_png: str) -> None:
+    """Left: measured SLEM and Dobrushin's rate against alpha; right: TV bias of the unadjusted chain."""
+    docs = [read_json(f) for f in bd_files]
+    fig, (ax1, ax2) = new_figure(1, 2, width=10, height=3.8)
+    for i, doc in enumerate(docs):
+        rows = sorted(doc["rows"], key=lambda r: r["alpha"])
+        a = [r["alpha"] for r in rows]
+        lab = i == 0
+        ax1.plot(a, [r["slem"] for r in rows], "o-", color="C0", label="measured (SLEM)" if lab else None)
+        ax1.plot(a, [r["dobrushin"] for r in rows], "s--", color="C3",
+                 label="theory (Dobrushin coefficient)" if lab else None)
+        for j, e in enumerate(sorted(doc["etas"], key=float)):
+            ax2.plot(a, [r["bias_tv"][str(e)] for r in rows], "o-", color=f"C{j}", alpha=0.8,
+                     label=f"unadjusted, eta={e}" if lab else None)
+    ax1.axhline(1.0, color="grey", lw=0.8)
+    ax1.set(xscale="log", xlabel="alpha (small = high noise)", ylabel="contraction rate per step",
+            title=f"one-stage chain, d={docs[0]['d']} ({docs[0]['n_states']} states)")
+    ax2.set(xscale="log", xlabel="alpha", ylabel="TV(stationary law, q_alpha)", title="bias of the unadjusted chain")
+    ax1.legend(fontsize=8)
+    ax2.legend(fontsize=8)
+    save_figure(fig, out_png)
+
+
+def write_paper_claims(bd_files: list[str], scale: str, claims_path: str, summary_path: str) -> None:
+    """Step x3audit_claims: measured metrics and the verdicts of claims.yaml."""
+    measured = claims_metrics(bd_files)
+    write_json(summary_path, measured)
+    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale)
+    write_claims(claims_path, doc)
+    for c in doc["claims"]:
+        log(f"{c['id']}: {c['verdict']}  " + ", ".join(f"{k}={v['mean']}" for k, v in c["measured"].items()))

@@ -1,0 +1,25 @@
+# Config checks and input functions used by workflow/rules/x3audit.smk (its rules live there).
+
+X3 = config["x3audit"]
+X3_OUT = paper_dir("x3audit")
+X3_BD = X3["bd_exact"]
+
+if not 1 <= X3_BD["d"] <= 12:
+    raise ValueError(
+        f"config x3audit.bd_exact.d = {X3_BD['d']}: exact enumeration holds 2^d states and a 2^d x 2^d "
+        "transition matrix; use 1 <= d <= 12."
+    )
+if len(X3_BD["alphas"]) < 2:
+    raise ValueError(
+        "config x3audit.bd_exact.alphas needs at least 2 noise levels (the claims compare the smallest "
+        "and the largest); add one."
+    )
+if len(X3_BD["etas"]) < 2:
+    raise ValueError(
+        "config x3audit.bd_exact.etas needs at least 2 step sizes (the claims compare the smallest and "
+        "the largest); add one."
+    )
+
+
+def x3_bd_files():
+    return [f"{X3_OUT}/bd_exact/s{s}.json" for s in X3["seeds"]]

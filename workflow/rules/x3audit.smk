@@ -1,0 +1,93 @@
+# Issue 30 [X3]: statements of the theory papers that their own rows left untested.
+# binary_denoising ("Sampling Binary Data by Denoising through Score Functions", Bach & Saremi,
+# ICML 2025, arXiv 2502.00557): the contraction rate and the stationary-law bias of the one-stage
+# sampler by exact enumeration on a small hypercube.
+#
+# DAG:
+#   x3audit_bd_exact (seed) ─┬─> x3audit_figures ─┐
+#                            └────────────────────┴─> x3audit_claims
+#
+# Config keys read: x3audit.{seeds, bd_exact} (documented in config.yaml, schema in
+# workflow/schemas/x3audit.schema.yaml).
+
+
+include: "helpers/x3audit.smk"
+
+
+wildcard_constraints:
+    x3_seed="[0-9]+",
+
+
+rule x3audit_bd_exact:
+    input:
+        code=script_code("x3audit/bd_exact.py"),
+    output:
+        metrics=f"{X3_OUT}/bd_exact/s{{x3_seed}}.json",
+    log:
+        log_path("x3audit", "bd_exact_s{x3_seed}"),
+    benchmark:
+        benchmark_path("x3audit", "bd_exact_s{x3_seed}")
+    threads: 1
+    resources:
+        mem_mb=at_scale(1000, 8000),
+        runtime=at_scale(5, 60),
+    params:
+        exact=X3_BD,
+    script:
+        "../scripts/x3audit/bd_exact.py"
+
+
+rule x3audit_figures:
+    input:
+        bd=x3_bd_files(),
+        code=script_code("x3audit/figures.py"),
+    output:
+        bd=report(
+            f"{X3_OUT}/figures/bd_exact.png",
+            caption="../report/x3audit_bd_exact.rst",
+            category="x3audit",
+        ),
+    log:
+        log_path("x3audit", "figures"),
+    benchmark:
+        benchmark_path("x3audit", "figures")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/x3audit/figures.py"
+
+
+rule x3audit_claims:
+    input:
+        bd=x3_bd_files(),
+        figures=rules.x3audit_figures.output.bd,
+        declaration=f"{workflow.basedir}/src/methods/x3audit/claims.yaml",
+        code=script_code("x3audit/claims.py"),
+    output:
+        claims=report(
+            claims_path("x3audit"),
+            caption="../report/claims.rst",
+            category="x3audit",
+            subcategory="claims",
+        ),
+        summary=f"{X3_OUT}/metrics_summary.json",
+    log:
+        log_path("x3audit", "claims"),
+    benchmark:
+        benchmark_path("x3audit", "claims")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/x3audit/claims.py"
+
+
+rule x3audit:
+    input:
+        rules.x3audit_claims.output.claims,
+        rules.x3audit_figures.output.bd,
