@@ -1,13 +1,15 @@
 # Issue 30 [X3]: statements of the theory papers that their own rows left untested.
 # binary_denoising ("Sampling Binary Data by Denoising through Score Functions", Bach & Saremi,
 # ICML 2025, arXiv 2502.00557): the contraction rate and the stationary-law bias of the one-stage
-# sampler by exact enumeration on a small hypercube.
+# sampler by exact enumeration on a small hypercube. principal_agent ("Learning to Incentivize in
+# Repeated Principal-Agent Problems with Adversarial Agent Arrivals", ICML 2025, arXiv 2505.23124):
+# the T-dependence of the lower bound for known greedy responses on a two-point family.
 #
 # DAG:
-#   x3audit_bd_exact (seed) ─┬─> x3audit_figures ─┐
-#                            └────────────────────┴─> x3audit_claims
+#   x3audit_bd_exact (seed) ────────┬─> x3audit_figures ─┐
+#   x3audit_pa_lower_bound (seed) ──┴────────────────────┴─> x3audit_claims
 #
-# Config keys read: x3audit.{seeds, bd_exact} (documented in config.yaml, schema in
+# Config keys read: x3audit.{seeds, bd_exact, pa_lower_bound} (documented in config.yaml, schema in
 # workflow/schemas/x3audit.schema.yaml).
 
 
@@ -37,14 +39,39 @@ rule x3audit_bd_exact:
         "../scripts/x3audit/bd_exact.py"
 
 
+rule x3audit_pa_lower_bound:
+    input:
+        code=script_code("x3audit/pa_lower_bound.py"),
+    output:
+        metrics=f"{X3_OUT}/pa_lower_bound/s{{x3_seed}}.json",
+    log:
+        log_path("x3audit", "pa_lower_bound_s{x3_seed}"),
+    benchmark:
+        benchmark_path("x3audit", "pa_lower_bound_s{x3_seed}")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=at_scale(5, 60),
+    params:
+        lower_bound=X3["pa_lower_bound"],
+    script:
+        "../scripts/x3audit/pa_lower_bound.py"
+
+
 rule x3audit_figures:
     input:
         bd=x3_bd_files(),
+        pa=x3_pa_files(),
         code=script_code("x3audit/figures.py"),
     output:
         bd=report(
             f"{X3_OUT}/figures/bd_exact.png",
             caption="../report/x3audit_bd_exact.rst",
+            category="x3audit",
+        ),
+        pa=report(
+            f"{X3_OUT}/figures/pa_lower_bound.png",
+            caption="../report/x3audit_pa_lower_bound.rst",
             category="x3audit",
         ),
     log:
@@ -62,7 +89,8 @@ rule x3audit_figures:
 rule x3audit_claims:
     input:
         bd=x3_bd_files(),
-        figures=rules.x3audit_figures.output.bd,
+        pa=x3_pa_files(),
+        figures=rules.x3audit_figures.output,
         declaration=f"{workflow.basedir}/src/methods/x3audit/claims.yaml",
         code=script_code("x3audit/claims.py"),
     output:
@@ -90,4 +118,4 @@ rule x3audit_claims:
 rule x3audit:
     input:
         rules.x3audit_claims.output.claims,
-        rules.x3audit_figures.output.bd,
+        rules.x3audit_figures.output,

@@ -1,6 +1,6 @@
 """What each step of the x3audit DAG does (workflow/rules/x3audit.smk): the figure and the claims
 table over the experiments of issue 30. The experiments themselves run in their papers' packages
-(binary_denoising.exact); this module reads only their JSON outputs."""
+(binary_denoising.exact, principal_agent.lower_bound_known); this module reads only their JSON outputs."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,10 +33,37 @@ def bd_metrics(doc: dict) -> dict:
     }
 
 
-def claims_metrics(bd_files: list[str]) -> dict:
+def pa_metrics(doc: dict) -> dict:
+    """The pa_* metrics of claims.yaml from one seed's principal_agent lower-bound JSON."""
+    out = {}
+    for name, r in doc["algorithms"].items():
+        norm = r["regret_over_sqrt_T"]
+        out[f"pa_lb_slope_{name}"] = r["slope"]
+        out[f"pa_lb_norm_ratio_{name}"] = norm[-1] / norm[0]
+    return out
+
+
+def claims_metrics(bd_files: list[str], pa_files: list[str]) -> dict:
     """Flat {metric: list over seeds} read by the criteria of claims.yaml."""
-    per_seed = [bd_metrics(read_json(f)) for f in bd_files]
+    per_seed = [{**bd_metrics(read_json(b)), **pa_metrics(read_json(p))} for b, p in zip(bd_files, pa_files)]
     return {k: [m[k] for m in per_seed] for k in per_seed[0]}
+
+
+def pa_figure(pa_files: list[str], out_png: str) -> None:
+    """Pseudo-regret on the two-point family against T (one line per algorithm and seed), sqrt(T) reference."""
+    docs = [read_json(f) for f in pa_files]
+    fig, ax = new_figure(width=6.4, height=4.2)
+    T = np.array(docs[0]["horizons"], float)
+    for i, name in enumerate(docs[0]["algorithms"]):
+        for k, doc in enumerate(docs):
+            ax.plot(T, doc["algorithms"][name]["regret"], "o-", color=f"C{i}", alpha=0.8,
+                    label=name if k == 0 else None)
+    first = min(d["algorithms"][n]["regret"][0] for d in docs for n in d["algorithms"])
+    ax.plot(T, first * np.sqrt(T / T[0]), "k--", lw=1, label="sqrt(T) (the bound's rate)")
+    ax.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="pseudo-regret",
+           title=f"known greedy responses: two-point family, eps = {docs[0]['c']}/sqrt(T)")
+    ax.legend(fontsize=8)
+    save_figure(fig, out_png)
 
 
 def bd_figure(bd_files: list[str], out_png: str) -> None:
@@ -62,11 +89,13 @@ def bd_figure(bd_files: list[str], out_png: str) -> None:
     save_figure(fig, out_png)
 
 
-def write_paper_claims(bd_files: list[str], scale: str, claims_path: str, summary_path: str) -> None:
+def write_paper_claims(bd_files: list[str], pa_files: list[str], scale: str, claims_path: str,
+                       summary_path: str) -> None:
     """Step x3audit_claims: measured metrics and the verdicts of claims.yaml."""
-    measured = claims_metrics(bd_files)
+    measured = claims_metrics(bd_files, pa_files)
     write_json(summary_path, measured)
-    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale)
+    algorithms = sorted(read_json(pa_files[0])["algorithms"])
+    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over={"pa_algorithm": algorithms})
     write_claims(claims_path, doc)
     for c in doc["claims"]:
         log(f"{c['id']}: {c['verdict']}  " + ", ".join(f"{k}={v['mean']}" for k, v in c["measured"].items()))

@@ -19,7 +19,17 @@ if len(X3_BD["etas"]) < 2:
         "config x3audit.bd_exact.etas needs at least 2 step sizes (the claims compare the smallest and "
         "the largest); add one."
     )
+_x3_pa = X3["pa_lower_bound"]
+if sorted(_x3_pa["horizons"]) != _x3_pa["horizons"] or len(set(_x3_pa["horizons"])) < 2:
+    raise ValueError(
+        f"config x3audit.pa_lower_bound.horizons = {_x3_pa['horizons']}: give at least 2 distinct "
+        "horizons in increasing order (the claims fit a slope over them)."
+    )
 
 
 def x3_bd_files():
     return [f"{X3_OUT}/bd_exact/s{s}.json" for s in X3["seeds"]]
+
+
+def x3_pa_files():
+    return [f"{X3_OUT}/pa_lower_bound/s{s}.json" for s in X3["seeds"]]
