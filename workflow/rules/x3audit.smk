@@ -4,10 +4,13 @@
 # sampler by exact enumeration on a small hypercube. principal_agent ("Learning to Incentivize in
 # Repeated Principal-Agent Problems with Adversarial Agent Arrivals", ICML 2025, arXiv 2505.23124):
 # the T-dependence of the lower bound for known greedy responses on a two-point family.
+# outcome_process (Jia, Rakhlin, Xie, ICML 2025, arXiv 2502.10581): the H-dependence of the
+# outcome-to-process gap, read from outcome_process's horizon sweep (outcome_process_coverage).
 #
 # DAG:
 #   x3audit_bd_exact (seed) ────────┬─> x3audit_figures ─┐
 #   x3audit_pa_lower_bound (seed) ──┴────────────────────┴─> x3audit_claims
+#   outcome_process_coverage (horizon sweep) ────────────┴────────┘
 #
 # Config keys read: x3audit.{seeds, bd_exact, pa_lower_bound} (documented in config.yaml, schema in
 # workflow/schemas/x3audit.schema.yaml).
@@ -62,6 +65,7 @@ rule x3audit_figures:
     input:
         bd=x3_bd_files(),
         pa=x3_pa_files(),
+        op=X3_OP_HORIZON,
         code=script_code("x3audit/figures.py"),
     output:
         bd=report(
@@ -72,6 +76,11 @@ rule x3audit_figures:
         pa=report(
             f"{X3_OUT}/figures/pa_lower_bound.png",
             caption="../report/x3audit_pa_lower_bound.rst",
+            category="x3audit",
+        ),
+        op=report(
+            f"{X3_OUT}/figures/op_horizon_gap.png",
+            caption="../report/x3audit_op_horizon_gap.rst",
             category="x3audit",
         ),
     log:
@@ -90,6 +99,7 @@ rule x3audit_claims:
     input:
         bd=x3_bd_files(),
         pa=x3_pa_files(),
+        op=X3_OP_HORIZON,
         figures=rules.x3audit_figures.output,
         declaration=f"{workflow.basedir}/src/methods/x3audit/claims.yaml",
         code=script_code("x3audit/claims.py"),

@@ -1,6 +1,7 @@
 """What each step of the x3audit DAG does (workflow/rules/x3audit.smk): the figure and the claims
 table over the experiments of issue 30. The experiments themselves run in their papers' packages
-(binary_denoising.exact, principal_agent.lower_bound_known); this module reads only their JSON outputs."""
+(binary_denoising.exact, principal_agent.lower_bound_known, outcome_process's horizon sweep); this
+module reads only their JSON outputs."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,10 +44,50 @@ def pa_metrics(doc: dict) -> dict:
     return out
 
 
-def claims_metrics(bd_files: list[str], pa_files: list[str]) -> dict:
-    """Flat {metric: list over seeds} read by the criteria of claims.yaml."""
+def op_horizon_curves(doc: dict) -> dict:
+    """Seed means over outcome_process's horizon sweep: H, outcome and process sub-optimality, their
+    ratio (the outcome-to-process constant at fixed n) and the trajectory coverage C_traj."""
+    H = np.array([p["horizon"] for p in doc["points"]], float)
+    outcome = np.array(doc["subopt"]["outcome"]).mean(axis=1)
+    process = np.array(doc["subopt"]["process"]).mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(process > 0, outcome / process, np.nan)
+    c_traj = np.array(doc["coverage"]["c_traj"]).mean(axis=1)
+    return {"H": H, "outcome": outcome, "process": process, "ratio": ratio, "c_traj": c_traj}
+
+
+def _loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
+    if len(x) < 2 or not np.all(np.isfinite(y)) or np.any(y <= 0):
+        return float("nan")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def op_metrics(doc: dict) -> dict:
+    """The op_* metrics of claims.yaml: log-log slopes in H of the outcome-to-process ratio and of C_traj."""
+    c = op_horizon_curves(doc)
+    return {"op_gap_ratio_slope_H": _loglog_slope(c["H"], c["ratio"]),
+            "op_ctraj_slope_H": _loglog_slope(c["H"], c["c_traj"]),
+            "op_gap_ratio_max": float(np.nanmax(c["ratio"])) if np.isfinite(c["ratio"]).any() else float("nan")}
+
+
+def claims_metrics(bd_files: list[str], pa_files: list[str], op_json: str) -> dict:
+    """Flat {metric: list over seeds (bd_*, pa_*) or one value (op_*, from seed means)} read by claims.yaml."""
     per_seed = [{**bd_metrics(read_json(b)), **pa_metrics(read_json(p))} for b, p in zip(bd_files, pa_files)]
-    return {k: [m[k] for m in per_seed] for k in per_seed[0]}
+    return {**{k: [m[k] for m in per_seed] for k in per_seed[0]}, **op_metrics(read_json(op_json))}
+
+
+def op_figure(op_json: str, out_png: str) -> None:
+    """The outcome-to-process ratio against H, with H^{3/2} and C_traj scaled to its first point."""
+    c = op_horizon_curves(read_json(op_json))
+    fig, ax = new_figure(width=6.4, height=4.2)
+    ax.plot(c["H"], c["ratio"], "o-", color="C0", label="outcome / process sub-optimality (seed means)")
+    r0 = c["ratio"][np.isfinite(c["ratio"])][0] if np.isfinite(c["ratio"]).any() else 1.0
+    ax.plot(c["H"], r0 * (c["H"] / c["H"][0]) ** 1.5, "k--", lw=1, label="H^{3/2} (assumed poly(H))")
+    ax.plot(c["H"], r0 * c["c_traj"] / c["c_traj"][0], ":", color="C3", label="C_traj (trajectory coverage)")
+    ax.set(xscale="log", yscale="log", xlabel="horizon H", ylabel="ratio (scaled at the first H)",
+           title="outcome_process: the outcome-to-process constant against H")
+    ax.legend(fontsize=8)
+    save_figure(fig, out_png)
 
 
 def pa_figure(pa_files: list[str], out_png: str) -> None:
@@ -89,10 +130,10 @@ def bd_figure(bd_files: list[str], out_png: str) -> None:
     save_figure(fig, out_png)
 
 
-def write_paper_claims(bd_files: list[str], pa_files: list[str], scale: str, claims_path: str,
+def write_paper_claims(bd_files: list[str], pa_files: list[str], op_json: str, scale: str, claims_path: str,
                        summary_path: str) -> None:
     """Step x3audit_claims: measured metrics and the verdicts of claims.yaml."""
-    measured = claims_metrics(bd_files, pa_files)
+    measured = claims_metrics(bd_files, pa_files, op_json)
     write_json(summary_path, measured)
     algorithms = sorted(read_json(pa_files[0])["algorithms"])
     doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over={"pa_algorithm": algorithms})

@@ -25,6 +25,13 @@ if sorted(_x3_pa["horizons"]) != _x3_pa["horizons"] or len(set(_x3_pa["horizons"
         f"config x3audit.pa_lower_bound.horizons = {_x3_pa['horizons']}: give at least 2 distinct "
         "horizons in increasing order (the claims fit a slope over them)."
     )
+if "outcome_process" not in PAPERS:
+    raise ValueError(
+        "config key 'papers' selects x3audit without outcome_process: x3audit reads outcome_process's "
+        "horizon sweep (results/outcome_process/coverage/horizon.json); add outcome_process to 'papers' "
+        "or leave 'papers' empty."
+    )
+X3_OP_HORIZON = f"{paper_dir('outcome_process')}/coverage/horizon.json"
 
 
 def x3_bd_files():
