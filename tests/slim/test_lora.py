@@ -66,9 +66,9 @@ def test_recipe_structure():
                          mean_sq=ms, adapter_bits=4, adapter_group_size=32)
     assert is_2_4(cw.mask)
     assert torch.all(cw.base.qint[~cw.mask] == 0)
-    assert cw.lora_l.shape == (48, 5) and cw.lora_r.shape == (5, 96)
+    assert cw.lora_l.shape == (48, 4) and cw.lora_r.shape == (4, 96)  # int(0.1 * 48), as the official code
     # adapters on a 4-bit grid: at most 15 levels per group of 32
-    groups = cw.lora_r.reshape(5, 3, 32)
+    groups = cw.lora_r.reshape(4, 3, 32)
     assert all(torch.unique(gr).numel() <= 15 for gr in groups.reshape(-1, 32))
     # output error is the Hessian form of the real output difference
     _, x, _, _ = _layer()

@@ -37,10 +37,16 @@ def test_error_integral_matches_real_mse_and_beats_absmax(kind):
     bits = 4
     alpha = slim_quant_alpha(w, bits)
     density, centres, dx = magnitude_histogram(w, 2048)
+    m = qmax(bits)
     for a in (alpha, absmax_alpha(w)):
+        # E(alpha) models magnitudes, i.e. the symmetric clamp [-m, m]; the extra level -m-1 of the
+        # quantizer (as in the official code) can only lower the real error below it
+        sym = torch.clamp(torch.round(w / (a / m)), -m, m) * (a / m)
+        real_sym = float(((sym - w) ** 2).mean())
         real = float(((quantize_symmetric(w, a, bits).dequantize() - w) ** 2).mean())
         predicted = float(expected_error(density, centres, dx, torch.tensor([a], dtype=torch.float64), bits))
-        assert predicted == pytest.approx(real, rel=0.05)
+        assert predicted == pytest.approx(real_sym, rel=0.05)
+        assert real <= real_sym * (1 + 1e-9)
     mse = lambda a: float(((quantize_symmetric(w, a, bits).dequantize() - w) ** 2).mean())  # noqa: E731
     assert mse(alpha) < mse(absmax_alpha(w))
     assert alpha < absmax_alpha(w)
@@ -49,7 +55,8 @@ def test_error_integral_matches_real_mse_and_beats_absmax(kind):
 def test_symmetric_levels_and_single_scale():
     w = _weights("gauss")
     q = quantize_matrix(w, "slim", 4)
-    assert int(q.qint.abs().max()) <= qmax(4) == 7
+    assert int(q.qint.min()) >= -qmax(4) - 1 == -8
+    assert int(q.qint.max()) <= qmax(4) == 7
     assert torch.unique(q.scale).numel() == 1
     # values inside the clip round to the nearest level: error at most half a step
     step = float(q.scale[0, 0])

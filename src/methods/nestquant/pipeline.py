@@ -267,15 +267,17 @@ def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calib
 def minilm_eval(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str], quant: dict, minilm: dict,
                 seed: int, threads: int, out_json: str) -> None:
     """all-MiniLM-L6-v2 at W4A4 for every method: fidelity to fp embeddings, word-similarity Spearman."""
-    from methods.common.lm import capture_linear_inputs, embedding_fidelity, load_minilm, word_similarity_spearman
-    from methods.slim.pipeline import corpus_sentences
+    from methods.common.lm import (capture_linear_inputs, corpus_sentences, embedding_fidelity, load_minilm,
+                                   word_similarity_spearman)
 
     torch.set_num_threads(threads)
     set_seed(seed)
     dense, tok = load_minilm(minilm_dir)
     head_dim = dense.config.hidden_size // dense.config.num_attention_heads
-    calib = corpus_sentences(f"{corpus_dir}/train.txt", minilm["n_calibration"], seed)
-    eval_sent = corpus_sentences(f"{corpus_dir}/test.txt", minilm["n_eval"], 20_000)
+    calib = corpus_sentences(f"{corpus_dir}/train.txt", minilm["n_calibration"], seed,
+                             key="nestquant.minilm.n_calibration")
+    eval_sent = corpus_sentences(f"{corpus_dir}/test.txt", minilm["n_eval"], 20_000,
+                                 key="nestquant.minilm.n_eval")
     enc = dict(tok(calib, padding="max_length", truncation=True, max_length=minilm["max_length"],
                    return_tensors="pt"))
     batches = [{k: v[i:i + 32] for k, v in enc.items()} for i in range(0, len(calib), 32)]
@@ -292,7 +294,8 @@ def minilm_eval(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str], q
         m = quantize_model(dense, method, "w4a4", quant["q"], _betas(quant, quant["q"]), quant["rtn_bits"], seed,
                            head_dim, hessians, skip=("pooler",))
         results[method] = {**quality(m), "weight_error": weight_proxy_error(m, dense, hessians)}
-        log(f"minilm {method}: " + ", ".join(f"{k} {v:.4f}" for k, v in results[method].items()))
+        log(f"minilm {method}: " + ", ".join(f"{k} {'undefined' if v is None else f'{v:.4f}'}"
+                                              for k, v in results[method].items()))
     write_json(out_json, {"model": "minilm", "seed": seed, "results": results})
 
 

@@ -34,6 +34,8 @@ What is where:
 - learners.py     EXP3, Exp3-linear (the paper's linear-bandit learner), Tsallis-INF (the paper's
                   learner on the eps-grid), and their unbiased estimators.
 - simulate.py     the game loop and exact regret against the best fixed incentive in hindsight.
+- lower_bound_known.py  the T-dependence of the known-greedy lower bound (Table 1 row (b)) on a
+                  two-point family of our own (issue 30; run by workflow/rules/x3audit.smk).
 - experiments.py  the simulation experiments; analysis.py the slopes and bounds; figures.py;
                   pipeline.py the DAG steps.
 """

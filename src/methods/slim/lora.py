@@ -46,8 +46,9 @@ def low_rank_factors(e: torch.Tensor, rank: int) -> tuple[torch.Tensor, torch.Te
 
 
 def adapter_rank(shape: tuple[int, int], rank_ratio: float) -> int:
-    """r = round(rank_ratio * min(N, K)), at least 1 (paper default: 10% of the smaller dimension)."""
-    return max(1, int(round(rank_ratio * min(shape))))
+    """r = floor(rank_ratio * min(N, K)), at least 1 (paper default: 10% of the smaller dimension); the
+    official `add_lora` truncates with int(), so (256, 512) at 0.1 gives 25, not round(25.6) = 26."""
+    return max(1, int(rank_ratio * min(shape)))
 
 
 @dataclass

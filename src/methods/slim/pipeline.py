@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import copy
 import math
-import random
-import re
 import time
 from pathlib import Path
 
@@ -98,17 +96,6 @@ def lm_ladder(model_dir: str, tokens: str, recipes: dict, names: list[str], seed
 
 # --- MiniLM ---------------------------------------------------------------------------------------
 
-def corpus_sentences(text_file: str, n: int, seed: int, min_words: int = 6, max_words: int = 40) -> list[str]:
-    """`n` sentences (split at . ! ?) of `min_words`..`max_words` words drawn with `seed` from a text file."""
-    text = Path(text_file).read_text(encoding="utf-8")
-    sentences = [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+", text)]
-    sentences = [s for s in sentences if min_words <= len(s.split()) <= max_words]
-    if len(sentences) < n:
-        raise ValueError(f"{text_file}: only {len(sentences)} sentences of {min_words}-{max_words} words, "
-                         f"{n} requested; lower slim.minilm.n_calibration / n_eval")
-    return random.Random(seed).sample(sentences, n)
-
-
 def _encode(tokenizer, sentences: list[str], max_length: int) -> dict[str, torch.Tensor]:
     return dict(tokenizer(sentences, padding="max_length", truncation=True, max_length=max_length,
                           return_tensors="pt"))
@@ -123,14 +110,18 @@ def _pooled(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
 def minilm_ladder(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str], recipes: dict, names: list[str],
                   seed: int, minilm: dict, peft: dict, threads: int, out_json: str) -> None:
     """Every recipe on all-MiniLM-L6-v2: fidelity of embeddings to the dense model, word-similarity Spearman."""
-    from methods.common.lm import capture_linear_inputs, embedding_fidelity, load_minilm, word_similarity_spearman
+    from methods.common.lm import (capture_linear_inputs, corpus_sentences, embedding_fidelity, load_minilm,
+                                   word_similarity_spearman)
 
     torch.set_num_threads(threads)
     set_seed(seed)
     dense, tok = load_minilm(minilm_dir)
-    calib_sent = corpus_sentences(f"{corpus_dir}/train.txt", minilm["n_calibration"], seed)
-    held_sent = corpus_sentences(f"{corpus_dir}/validation.txt", minilm["n_heldout"], 10_000)
-    eval_sent = corpus_sentences(f"{corpus_dir}/test.txt", minilm["n_eval"], 20_000)
+    calib_sent = corpus_sentences(f"{corpus_dir}/train.txt", minilm["n_calibration"], seed,
+                                  key="slim.minilm.n_calibration")
+    held_sent = corpus_sentences(f"{corpus_dir}/validation.txt", minilm["n_heldout"], 10_000,
+                                 key="slim.minilm.n_heldout")
+    eval_sent = corpus_sentences(f"{corpus_dir}/test.txt", minilm["n_eval"], 20_000,
+                                 key="slim.minilm.n_eval")
     calib_enc = _encode(tok, calib_sent, minilm["max_length"])
     batches = lambda enc: [{k: v[i:i + 32] for k, v in enc.items()} for i in range(0, len(enc["input_ids"]), 32)]  # noqa: E731
     calib = capture_linear_inputs(dense, batches(calib_enc))

@@ -7,7 +7,8 @@
   alpha is searched on the bin centres: a coarse grid of `n_coarse` points, then every centre between
   the neighbours of the coarse minimum. One symmetric scale per matrix.
 - `absmax_alpha`: alpha = max |W| (no clipping), the baseline the paper calls AbsMax.
-- `quantize_symmetric` / `dequantize`: round(W * s) clamped to [-(2^(b-1)-1), 2^(b-1)-1], s = (2^(b-1)-1)/alpha.
+- `quantize_symmetric` / `dequantize`: round(W * s) clamped to [-2^(b-1), 2^(b-1)-1] ([-8, 7] at 4 bits, the
+  full two's-complement range, as the official `Quantizer.quantize_block`), s = (2^(b-1)-1)/alpha.
 - `quantize_groups_rtn`: per-group symmetric round-to-nearest (absmax per group of `group_size`
   consecutive inputs), the group-wise baseline and the adapter quantizer.
 - `quantize_input_per_token`: optional 8-bit symmetric input (activation) quantization, per token.
@@ -97,10 +98,14 @@ class QuantizedMatrix:
 
 
 def quantize_symmetric(w: torch.Tensor, alpha: float, bits: int) -> QuantizedMatrix:
-    """Uniform symmetric quantization with one scale for the whole matrix: levels round(w * m / alpha)."""
+    """Uniform quantization with one scale for the whole matrix: levels round(w * m / alpha) in [-m-1, m].
+
+    The scale is symmetric (alpha maps to m) but the clamp keeps the extra negative level -m-1 of a b-bit
+    two's-complement integer, as the official code does: at the same scale it never has a larger error than
+    [-m, m] (a value below -alpha - step/2 is now rounded to -m-1 instead of clipped to -m)."""
     m = qmax(bits)
     step = alpha / m
-    q = torch.clamp(torch.round(w.detach().float() / step), -m, m).to(torch.int8)
+    q = torch.clamp(torch.round(w.detach().float() / step), -m - 1, m).to(torch.int8)
     n, k = w.shape
     return QuantizedMatrix(q, torch.full((n, 1), step, dtype=torch.float32, device=w.device), bits, k)
 

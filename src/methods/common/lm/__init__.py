@@ -8,6 +8,7 @@ Modules: corpus (download contents, document splits), tokenizer (BPE, tokenizati
 token splits), train (training loop, bigram baseline), evaluate (perplexity, calibration, Hessians),
 minilm (sentence embeddings, word-similarity Spearman), pipeline (one function per DAG step).
 """
+from methods.common.lm.corpus import corpus_sentences
 from methods.common.lm.evaluate import calibration_windows, capture_linear_inputs, perplexity, torch_threads
 from methods.common.lm.minilm import (embed, embedding_fidelity, extract_minilm, load_minilm, read_word_pairs,
                                       spearman, word_similarity_spearman)
@@ -15,7 +16,7 @@ from methods.common.lm.model import (CheckpointError, llama_config, load_causal_
                                      save_token_splits)
 
 __all__ = [
-    "CheckpointError", "calibration_windows", "capture_linear_inputs", "embed", "embedding_fidelity",
+    "CheckpointError", "calibration_windows", "capture_linear_inputs", "corpus_sentences", "embed", "embedding_fidelity",
     "extract_minilm", "llama_config", "load_causal_lm", "load_minilm", "load_token_splits", "perplexity",
     "read_word_pairs", "save_token_splits", "spearman", "torch_threads", "word_similarity_spearman",
 ]

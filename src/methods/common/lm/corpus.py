@@ -13,6 +13,7 @@ joined by "\\n\\n" as GPTQ / QuaRot / NestQuant do.
 from __future__ import annotations
 
 import random
+import re
 import tarfile
 import zipfile
 from pathlib import Path
@@ -103,3 +104,16 @@ def datasets_corpus(path: str, name: str | None, data_files: dict | None, split_
         lines = ds[src]["text"]
         splits[split] = [(f"{src}", DOC_SEPARATOR.join(lines))]
     return write_splits(splits, out_dir)
+
+
+def corpus_sentences(text_file: str | Path, n: int, seed: int, min_words: int = 6, max_words: int = 40,
+                     key: str = "n") -> list[str]:
+    """`n` sentences (split at . ! ?) of `min_words`..`max_words` words drawn with `seed` from a text file;
+    `key` names the config key that sets `n`, for the error message."""
+    text = Path(text_file).read_text(encoding="utf-8")
+    sentences = [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+", text)]
+    sentences = [s for s in sentences if min_words <= len(s.split()) <= max_words]
+    if len(sentences) < n:
+        raise ValueError(f"{text_file}: only {len(sentences)} sentences of {min_words}-{max_words} words, "
+                         f"{n} requested; lower {key}")
+    return random.Random(seed).sample(sentences, n)

@@ -18,6 +18,8 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from methods.common.io import log
+
 MINILM_MEMBER = "all_minilm_l6_v2/model.zip"
 
 
@@ -69,12 +71,18 @@ def embedding_fidelity(model_q, model_ref, tokenizer, sentences: list[str], batc
     return float((a * b).sum(-1).mean())
 
 
-def spearman(x, y) -> float:
-    """Spearman rank correlation (average ranks for ties), i.e. Pearson correlation of the ranks."""
+def spearman(x, y) -> float | None:
+    """Spearman rank correlation (average ranks for ties), i.e. Pearson correlation of the ranks.
+
+    None when it is undefined: a constant vector has ranks of zero variance, and 0/0 is no correlation
+    (numpy would return a silent NaN with a RuntimeWarning)."""
     rx = pd.Series(np.asarray(x, dtype=float)).rank(method="average").to_numpy()
     ry = pd.Series(np.asarray(y, dtype=float)).rank(method="average").to_numpy()
     rx, ry = rx - rx.mean(), ry - ry.mean()
-    return float((rx * ry).sum() / np.sqrt((rx * rx).sum() * (ry * ry).sum()))
+    denom = np.sqrt((rx * rx).sum() * (ry * ry).sum())
+    if not denom > 0:
+        return None
+    return float((rx * ry).sum() / denom)
 
 
 def read_word_pairs(path: str | Path) -> list[tuple[str, str, float]]:
@@ -92,10 +100,16 @@ def read_word_pairs(path: str | Path) -> list[tuple[str, str, float]]:
     return pairs
 
 
-def word_similarity_spearman(model, tokenizer, pairs_file: str | Path) -> float:
-    """Spearman correlation between cos(embed(w1), embed(w2)) and the human scores of `pairs_file`."""
+def word_similarity_spearman(model, tokenizer, pairs_file: str | Path) -> float | None:
+    """Spearman correlation between cos(embed(w1), embed(w2)) and the human scores of `pairs_file`;
+    None (logged as undefined) when every cosine is the same, e.g. a quantized model whose embeddings
+    collapsed to one vector."""
     pairs = read_word_pairs(pairs_file)
     words = sorted({w for a, b, _ in pairs for w in (a, b)})
     vec = dict(zip(words, embed(model, tokenizer, words)))
     cos = [float(vec[a] @ vec[b]) for a, b, _ in pairs]
-    return spearman(cos, [s for _, _, s in pairs])
+    rho = spearman(cos, [s for _, _, s in pairs])
+    if rho is None:
+        log(f"{pairs_file}: Spearman correlation undefined (constant cosines or constant human scores); "
+            "recorded as null")
+    return rho

@@ -1,0 +1,10 @@
+"""x3audit figures: binary_denoising's one-stage chain against alpha; principal_agent's lower-bound regret against T."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.x3audit.pipeline import bd_figure, op_figure, pa_figure
+
+bd_figure(bd_files=list(snakemake.input.bd), out_png=snakemake.output.bd)
+pa_figure(pa_files=list(snakemake.input.pa), out_png=snakemake.output.pa)
+op_figure(op_json=snakemake.input.op, out_png=snakemake.output.op)
