@@ -6,7 +6,8 @@
   (CFDG's label dropout); p_uncond = 1 gives an unconditional (SynthER-style) model with the same code.
 * Guided noise (CFDG, classifier-free guidance): eps~ = (1 + w) eps(z, c) - w eps(z, null); w = 0 is the plain
   conditional model.
-* Noise schedule: cosine (Nichol & Dhariwal), ancestral DDPM sampling.
+* Noise schedule: cosine (Nichol & Dhariwal), ancestral DDPM sampling with the predicted x0 clipped (SynthER
+  samples with EDM's deterministic-plus-churn sampler instead; see README).
 * Normalisation: per dimension to zero mean and unit variance, except the done flag, which is modelled raw and
   thresholded at 0.5 after sampling (SynthER).
 """
@@ -128,6 +129,7 @@ class TransitionDiffusion:
         lab = torch.as_tensor(labels, dtype=torch.long)
         wt = torch.as_tensor(w, dtype=torch.float32)
         E, n = lab.shape
+        clip = float(self.cfg["clip_x0"])
         z = torch.randn((E, n, self.D), generator=gen)
         ab = self.alpha_bar
         for i in reversed(range(self.T)):
@@ -136,7 +138,11 @@ class TransitionDiffusion:
             ab_t = ab[i]
             ab_prev = ab[i - 1] if i > 0 else torch.tensor(1.0)
             beta = 1 - ab_t / ab_prev
-            mean = (z - beta / (1 - ab_t).sqrt() * e) / (1 - beta).sqrt()
+            # Posterior mean through the predicted x0, clipped to +-clip_x0 normalised units (DDPM's clipped
+            # denoising): without the clip the first steps of the cosine schedule (beta near 0.999) amplify the
+            # noise-prediction error ~30-fold and throw samples far off the data.
+            x0 = ((z - (1 - ab_t).sqrt() * e) / ab_t.sqrt()).clamp(-clip, clip)
+            mean = (ab_prev.sqrt() * beta * x0 + (1 - beta).sqrt() * (1 - ab_prev) * z) / (1 - ab_t)
             if i > 0:
                 var = beta * (1 - ab_prev) / (1 - ab_t)
                 z = mean + var.sqrt() * torch.randn(z.shape, generator=gen)
