@@ -11,7 +11,7 @@ for _name in CF_O2O_DATASETS + [CF["quality"]["offline"]]:
             f"defined under cfdg.datasets ({sorted(CF['datasets'])}); add it there or fix the name."
         )
 for _name, _spec in {
-    **CF["datasets"],
+    **{n: CF["datasets"][n] for n in set(CF_O2O_DATASETS + [CF["quality"]["offline"]])},
     "quality.online.train": CF["quality"]["online"]["train"],
     "quality.online.heldout": CF["quality"]["online"]["heldout"],
 }.items():
