@@ -18,7 +18,7 @@ import torch
 
 from methods.common.io import log
 
-from .data import KEYS, split_matrix, transitions_matrix
+from .data import split_matrix
 from .diffusion import NULL, OFFLINE, ONLINE, TransitionDiffusion
 from .envs import make_env
 from .iql import IQLEnsemble
