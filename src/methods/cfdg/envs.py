@@ -1,0 +1,166 @@
+"""Environments: a vectorised numpy copy of gymnasium's Pendulum-v1 (the tiny scale, where gymnasium is not
+installed) and a gymnasium wrapper with the same interface (the full scale, MuJoCo tasks).
+
+Interface of a vectorised env with `n` copies: `reset() -> obs (n, obs_dim)`,
+`step(action (n, act_dim) in [-1, 1]) -> (obs, reward, terminated, truncated)`; copies whose episode ended are
+reset automatically and `last_obs` holds the true final observation of the step (what a transition stores).
+Actions are always in [-1, 1]; each env scales them to its own torque range.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+PENDULUM = "pendulum"
+
+
+def angle_normalize(x: np.ndarray) -> np.ndarray:
+    return ((x + np.pi) % (2 * np.pi)) - np.pi
+
+
+class PendulumVec:
+    """Pendulum-v1 (gymnasium classic_control, g = 10): the same dynamics, reward, observation and 200-step limit,
+    run as `n` copies at once. Reward -(theta^2 + 0.1 thetadot^2 + 0.001 u^2) uses the state before the step."""
+
+    max_speed, max_torque, dt, g, m, l = 8.0, 2.0, 0.05, 10.0, 1.0, 1.0
+    horizon, obs_dim, act_dim = 200, 3, 1
+
+    def __init__(self, n: int, seed: int):
+        self.n = n
+        self.rng = np.random.default_rng(seed)
+        self.th = np.zeros(n)
+        self.thdot = np.zeros(n)
+        self.t = np.zeros(n, dtype=int)
+
+    def _obs(self) -> np.ndarray:
+        return np.stack([np.cos(self.th), np.sin(self.th), self.thdot], axis=1)
+
+    def _reset_idx(self, idx: np.ndarray) -> None:
+        self.th[idx] = self.rng.uniform(-np.pi, np.pi, len(idx))
+        self.thdot[idx] = self.rng.uniform(-1.0, 1.0, len(idx))
+        self.t[idx] = 0
+
+    def reset(self) -> np.ndarray:
+        self._reset_idx(np.arange(self.n))
+        return self._obs()
+
+    @classmethod
+    def dynamics(cls, th, thdot, u):
+        """One Euler step of Pendulum-v1 from (theta, thetadot) with torque u (already clipped)."""
+        cost = angle_normalize(th) ** 2 + 0.1 * thdot ** 2 + 0.001 * u ** 2
+        new_thdot = thdot + (3 * cls.g / (2 * cls.l) * np.sin(th) + 3.0 / (cls.m * cls.l ** 2) * u) * cls.dt
+        new_thdot = np.clip(new_thdot, -cls.max_speed, cls.max_speed)
+        return th + new_thdot * cls.dt, new_thdot, -cost
+
+    def step(self, action: np.ndarray):
+        u = np.clip(np.asarray(action, dtype=float).reshape(self.n), -1.0, 1.0) * self.max_torque
+        self.th, self.thdot, reward = self.dynamics(self.th, self.thdot, u)
+        self.t += 1
+        self.last_obs = self._obs()
+        truncated = self.t >= self.horizon
+        terminated = np.zeros(self.n, dtype=bool)
+        if truncated.any():
+            self._reset_idx(np.flatnonzero(truncated))
+        return self._obs(), reward, terminated, truncated
+
+    @classmethod
+    def predict(cls, obs: np.ndarray, action: np.ndarray):
+        """(next obs, reward) that the simulator gives from observation `obs` (n, 3) and action (n, 1):
+        the dynamics-consistency reference for generated transitions (theta = atan2(sin, cos))."""
+        th = np.arctan2(obs[:, 1], obs[:, 0])
+        u = np.clip(action[:, 0], -1.0, 1.0) * cls.max_torque
+        th2, thdot2, r = cls.dynamics(th, obs[:, 2], u)
+        return np.stack([np.cos(th2), np.sin(th2), thdot2], axis=1), r
+
+
+def pendulum_expert(obs: np.ndarray) -> np.ndarray:
+    """Scripted expert in [-1, 1]: energy pumping towards E* = 15 (E = thetadot^2/2 + 15 cos theta, dE/dt = 3 u
+    thetadot), then a PD balance near the top."""
+    c, s, thdot = obs[:, 0], obs[:, 1], obs[:, 2]
+    th = np.arctan2(s, c)
+    energy = 0.5 * thdot ** 2 + 15.0 * c
+    pump = 0.5 * (15.0 - energy) * thdot
+    balance = -(10.0 * th + 2.0 * thdot)
+    u = np.where((c > 0.85) & (np.abs(thdot) < 5.0), balance, pump)
+    return np.clip(u / PendulumVec.max_torque, -1.0, 1.0)[:, None]
+
+
+def scripted_policy(kind: dict, rng: np.random.Generator):
+    """A D4RL-style behaviour policy: the expert's action with Gaussian noise `noise`, replaced by a uniform random
+    action with probability `random_prob` (random_prob = 1 is the 'random' dataset)."""
+    noise, p_rand = float(kind["noise"]), float(kind["random_prob"])
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        a = pendulum_expert(obs) + noise * rng.standard_normal((len(obs), 1))
+        rand = rng.uniform(-1.0, 1.0, (len(obs), 1))
+        use_rand = rng.random((len(obs), 1)) < p_rand
+        return np.clip(np.where(use_rand, rand, a), -1.0, 1.0)
+
+    return act
+
+
+class GymVec:
+    """n gymnasium environments stepped in turn (full scale: MuJoCo tasks such as HalfCheetah-v5), with the
+    PendulumVec interface. Actions in [-1, 1] are mapped affinely onto the env's action box."""
+
+    def __init__(self, env_id: str, n: int, seed: int):
+        try:
+            import gymnasium as gym
+        except ImportError as e:
+            raise ImportError(f"cfdg env {env_id!r} needs gymnasium (and mujoco, imageio for MuJoCo tasks): "
+                              f"pip install 'gymnasium[mujoco]'; the tiny scale uses env 'pendulum'") from e
+        self.envs = [gym.make(env_id) for _ in range(n)]
+        self.n, self.seed = n, seed
+        space = self.envs[0].action_space
+        self.low, self.high = space.low, space.high
+        self.obs_dim = self.envs[0].observation_space.shape[0]
+        self.act_dim = space.shape[0]
+        self.horizon = self.envs[0].spec.max_episode_steps
+
+    def reset(self) -> np.ndarray:
+        return np.stack([e.reset(seed=self.seed + i)[0] for i, e in enumerate(self.envs)])
+
+    def step(self, action: np.ndarray):
+        scaled = self.low + (np.clip(action, -1, 1) + 1.0) * 0.5 * (self.high - self.low)
+        out = [e.step(a) for e, a in zip(self.envs, scaled)]
+        self.last_obs = np.stack([o[0] for o in out])
+        obs, rew = self.last_obs.copy(), np.array([o[1] for o in out], dtype=float)
+        term = np.array([o[2] for o in out]); trunc = np.array([o[3] for o in out])
+        for i in np.flatnonzero(term | trunc):
+            obs[i] = self.envs[i].reset()[0]
+        return obs, rew, term, trunc
+
+    def predict(self, obs: np.ndarray, action: np.ndarray):
+        """Simulator's (next obs, reward) from an observation, for MuJoCo locomotion tasks whose observation is
+        qpos[1:] ++ qvel (x position excluded, which the dynamics do not depend on)."""
+        env = self.envs[0].unwrapped
+        nq = env.model.nq
+        scaled = self.low + (np.clip(action, -1, 1) + 1.0) * 0.5 * (self.high - self.low)
+        nxt, rew = [], []
+        for o, a in zip(obs, scaled):
+            env.set_state(np.concatenate([[0.0], o[:nq - 1]]), o[nq - 1:])
+            o2, r, *_ = env.step(a)
+            nxt.append(o2); rew.append(r)
+        return np.stack(nxt), np.array(rew)
+
+
+def make_env(env_id: str, n: int, seed: int):
+    """`pendulum` -> PendulumVec (numpy, no dependency); anything else -> gymnasium.make(env_id) copies."""
+    return PendulumVec(n, seed) if env_id == PENDULUM else GymVec(env_id, n, seed)
+
+
+def rollout(env, policy, n_steps: int):
+    """Transitions of `policy` for n_steps per env copy: dict of (n * n_steps, .) arrays and episode returns."""
+    obs = env.reset()
+    cols = {k: [] for k in ("obs", "act", "rew", "next_obs", "done")}
+    ep_ret, returns = np.zeros(env.n), []
+    for _ in range(n_steps):
+        a = policy(obs)
+        nxt, r, term, trunc = env.step(a)
+        cols["obs"].append(obs); cols["act"].append(a); cols["rew"].append(r)
+        cols["next_obs"].append(env.last_obs.copy()); cols["done"].append(term.astype(float))
+        ep_ret += r
+        for i in np.flatnonzero(term | trunc):
+            returns.append(ep_ret[i]); ep_ret[i] = 0.0
+        obs = nxt
+    data = {k: np.concatenate(v) for k, v in cols.items()}
+    return data, np.asarray(returns)

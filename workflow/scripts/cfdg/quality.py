@@ -1,0 +1,18 @@
+"""Generation quality: CFDG's guided 'online' samples vs an unconditional (SynthER-style) model."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.cfdg.pipeline import quality_job
+
+quality_job(
+    offline_npz=snakemake.input.offline,
+    online_npz=snakemake.input.online,
+    env_id=snakemake.params.env,
+    seeds=list(snakemake.params.seeds),
+    diffusion=dict(snakemake.params.diffusion),
+    quality=dict(snakemake.params.quality),
+    threads=snakemake.threads,
+    out_json=snakemake.output.metrics,
+    out_npz=snakemake.output.samples,
+)
