@@ -64,8 +64,8 @@ rule banyan_train:
 
 rule banyan_minilm:
     input:
-        data=rules.banyan_data.output.data,
         **minilm_files(),
+        data=rules.banyan_data.output.data,
         code=script_code("banyan/minilm.py"),
     output:
         metrics=f"{BY_OUT}/minilm/metrics.json",

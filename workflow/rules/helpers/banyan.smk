@@ -26,8 +26,6 @@ if _unknown_word_sets:
     raise ValueError(
         f"config banyan.data.word_sets: unknown {_unknown_word_sets}; available: {sorted(word_sim_files())}."
     )
-if len(BY["seeds"]) < 1:
-    raise ValueError("config banyan.seeds: give at least one seed (three for the claims).")
 
 
 def by_files(kind, ext):
