@@ -213,3 +213,13 @@ def test_mean_baseline_embeds_the_mean():
     out = m.embed(batch)
     w = m.embedding.weight.detach()
     torch.testing.assert_close(out, torch.stack([w[[1, 2, 3]].mean(0), w[4]]))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (the full scale trains on one)")
+def test_cuda_forest_and_loss_match_cpu():
+    g = torch.Generator().manual_seed(7)
+    batch = [torch.randint(0, 9, (int(n),), generator=g) for n in torch.randint(2, 9, (16,), generator=g)]
+    cpu = tree_model(vocab=9, seed=7)
+    gpu = tree_model(vocab=9, seed=7).cuda()
+    torch.testing.assert_close(gpu.loss(batch).cpu(), cpu.loss(batch), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(gpu.embed(batch).cpu(), cpu.embed(batch), rtol=1e-4, atol=1e-5)

@@ -53,6 +53,7 @@ rule banyan_train:
     resources:
         mem_mb=at_scale(1500, 32000),
         runtime=at_scale(10, 1440),
+        gpu=at_scale(0, 1),
     params:
         model=BY["model"],
         train=BY["train"],

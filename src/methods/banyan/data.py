@@ -70,7 +70,7 @@ def hf_dataset(cfg: dict) -> dict:
     if c["text_column"] not in ds.column_names:
         raise ValueError(f"config banyan.data.corpus.text_column {c['text_column']!r} is not a column of "
                          f"{c['path']}; columns: {ds.column_names}")
-    texts = ds[c["text_column"]][: cfg["n_train"]]
+    texts = ds.select(range(min(cfg["n_train"], len(ds))))[c["text_column"]]  # only the documents used
     if c.get("split_sentences"):
         texts = [x for t in texts for x in _SENTENCE_END.split(t)]
     train = [words_of(t) for t in texts]

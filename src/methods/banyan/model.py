@@ -75,15 +75,14 @@ class DenseFunctions(nn.Module):
 
     def decompose(self, parent, side):
         both = self.decomp(parent).view(parent.shape[0], 2, -1)  # (n, 2, E)
-        return self.drop(both[torch.arange(parent.shape[0]), side])
+        return self.drop(both[torch.arange(parent.shape[0], device=parent.device), side])
 
 
 def pad_sequences(seqs: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(B, L) node ids padded with -1, and the lengths."""
-    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
-    out = torch.full((len(seqs), int(lengths.max())), -1, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, : len(s)] = s
+    """(B, L) node ids padded with -1, and the lengths (on the device of the sequences)."""
+    device = seqs[0].device
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long, device=device)
+    out = torch.nn.utils.rnn.pad_sequence(seqs, batch_first=True, padding_value=-1)
     return out, lengths
 
 
@@ -92,17 +91,17 @@ def merge_positions(states: torch.Tensor, seq: torch.Tensor, lengths: torch.Tens
     on detached states; positions past the row's length get -inf; ties go to the leftmost pair)."""
     x = F.normalize(states.detach()[seq.clamp(min=0)], dim=-1)  # (B, L, E)
     cos = (x[:, :-1] * x[:, 1:]).sum(-1)                          # (B, L-1)
-    valid = torch.arange(cos.shape[1])[None, :] < (lengths - 1)[:, None]
+    valid = torch.arange(cos.shape[1], device=seq.device)[None, :] < (lengths - 1)[:, None]
     return cos.masked_fill(~valid, float("-inf")).argmax(dim=1)
 
 
 def replace_pair(seq: torch.Tensor, j: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
     """Each row with its entries j, j+1 replaced by the single entry `new` (shifted left, padded -1)."""
     L = seq.shape[1]
-    pos = torch.arange(L)[None, :]
+    pos = torch.arange(L, device=seq.device)[None, :]
     src = pos + (pos > j[:, None]).long()                    # skip the merged right child
     out = seq.gather(1, src.clamp(max=L - 1)).masked_fill(src > L - 1, -1)
-    out[torch.arange(len(seq)), j] = new
+    out[torch.arange(len(seq), device=seq.device), j] = new
     return out
 
 
@@ -132,11 +131,11 @@ class TreeAutoencoder(nn.Module):
         return sum(p.numel() for p in self.funcs.parameters())
 
     def _leaves(self, sentences: list[torch.Tensor]):
-        tokens = torch.cat(sentences)
+        tokens = torch.cat(sentences).to(self.embedding.weight.device)
         if self.entangle:
             leaf_tokens, node_of_token = torch.unique(tokens, return_inverse=True)
         else:
-            leaf_tokens, node_of_token = tokens, torch.arange(len(tokens))
+            leaf_tokens, node_of_token = tokens, torch.arange(len(tokens), device=tokens.device)
         seqs = list(torch.split(node_of_token, [len(s) for s in sentences]))
         return leaf_tokens, seqs
 
@@ -166,9 +165,10 @@ class TreeAutoencoder(nn.Module):
             if new_l:
                 chunks.append(self.funcs.compose(states[new_l], states[new_r]))
                 states = torch.cat(chunks)
-            seq[rows] = replace_pair(seq[rows], j, torch.tensor(new_ids))
+            seq[rows] = replace_pair(seq[rows], j, torch.tensor(new_ids, device=seq.device))
             lengths[rows] -= 1
-        return Forest(states=states, left=torch.tensor(left), right=torch.tensor(right),
+        dev = states.device
+        return Forest(states=states, left=torch.tensor(left, device=dev), right=torch.tensor(right, device=dev),
                       leaf_tokens=leaf_tokens, roots=seq[:, 0].clone())
 
     def decode(self, forest: Forest) -> torch.Tensor:
@@ -182,7 +182,7 @@ class TreeAutoencoder(nn.Module):
         for n in reversed(internal.tolist()):  # parents have larger ids: depth[n] is final here
             for ch in (lefts[n], rights[n]):
                 depth[ch] = max(depth[ch], depth[n] + 1)
-        depth = torch.tensor(depth)
+        depth = torch.tensor(depth, device=forest.left.device)
         decoded = forest.states
         for d in range(1, int(depth.max()) + 1 if len(depth) else 1):
             edges = (depth[child] == d).nonzero().squeeze(1)
@@ -230,8 +230,10 @@ class MeanAutoencoder(nn.Module):
         return 0
 
     def _means(self, sentences):
-        tokens = torch.cat(sentences)
-        sent = torch.repeat_interleave(torch.arange(len(sentences)), torch.tensor([len(s) for s in sentences]))
+        device = self.embedding.weight.device
+        tokens = torch.cat(sentences).to(device)
+        lengths = torch.tensor([len(s) for s in sentences], device=device)
+        sent = torch.repeat_interleave(torch.arange(len(sentences), device=device), lengths)
         x = self.drop(self.embedding(tokens))
         total = x.new_zeros(len(sentences), x.shape[1]).index_add(0, sent, x)
         return total / torch.bincount(sent, minlength=len(sentences))[:, None], tokens, sent

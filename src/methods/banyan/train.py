@@ -19,6 +19,7 @@ def train_model(variant: str, corpus: list[torch.Tensor], vocab_size: int, model
     """Adam on the reconstruction loss, shuffled mini-batches; returns (model, per-step losses, nodes/batch)."""
     set_seed(seed)
     model = build_model(variant, vocab_size, model_cfg["channels"], model_cfg["channel_size"], model_cfg["dropout"])
+    model = model.to(train_cfg["device"])
     opt = torch.optim.Adam(model.parameters(), lr=train_cfg["lr"])
     gen = torch.Generator().manual_seed(seed)
     losses, nodes = [], []
@@ -44,7 +45,7 @@ def train_model(variant: str, corpus: list[torch.Tensor], vocab_size: int, model
 
 
 def cosines(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
-    return F.cosine_similarity(a, b, dim=-1).numpy()
+    return F.cosine_similarity(a, b, dim=-1).cpu().numpy()
 
 
 def sentence_scores(model, sets: dict, vocab: list[str]) -> dict:
@@ -65,7 +66,7 @@ def word_scores(model, sets: dict, vocab: list[str]) -> dict:
     """Per set: Spearman of word cosines over the pairs whose two words are in the vocabulary (a word is
     one token here, so its representation is its embedding, as the official eval for single tokens)."""
     index = {w: i for i, w in enumerate(vocab)}
-    emb = model.embedding.weight.detach()
+    emb = model.embedding.weight.detach().cpu()
     out = {}
     for name, s in sets.items():
         keep = covered_pairs(s, index)
