@@ -1,0 +1,112 @@
+"""Banyan's data: a training corpus of token-id sentences and evaluation pairs with gold similarity.
+
+tiny: the synthetic grammar of `grammar.py` (word tokens). full: the paper's corpus and STS sets through
+Hugging Face `datasets` (word tokens: the official BPEmb vocabulary downloads at run time, see README).
+Word-level pairs: the grammar's synonym lists (tiny) and WordSim-353 / SimLex-999 from gensim's test data.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import torch
+
+from . import grammar
+
+UNK = "<unk>"
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def words_of(text: str) -> list[str]:
+    """Lower-cased word tokens (letters, digits, an inner apostrophe)."""
+    return _WORD.findall(text.lower())
+
+
+def keep_sentence(n_tokens: int, min_tokens: int, max_tokens: int) -> bool:
+    """Official filter: min_tokens < n <= max_tokens (3 and 200 in the official training script)."""
+    return min_tokens < n_tokens <= max_tokens
+
+
+def build_vocab(sentences: list[list[str]], max_size: int) -> list[str]:
+    """<unk> then the max_size - 1 most frequent words (ties broken alphabetically)."""
+    counts = Counter(w for s in sentences for w in s)
+    ranked = sorted(counts, key=lambda w: (-counts[w], w))
+    return [UNK] + ranked[: max_size - 1]
+
+
+def to_ids(words: list[str], index: dict[str, int]) -> list[int]:
+    return [index.get(w, 0) for w in words]
+
+
+def pack(sentences: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Flat token tensor and offsets (len n+1), so the corpus is saved as two tensors."""
+    lengths = torch.tensor([len(s) for s in sentences], dtype=torch.long)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)])
+    return torch.tensor([t for s in sentences for t in s], dtype=torch.long), offsets
+
+
+def unpack(tokens: torch.Tensor, offsets: torch.Tensor) -> list[torch.Tensor]:
+    return list(torch.split(tokens, (offsets[1:] - offsets[:-1]).tolist()))
+
+
+def synthetic_dataset(cfg: dict) -> dict:
+    """Corpus and held-out pairs of the synthetic grammar (tiny scale)."""
+    g = cfg["grammar"]
+    train = grammar.corpus(cfg["n_train"], cfg["seed"], g["p_optional"], g["p_passive"])
+    a, b, gold = grammar.sentence_pairs(cfg["n_eval_pairs"], cfg["seed"] + 1, g["p_optional"], g["p_passive"])
+    wa, wb, wgold = grammar.word_pairs(cfg["seed"] + 2, cfg["n_word_pairs"])
+    return {"train": train, "vocab": [UNK] + grammar.vocabulary(),
+            "sentence_sets": {"grammar": {"a": [" ".join(s) for s in a], "b": [" ".join(s) for s in b], "gold": gold}},
+            "word_sets": {"grammar_words": {"a": wa, "b": wb, "gold": wgold}}}
+
+
+def hf_dataset(cfg: dict) -> dict:
+    """The paper's corpus and STS sets through `datasets.load_dataset` (full scale)."""
+    import datasets
+
+    c = cfg["corpus"]
+    ds = datasets.load_dataset(c["path"], c.get("name"), split=c["split"], data_files=c.get("data_files"))
+    if c["text_column"] not in ds.column_names:
+        raise ValueError(f"config banyan.data.corpus.text_column {c['text_column']!r} is not a column of "
+                         f"{c['path']}; columns: {ds.column_names}")
+    texts = ds.select(range(min(cfg["n_train"], len(ds))))[c["text_column"]]  # only the documents used
+    if c.get("split_sentences"):
+        texts = [x for t in texts for x in _SENTENCE_END.split(t)]
+    train = [words_of(t) for t in texts]
+    sets = {}
+    for name, s in cfg["sts"].items():
+        d = datasets.load_dataset(s["path"], s.get("name"), split=s["split"], data_files=s.get("data_files"))
+        cols = [s["columns"][k] for k in ("a", "b", "score")]
+        missing = [x for x in cols if x not in d.column_names]
+        if missing:
+            raise ValueError(f"config banyan.data.sts.{name}.columns: {missing} not in {s['path']}; "
+                             f"columns: {d.column_names}")
+        sets[name] = {"a": list(d[cols[0]]), "b": list(d[cols[1]]), "gold": [float(x) for x in d[cols[2]]]}
+    return {"train": train, "vocab": None, "sentence_sets": sets, "word_sets": {}}
+
+
+def prepare(cfg: dict, word_files: dict[str, str]) -> dict:
+    """Everything the training steps read: vocabulary, packed training ids, evaluation sets (as text)."""
+    from methods.common.lm.minilm import read_word_pairs
+
+    raw = synthetic_dataset(cfg) if cfg["source"] == "grammar" else hf_dataset(cfg)
+    train = [s for s in raw["train"] if keep_sentence(len(s), cfg["min_tokens"], cfg["max_tokens"])]
+    if not train:
+        raise ValueError(f"banyan data: no training sentence has between {cfg['min_tokens'] + 1} and "
+                         f"{cfg['max_tokens']} tokens; check banyan.data.min_tokens / max_tokens")
+    vocab = raw["vocab"] or build_vocab(train, cfg["vocab_size"])
+    index = {w: i for i, w in enumerate(vocab)}
+    tokens, offsets = pack([to_ids(s, index) for s in train])
+    word_sets = dict(raw["word_sets"])
+    for name, path in word_files.items():
+        pairs = read_word_pairs(path)
+        word_sets[name] = {"a": [p[0] for p in pairs], "b": [p[1] for p in pairs], "gold": [p[2] for p in pairs]}
+    return {"vocab": vocab, "train_tokens": tokens, "train_offsets": offsets,
+            "sentence_sets": raw["sentence_sets"], "word_sets": word_sets}
+
+
+def encode_texts(texts: list[str], vocab: list[str]) -> list[torch.Tensor]:
+    """Token ids of evaluation sentences (unknown words -> <unk>; an empty sentence -> [<unk>])."""
+    index = {w: i for i, w in enumerate(vocab)}
+    return [torch.tensor(to_ids(words_of(t), index) or [0], dtype=torch.long) for t in texts]

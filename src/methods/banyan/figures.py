@@ -1,0 +1,43 @@
+"""Figures: Spearman rho of every variant (per seed) beside MiniLM; training-loss curves."""
+from __future__ import annotations
+
+import numpy as np
+
+from methods.common.plotting import new_figure, save_figure
+
+LABELS = {"banyan": "Banyan (14 params)", "no_entangle": "no entanglement", "dense": "dense composition",
+          "mean": "mean of embeddings"}
+COLORS = {"banyan": "C0", "no_entangle": "C1", "dense": "C2", "mean": "C7"}
+
+
+def scores_figure(metrics: dict[str, dict], minilm: dict, path: str) -> None:
+    """Per metric (sentence and word level): one dot per seed and the mean bar per variant; MiniLM dashed."""
+    keys = [k for k in ("sts_mean", "word_mean") if any(np.isfinite(np.asarray(m[k], float)).any()
+                                                      for m in metrics.values())]
+    fig, axes = new_figure(1, len(keys), width=5 * len(keys), height=3.6, squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        for x, (variant, m) in enumerate(metrics.items()):
+            vals = np.asarray(m[key], float)
+            ax.bar(x, np.nanmean(vals), color=COLORS.get(variant, "C3"), alpha=0.6)
+            ax.plot(np.full(len(vals), x), vals, "k.", ms=6)
+        if minilm.get(key) is not None:
+            ax.axhline(minilm[key], color="k", ls="--", lw=1, label="MiniLM (pretrained reference)")
+            ax.legend(loc="best")
+        ax.set_xticks(range(len(metrics)), [LABELS.get(v, v) for v in metrics], rotation=20, ha="right")
+        ax.set_ylabel("Spearman rho")
+        ax.set_title({"sts_mean": "sentence similarity", "word_mean": "word similarity"}[key])
+    save_figure(fig, path)
+
+
+def loss_figure(arrays: dict[str, dict], path: str) -> None:
+    """Reconstruction loss per step, every seed (entangled variants average over token types, the others
+    over token occurrences, so the levels are not comparable across those two groups)."""
+    fig, axes = new_figure(1, 1, width=6.4, height=3.6, squeeze=False)
+    ax = axes[0][0]
+    for variant, a in arrays.items():
+        for i, key in enumerate(sorted(k for k in a if k.startswith("loss_seed"))):
+            ax.plot(a[key], color=COLORS.get(variant, "C3"), lw=0.8, label=LABELS.get(variant, variant) if i == 0 else None)
+    ax.set_xlabel("step")
+    ax.set_ylabel("reconstruction cross-entropy")
+    ax.legend(loc="best")
+    save_figure(fig, path)

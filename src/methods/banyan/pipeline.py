@@ -1,0 +1,140 @@
+"""What each DAG step of banyan does (one function per script in workflow/scripts/banyan/)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from methods.common.claims import evaluate_claims, load_declaration, write_claims
+from methods.common.io import atomic_path, load_torch, log, read_json, save_torch, write_json
+
+from .model import VARIANTS
+
+DECLARATION = Path(__file__).with_name("claims.yaml")
+ABLATIONS = [v for v in VARIANTS if v != "banyan"]
+
+
+def check_data(data: dict, path: str) -> dict:
+    """The prepared data file has what the training steps read, or the error names the file and the fix."""
+    need = {"vocab", "train_tokens", "train_offsets", "sentence_sets", "word_sets"}
+    if not isinstance(data, dict) or need - set(data):
+        raise ValueError(f"{path}: not a banyan data file (missing {sorted(need - set(data or {}))}); "
+                         "delete it and rerun rule banyan_data")
+    if int(data["train_offsets"][-1]) != len(data["train_tokens"]):
+        raise ValueError(f"{path}: offsets do not match the token tensor (corrupt); delete it and rerun banyan_data")
+    return data
+
+
+def data_job(cfg: dict, word_files: dict[str, str], out_path: str, out_stats: str) -> None:
+    """Step banyan_data: training corpus and evaluation sets."""
+    from .data import prepare
+
+    data = prepare(cfg, word_files)
+    n = len(data["train_offsets"]) - 1
+    stats = {"n_train_sentences": n, "n_train_tokens": len(data["train_tokens"]), "vocab_size": len(data["vocab"]),
+             "sentence_sets": {k: len(v["gold"]) for k, v in data["sentence_sets"].items()},
+             "word_sets": {k: len(v["gold"]) for k, v in data["word_sets"].items()}}
+    log(f"banyan data: {stats}")
+    save_torch(out_path, data)
+    write_json(out_stats, stats)
+
+
+def save_arrays(path: str, arrays: dict) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **{k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()})
+
+
+def load_arrays(path: str) -> dict:
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def train_job(variant: str, data_path: str, model_cfg: dict, train_cfg: dict, seeds: list[int],
+              min_word_pairs: int, threads: int, out_json: str, out_npz: str) -> None:
+    """Step banyan_train: one variant (Banyan or an ablation) trained and evaluated on every seed."""
+    from .train import run_variant
+
+    torch.set_num_threads(threads)
+    data = check_data(load_torch(data_path), data_path)
+    log(f"banyan {variant}: model {model_cfg}, train {train_cfg}, seeds {seeds}")
+    metrics, arrays = run_variant(variant, data, model_cfg, train_cfg, seeds, min_word_pairs)
+    save_arrays(out_npz, arrays)
+    write_json(out_json, {**metrics, "model": model_cfg, "train": train_cfg})
+
+
+def minilm_job(data_path: str, model_dir: str, max_length: int, min_word_pairs: int, threads: int,
+               out_json: str) -> None:
+    """Step banyan_minilm: the pretrained all-MiniLM-L6-v2 on the same pairs (an upper reference, not trained here)."""
+    from methods.common.lm.minilm import embed, load_minilm, spearman
+
+    from .train import covered_pairs
+
+    torch.set_num_threads(threads)
+    data = check_data(load_torch(data_path), data_path)
+    model, tok = load_minilm(model_dir)
+
+    index = {w: i for i, w in enumerate(data["vocab"])}
+    out = {}
+    for name, s in data["sentence_sets"].items():
+        a = embed(model, tok, list(s["a"]), max_length=max_length)
+        b = embed(model, tok, list(s["b"]), max_length=max_length)
+        out[f"sts_{name}"] = spearman((a * b).sum(-1).numpy(), s["gold"])
+        log(f"minilm sts_{name}: {out[f'sts_{name}']:.4f}")
+    used = []
+    for name, s in data["word_sets"].items():
+        keep = covered_pairs(s, index)  # the pairs the trained models are scored on
+        out[f"word_{name}_covered"] = len(keep)
+        if len(keep) < 3:
+            out[f"word_{name}"] = math.nan
+            continue
+        a = embed(model, tok, [s["a"][i] for i in keep], max_length=max_length)
+        b = embed(model, tok, [s["b"][i] for i in keep], max_length=max_length)
+        out[f"word_{name}"] = spearman((a * b).sum(-1).numpy(), [s["gold"][i] for i in keep])
+        used += [name] if len(keep) >= min_word_pairs else []
+        log(f"minilm word_{name}: {out[f'word_{name}']:.4f} on {len(keep)} pairs")
+    out["sts_mean"] = float(np.mean([out[f"sts_{n}"] for n in data["sentence_sets"]]))
+    out["word_mean"] = float(np.mean([out[f"word_{n}"] for n in used])) if used else math.nan
+    write_json(out_json, out)
+
+
+def figures_job(metrics_json: dict[str, str], arrays_npz: dict[str, str], minilm_json: str, out_scores: str,
+                out_curves: str) -> None:
+    """Step banyan_figures."""
+    from .figures import loss_figure, scores_figure
+
+    metrics = {v: read_json(p) for v, p in metrics_json.items()}
+    scores_figure(metrics, read_json(minilm_json), out_scores)
+    loss_figure({v: load_arrays(p) for v, p in arrays_npz.items()}, out_curves)
+
+
+def _nan_for_null(value):
+    if isinstance(value, list):
+        return [math.nan if v is None else v for v in value]
+    return math.nan if value is None else value
+
+
+def claims_metrics(metrics_json: dict[str, str], minilm_json: str) -> dict:
+    """Flat {metric_variant: value or per-seed list} read by claims.yaml's criteria."""
+    out = {}
+    for variant, path in metrics_json.items():
+        m = read_json(path)
+        for key, val in m.items():
+            if key.startswith(("sts_", "word_", "loss_final", "nodes_per_batch", "non_embedding_parameters")):
+                out[f"{key}_{variant}"] = val
+    for key, val in read_json(minilm_json).items():
+        out[f"{key}_minilm"] = val
+    return {k: _nan_for_null(v) for k, v in out.items()}
+
+
+def write_paper_claims(metrics_json: dict[str, str], minilm_json: str, scale: str, claims_path: str,
+                       summary_path: str) -> None:
+    """Step banyan_claims: measured metrics and the verdicts of claims.yaml."""
+    measured = claims_metrics(metrics_json, minilm_json)
+    write_json(summary_path, measured)
+    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over={"ablation": ABLATIONS})
+    write_claims(claims_path, doc)
+    for c in doc["claims"]:
+        log(f"{c['id']}: {c['verdict']}  " + ", ".join(f"{k}={v['mean']}" for k, v in c["measured"].items()))

@@ -1,0 +1,114 @@
+"""Banyan's data: the grammar's gold similarities, the official length filter, the full-scale loader on a
+local stand-in of the Hugging Face sets (offline), and the evaluation metric."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from methods.banyan import grammar
+from methods.banyan.data import encode_texts, keep_sentence, pack, prepare, unpack, words_of
+from methods.banyan.train import covered_pairs, word_mean
+
+
+def test_no_word_belongs_to_two_concepts():
+    seen = {}
+    for table in (grammar.NOUNS, grammar.VERBS, grammar.ADJECTIVES, grammar.PLACES):
+        for cat, concepts in table.items():
+            for i, syns in enumerate(concepts):
+                for w in syns:
+                    assert w not in seen, f"{w} in {seen[w]} and {(cat, i)}"
+                    seen[w] = (cat, i)
+    assert not set(seen) & set(grammar.FUNCTION_WORDS)
+
+
+def test_frame_similarity_is_jaccard_of_slots():
+    a = {"agent": 1, "action": 2, "patient": 3}
+    assert grammar.frame_similarity(a, dict(a)) == 1.0
+    b = {"agent": 1, "action": 2, "patient": 4, "place": 0}
+    assert grammar.frame_similarity(a, b) == pytest.approx(2 / 5)
+    swapped = {"agent": 3, "action": 2, "patient": 1}  # roles matter: a swap keeps only the verb
+    assert grammar.frame_similarity(a, swapped) == pytest.approx(1 / 5)
+
+
+def test_realised_sentences_carry_their_frame():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        frame = grammar.sample_frame(rng, 0.5)
+        words = grammar.realise(rng, frame, 0.5)
+        for slot, concept in frame.items():
+            syns = grammar.SLOT_CONCEPTS[slot][concept][1]
+            assert any(w in syns for w in words), (slot, words)
+        assert ("was" in words) == ("by" in words)
+
+
+def test_word_pair_gold():
+    a, b, gold = grammar.word_pairs(0, 60)
+    concept = {w: (cat, i) for table in (grammar.NOUNS, grammar.VERBS, grammar.ADJECTIVES, grammar.PLACES)
+               for cat, cs in table.items() for i, syns in enumerate(cs) for w in syns}
+    for x, y, g in zip(a, b, gold):
+        same_concept, same_cat = concept[x] == concept[y], concept[x][0] == concept[y][0]
+        assert g == (2.0 if same_concept else 1.0 if same_cat else 0.0)
+        assert x != y
+    assert sorted(set(gold)) == [0.0, 1.0, 2.0]
+
+
+def test_length_filter_and_packing():
+    assert [keep_sentence(n, 3, 200) for n in (3, 4, 200, 201)] == [False, True, True, False]
+    sents = [[1, 2, 3], [4], [5, 6]]
+    tokens, offsets = pack(sents)
+    assert [s.tolist() for s in unpack(tokens, offsets)] == sents
+    assert words_of("The dog's BALL, 3 times!") == ["the", "dog's", "ball", "3", "times"]
+    vocab = ["<unk>", "dog", "the"]
+    assert [t.tolist() for t in encode_texts(["the dog barked", ""], vocab)] == [[2, 1, 0], [0]]
+
+
+def test_word_coverage_and_mean():
+    s = {"a": ["dog", "cat", "dog"], "b": ["cat", "zebra", "dog"], "gold": [1, 2, 3]}
+    assert covered_pairs(s, {"dog": 1, "cat": 2}) == [0]
+    metrics = {"word_x": [0.5, 0.7], "word_x_covered": 60, "word_y": [0.1, 0.1], "word_y_covered": 10}
+    assert word_mean(metrics, ["x", "y"], 50, 2) == [0.5, 0.7]
+    assert all(np.isnan(word_mean(metrics, ["y"], 50, 2)))
+
+
+def _grammar_cfg(**kw):
+    return {"source": "grammar", "seed": 0, "n_train": 200, "n_eval_pairs": 20, "n_word_pairs": 12,
+            "grammar": {"p_optional": 0.5, "p_passive": 0.3}, "min_tokens": 3, "max_tokens": 200,
+            "vocab_size": 100, "word_sets": [], **kw}
+
+
+def test_prepare_grammar_and_word_files(tmp_path):
+    sim = tmp_path / "simlex.txt"
+    sim.write_text("# comment\ndog\tcat\t3.5\nhound\tpuppy\t9.0\n")
+    data = prepare(_grammar_cfg(), {"simlex999": str(sim)})
+    assert data["vocab"][0] == "<unk>" and len(data["vocab"]) == len(set(data["vocab"]))
+    assert len(data["train_offsets"]) == 201  # every grammar sentence has more than 3 tokens
+    assert int(data["train_tokens"].min()) > 0  # no unknown word in the grammar's own corpus
+    assert data["word_sets"]["simlex999"]["gold"] == [3.5, 9.0]
+    assert len(data["sentence_sets"]["grammar"]["gold"]) == 20
+    with pytest.raises(ValueError, match="min_tokens"):
+        prepare(_grammar_cfg(min_tokens=50, max_tokens=60), {})
+
+
+def test_prepare_full_scale_loader_on_local_stand_ins(tmp_path):
+    """The `datasets` path of config/full.yaml, offline: a local JSON corpus and STS set."""
+    corpus = tmp_path / "corpus.jsonl"
+    docs = ["The cat sat on the mat. A dog ran in the park!\nShort one.",
+            "Birds fly over the river near the town. The cat saw a bird."] * 5
+    corpus.write_text("\n".join(json.dumps({"text": d}) for d in docs))
+    sts = tmp_path / "sts.jsonl"
+    rows = [("a cat sat", "the cat sat", 4.5), ("a dog ran", "birds fly", 0.5), ("the town", "a town", 4.0)]
+    sts.write_text("\n".join(json.dumps({"s1": a, "s2": b, "score": g}) for a, b, g in rows))
+    cfg = _grammar_cfg(source="datasets", n_train=8, vocab_size=10,
+                       corpus={"path": "json", "data_files": str(corpus), "split": "train", "text_column": "text",
+                               "split_sentences": True},
+                       sts={"toy": {"path": "json", "data_files": str(sts), "split": "train",
+                                    "columns": {"a": "s1", "b": "s2", "score": "score"}}})
+    data = prepare(cfg, {})
+    sents = unpack(data["train_tokens"], data["train_offsets"])
+    assert all(3 < len(s) <= 200 for s in sents) and len(sents) == 16  # "Short one." is filtered out
+    assert len(data["vocab"]) == 10 and data["vocab"][1] == "the"
+    assert data["sentence_sets"]["toy"]["gold"] == [4.5, 0.5, 4.0]
+    bad = dict(cfg, corpus=dict(cfg["corpus"], text_column="body"))
+    with pytest.raises(ValueError, match="text_column"):
+        prepare(bad, {})

@@ -1,0 +1,13 @@
+"""Banyan's training corpus and evaluation pairs (synthetic grammar at tiny, `datasets` at full)."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.banyan.pipeline import data_job
+
+data_job(
+    cfg=dict(snakemake.params.data),
+    word_files={k: snakemake.input[k] for k in snakemake.params.word_sets},
+    out_path=snakemake.output.data,
+    out_stats=snakemake.output.stats,
+)

@@ -1,0 +1,15 @@
+"""all-MiniLM-L6-v2 (pretrained, not trained here) on the same pairs: an upper reference."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.banyan.pipeline import minilm_job
+
+minilm_job(
+    data_path=snakemake.input.data,
+    model_dir=snakemake.params.model_dir,
+    max_length=snakemake.params.max_length,
+    min_word_pairs=snakemake.params.min_word_pairs,
+    threads=snakemake.threads,
+    out_json=snakemake.output.metrics,
+)
