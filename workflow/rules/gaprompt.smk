@@ -46,7 +46,7 @@ rule gaprompt_pretrain:
         log_path("gaprompt", "pretrain"),
     benchmark:
         benchmark_path("gaprompt", "pretrain")
-    threads: 2
+    threads: 1
     resources:
         mem_mb=at_scale(1500, 16000),
         runtime=at_scale(10, 60),
