@@ -134,11 +134,11 @@ def normalize(p: np.ndarray) -> np.ndarray:
 
 
 def sample_shape(rng, family: str, n_points: int, perturb: dict | None) -> np.ndarray:
-    """One cloud of `family`: random anisotropic scale and pose; with `perturb`, ScanObjectNN-like
+    """One cloud of `family`: random anisotropic scale and heading about the up axis; with `perturb`, ScanObjectNN-like
     nuisances (occlusion by a random half-space, Gaussian jitter, background outliers)."""
     oversample = 2 if perturb else 1
     p = SAMPLERS[family](rng, oversample * n_points) * rng.uniform(0.6, 1.4, size=3)
-    p = p @ random_rotation(rng).T
+    p = p @ up_rotation(rng.uniform(0, 2 * np.pi)).T  # upright objects, random heading (as ScanObjectNN)
     if perturb:
         if perturb["occlusion"] > 0:  # remove the points beyond a random plane, up to `occlusion` of them
             d = p @ _unit(rng.normal(size=3))
