@@ -86,6 +86,7 @@ rule gaprompt_figures:
     input:
         **{f"adapt_{m}": f for m, f in ga_method_files("json").items()},
         shift=f"{GA_OUT}/adapt/gaprompt.npz",
+        info=rules.gaprompt_data.output.info,
         code=script_code("gaprompt/figures.py"),
     output:
         accuracy=report(

@@ -26,7 +26,7 @@ def accuracy_figure(results: dict[str, dict], path: str) -> None:
     save_figure(fig, path)
 
 
-def shift_figure(arrays: dict, path: str) -> None:
+def shift_figure(arrays: dict, path: str, classes: list[str] | None = None) -> None:
     """A few test clouds before (grey) and after (blue) the Point Shift Prompter, and the point prompts."""
     if "before" not in arrays:
         fig, ax = new_figure(1, 1)
@@ -44,7 +44,7 @@ def shift_figure(arrays: dict, path: str) -> None:
                 pp = arrays["point_prompts"]
                 ax.scatter(pp[:, 0], pp[:, 1], pp[:, 2], s=25, color="C3", marker="*")
             move = np.linalg.norm(after[j] - before[j], axis=1).mean()
-            ax.set_title(f"{title}" + (f"\nmean shift {move:.3f}" if row == 1 else f" (class {arrays['labels'][j]})"),
+            ax.set_title(f"{title}" + (f"\nmean shift {move:.3f}" if row == 1 else f": {classes[arrays['labels'][j]] if classes else arrays['labels'][j]}"),
                          fontsize=7)
             ax.set_axis_off()
     save_figure(fig, path)

@@ -115,10 +115,11 @@ def adapt_job(method: str, data_npz: str, ckpt: str, backbone: dict, adapt: dict
         runs.append(r)
         if method == "gaprompt" and seed == seeds[0]:
             model.eval()
+            # the first test cloud of each of the first n classes
+            pick = [int(np.flatnonzero(d["y_test"] == c)[0]) for c in np.unique(d["y_test"])][: adapt["n_shift_examples"]]
             with torch.no_grad():
-                x = torch.from_numpy(d["x_test"][: adapt["n_shift_examples"]])
-                arrays = {"before": x.numpy(), "after": model.shift(x)[0].numpy(),
-                          "labels": d["y_test"][: adapt["n_shift_examples"]],
+                x = torch.from_numpy(d["x_test"][pick])
+                arrays = {"before": x.numpy(), "after": model.shift(x)[0].numpy(), "labels": d["y_test"][pick],
                           "point_prompts": (model.point_prompt.points[0] * model.point_prompt.factor).numpy()}
     out = {"method": method, "seeds": seeds, "test_acc": [r["test_acc"] for r in runs],
            "train_acc": [r["train_acc"] for r in runs], "trainable": runs[0]["trainable"], "total": runs[0]["total"],
@@ -133,12 +134,12 @@ def adapt_job(method: str, data_npz: str, ckpt: str, backbone: dict, adapt: dict
     write_json(out_json, out)
 
 
-def figures_job(method_json: dict[str, str], shift_npz: str, acc_png: str, shift_png: str) -> None:
+def figures_job(method_json: dict[str, str], shift_npz: str, data_info: str, acc_png: str, shift_png: str) -> None:
     """Step gaprompt_figures."""
     from .figures import accuracy_figure, shift_figure
 
     accuracy_figure({m: read_json(p) for m, p in method_json.items()}, acc_png)
-    shift_figure(load_arrays(shift_npz), shift_png)
+    shift_figure(load_arrays(shift_npz), shift_png, read_json(data_info)["classes"])
 
 
 def claims_metrics(method_json: dict[str, str]) -> dict:
