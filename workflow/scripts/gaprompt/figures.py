@@ -1,0 +1,14 @@
+"""Figures: accuracy vs trainable parameters per method; clouds before/after the shift prompter."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.gaprompt.pipeline import figures_job
+
+figures_job(
+    method_json={m: snakemake.input[f"adapt_{m}"] for m in snakemake.params.methods},
+    shift_npz=snakemake.input.shift,
+    data_info=snakemake.input.info,
+    acc_png=snakemake.output.accuracy,
+    shift_png=snakemake.output.shift,
+)

@@ -1,0 +1,15 @@
+"""Point-MAE pre-training of the backbone (or loading the released checkpoint at full scale)."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.gaprompt.pipeline import pretrain_job
+
+pretrain_job(
+    data_npz=snakemake.input.clouds,
+    backbone=dict(snakemake.params.backbone),
+    pretrain=dict(snakemake.params.pretrain),
+    threads=snakemake.threads,
+    out_ckpt=snakemake.output.ckpt,
+    out_json=snakemake.output.metrics,
+)
