@@ -26,8 +26,9 @@ def smoke_outdir(tmp_path_factory, repo_root, run_snakemake):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         subprocess.run([sys.executable, "-m", "snakemake", "--unlock", *args], cwd=ROOT, capture_output=True)
-    # Second run completes the DAG.
-    snakemake(*args)
+    # Second run completes the DAG: 20 units of about 15-25 s of job time each on 2 cores
+    # (≈ 5 min on a quiet machine), so the limit is twice that.
+    snakemake(*args, timeout=1200)
     snakemake(*args, "--report", out / "report.html")
     return out
 
