@@ -16,24 +16,13 @@ L (t_qkv + t_rest) + t_head; the paper's 5x is the ratio of that overhead, seque
 """
 from __future__ import annotations
 
-import statistics
-import time
 
 import numpy as np
 import torch
 
+from methods.common.timing import median_time
+
 from .engine import SpecDecoder
-
-
-def _median_time(fn, repeats: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 @torch.no_grad()
@@ -48,17 +37,17 @@ def measure_kernels(model, contexts, sink: int, window: int, repeats: int = 5, s
     q = torch.randn(1, dec.n_heads, dec.head_dim)
     o = torch.randn(1, dec.n_heads, dec.head_dim)
     out = {
-        "t_qkv": _median_time(lambda: dec._qkv(layer, h, cos, sin), repeats),
-        "t_rest": _median_time(lambda: dec.rest_of_layer(layer, h, o), repeats),
-        "t_head": _median_time(lambda: dec._logits(h), repeats),
+        "t_qkv": median_time(lambda: dec._qkv(layer, h, cos, sin), repeats, warmup=2),
+        "t_rest": median_time(lambda: dec.rest_of_layer(layer, h, o), repeats, warmup=2),
+        "t_head": median_time(lambda: dec._logits(h), repeats, warmup=2),
         "n_layers": len(dec.layers), "contexts": list(map(int, contexts)), "t_attn": [], "t_spec": [],
     }
     for T in contexts:
         K = torch.randn(1, dec.n_kv, int(T), dec.head_dim)
         V = torch.randn_like(K)
         exact = lambda: dec.attend(q, K, V, _EXACT)  # noqa: E731  (same call as a decode step)
-        out["t_attn"].append(_median_time(exact, repeats))
-        out["t_spec"].append(_median_time(lambda: dec.speculative_attention(q, K, V, sink, window), repeats))
+        out["t_attn"].append(median_time(exact, repeats, warmup=2))
+        out["t_spec"].append(median_time(lambda: dec.speculative_attention(q, K, V, sink, window), repeats, warmup=2))
     return out
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
-from methods.common.io import atomic_path, load_torch, log, read_json, save_torch, write_json
+from methods.common.io import load_arrays, load_torch, log, read_json, save_arrays, save_torch, write_json
 
 from .model import VARIANTS
 
@@ -41,15 +41,8 @@ def data_job(cfg: dict, word_files: dict[str, str], out_path: str, out_stats: st
     write_json(out_stats, stats)
 
 
-def save_arrays(path: str, arrays: dict) -> None:
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **{k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()})
 
 
-def load_arrays(path: str) -> dict:
-    with np.load(path, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
 
 
 def train_job(variant: str, data_path: str, model_cfg: dict, train_cfg: dict, seeds: list[int],
@@ -61,7 +54,7 @@ def train_job(variant: str, data_path: str, model_cfg: dict, train_cfg: dict, se
     data = check_data(load_torch(data_path), data_path)
     log(f"banyan {variant}: model {model_cfg}, train {train_cfg}, seeds {seeds}")
     metrics, arrays = run_variant(variant, data, model_cfg, train_cfg, seeds, min_word_pairs)
-    save_arrays(out_npz, arrays)
+    save_arrays(out_npz, arrays, dtype=np.float64)
     write_json(out_json, {**metrics, "model": model_cfg, "train": train_cfg})
 
 

@@ -115,6 +115,22 @@ def numpy_safe_globals() -> tuple:
     return (multiarray._reconstruct, np.ndarray, np.dtype, multiarray.scalar, *dtypes)
 
 
+def save_arrays(path: str | os.PathLike, arrays: dict, dtype=None) -> None:
+    """Arrays as .npz, atomically (read back with `load_arrays`, no pickles); `dtype` casts every array."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **{k: np.asarray(v, dtype=dtype) for k, v in arrays.items()})
+
+
+def load_arrays(path: str | os.PathLike) -> dict:
+    """The arrays of a `save_arrays` file; an unreadable file is an error naming it and the fix."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: unreadable arrays ({e}); delete it and rerun the rule that writes it") from e
+
+
 def log(msg: str) -> None:
     """One line to the job's log: scripts point stderr at the rule's `log:` file."""
     print(msg, file=sys.stderr, flush=True)

@@ -6,23 +6,13 @@ from pathlib import Path
 import numpy as np
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
-from methods.common.io import atomic_path, log, read_json, write_json
+from methods.common.io import load_arrays, log, read_json, save_arrays, write_json
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
 
 
-def save_arrays(path: str, arrays: dict) -> None:
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **{k: np.asarray(v) for k, v in arrays.items()})
 
 
-def load_arrays(path: str) -> dict:
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: unreadable arrays ({e}); delete it and rerun the rule that writes it") from e
 
 
 def data_job(data: dict, out_npz: str, out_json: str) -> None:

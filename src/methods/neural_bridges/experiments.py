@@ -14,7 +14,9 @@ from .baselines import (brute_force, effective_sample_size, importance_weights, 
                         pcn_guided_bridge, sample_score_bridge, train_score_bridge)
 from .bridges import (BridgeProblem, EnsembleMLP, TrainConfig, evaluate_loss, increments_per_seed,
                       sample_bridge, simulate_bridge, simulate_forward, train_neural_bridge)
-from .metrics import marginal_w1, median_time, weighted_mean_sd
+from methods.common.timing import median_time
+
+from .metrics import marginal_w1, weighted_mean_sd
 from .sde import (LinearAuxiliary, brownian, cell_model, driftless_auxiliary, linear_bridge_marginal,
                   linear_log_density, linear_score, ornstein_uhlenbeck)
 

@@ -1,8 +1,6 @@
 """Sample-based comparisons of bridge marginals."""
 from __future__ import annotations
 
-import time
-from typing import Callable
 
 import numpy as np
 import torch
@@ -26,13 +24,3 @@ def weighted_mean_sd(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, to
     m = (w * x.double()).sum(0)
     return m, (w * (x.double() - m) ** 2).sum(0).sqrt()
 
-
-def median_time(fn: Callable[[], object], repeats: int) -> float:
-    """Median wall time of `repeats` calls after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))

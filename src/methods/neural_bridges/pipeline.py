@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
-from methods.common.io import atomic_path, log, read_json, write_json
+from methods.common.io import load_arrays, log, read_json, save_arrays, write_json
 
 from .experiments import cell_experiment, linear_experiment
 from .figures import cell_figure, linear_figure
@@ -16,16 +16,8 @@ from .figures import cell_figure, linear_figure
 DECLARATION = Path(__file__).with_name("claims.yaml")
 
 
-def save_arrays(path: str, arrays: dict) -> None:
-    """Plain float arrays as .npz (read back with allow_pickle=False)."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **{k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()})
 
 
-def load_arrays(path: str) -> dict:
-    with np.load(path, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
 
 
 def linear_job(process: str, spec: dict, eps: float, seeds: list[int], hidden: list[int], train: dict, n_eval: int,
@@ -34,7 +26,7 @@ def linear_job(process: str, spec: dict, eps: float, seeds: list[int], hidden: l
     torch.set_num_threads(threads)
     log(f"{process}: spec {spec}, seeds {seeds}, train {train}")
     metrics, arrays = linear_experiment(process, spec, eps, seeds, hidden, train, n_eval, eval_times, log)
-    save_arrays(out_npz, arrays)
+    save_arrays(out_npz, arrays, dtype=np.float64)
     write_json(out_json, {"process": process, "spec": spec, "seeds": seeds, **metrics})
 
 
@@ -44,7 +36,7 @@ def cell_job(event_name: str, cell: dict, event: dict, seeds: list[int], hidden:
     torch.set_num_threads(threads)
     log(f"cell {event_name}: {event}, seeds {seeds}, train {train}")
     metrics, arrays = cell_experiment(event_name, cell, event, seeds, hidden, train, eta, log)
-    save_arrays(out_npz, arrays)
+    save_arrays(out_npz, arrays, dtype=np.float64)
     write_json(out_json, {"event": event_name, "spec": event, "seeds": seeds, **metrics})
 
 

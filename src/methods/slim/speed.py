@@ -9,8 +9,6 @@ The paper's speedups are GPU numbers (RTX 3060, A100); these are CPU ratios and 
 """
 from __future__ import annotations
 
-import statistics
-import time
 
 import torch
 import torch.nn.functional as F
@@ -18,23 +16,14 @@ from torch import nn
 
 from methods import kernels
 
+from methods.common.timing import median_time
+
 from .layer import SlimLinear
 from .lora import CompressedWeight, adapter_rank
 from .prune import mask_2_4
 from .quant import quantize_matrix
 
 TORCH_INT4_GROUP = 128
-
-
-def _median_time(fn, repeats: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 class TorchInt4Linear(nn.Module):
@@ -89,12 +78,12 @@ def layer_speed(n: int, k: int, m: int, rank_ratio: float, repeats: int) -> dict
     slim = SlimLinear(random_slim_weight(n, k, rank_ratio), backend="kernel")
     slim_base = SlimLinear(random_slim_weight(n, k, 0.0), backend="kernel")
     out = {
-        "dense_fp32": _median_time(lambda: F.linear(x, w), repeats),
-        "dense_bf16": _median_time(lambda: F.linear(x16, w16), repeats),
-        "torch_int4": _median_time(lambda: t_int4(x16), repeats),
-        "k1_int4": _median_time(lambda: kernels.int4_linear(x, k1_int4), repeats),
-        "slim_2_4_int4": _median_time(lambda: slim_base(x), repeats),
-        "slim_2_4_int4_lora": _median_time(lambda: slim(x), repeats),
+        "dense_fp32": median_time(lambda: F.linear(x, w), repeats, warmup=2),
+        "dense_bf16": median_time(lambda: F.linear(x16, w16), repeats, warmup=2),
+        "torch_int4": median_time(lambda: t_int4(x16), repeats, warmup=2),
+        "k1_int4": median_time(lambda: kernels.int4_linear(x, k1_int4), repeats, warmup=2),
+        "slim_2_4_int4": median_time(lambda: slim_base(x), repeats, warmup=2),
+        "slim_2_4_int4_lora": median_time(lambda: slim(x), repeats, warmup=2),
     }
     return out
 
@@ -141,7 +130,7 @@ def decode_speed(model: nn.Module, prompt: torch.Tensor, new_tokens: int, repeat
         model.generate(prompt, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
                        pad_token_id=0)
 
-    return prompt.shape[0] * new_tokens / _median_time(run, repeats, warmup=1)
+    return prompt.shape[0] * new_tokens / median_time(run, repeats, warmup=1)
 
 
 def memory_bytes(shapes: list[tuple[int, int]], rank_ratio: float, adapter_bits: int | None,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from methods.common.io import read_json
+from methods.common.io import load_arrays, read_json
 from methods.common.plotting import new_figure, save_figure
 
 from .canvas import DIGIT
@@ -70,7 +70,6 @@ def tradeoff_figure(runs: list[dict], methods: list[str], path: str) -> None:
 def figures_job(toy_npz: str, guide_npz: list[str], guide_json: list[str], methods: list[str], toy_png: str,
                 samples_png: str, tradeoff_png: str) -> None:
     """Step winwinlay_figures."""
-    from .pipeline import load_arrays
 
     toy_figure(load_arrays(toy_npz), toy_png)
     samples_figure(load_arrays(guide_npz[0]), methods, samples_png)

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
-from methods.common.io import atomic_path, load_torch, log, read_json, save_torch, write_json
+from methods.common.io import load_torch, log, read_json, save_arrays, save_torch, write_json
 
 from .canvas import corners_to_boxes, load_digit_images, render, sample_layouts
 from .diffusion import alpha_bars, guided_sample, train_denoiser
@@ -20,16 +20,8 @@ DECLARATION = Path(__file__).with_name("claims.yaml")
 TOY_METRICS = ("mass", "coverage", "entropy", "centroid_offset")
 
 
-def save_arrays(path: str, arrays: dict) -> None:
-    """Float arrays as .npz (read back with allow_pickle=False)."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **{k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()})
 
 
-def load_arrays(path: str) -> dict:
-    with np.load(path, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
 
 
 def toy_job(seeds: list[int], cfg: dict, threads: int, out_json: str, out_npz: str) -> None:
@@ -44,7 +36,7 @@ def toy_job(seeds: list[int], cfg: dict, threads: int, out_json: str, out_npz: s
         if seed == seeds[0]:
             arrays = examples
         log(f"toy seed {seed}: " + ", ".join(f"{k}={v:.3f}" for k, v in metrics.items()))
-    save_arrays(out_npz, arrays)
+    save_arrays(out_npz, arrays, dtype=np.float64)
     write_json(out_json, {"seeds": seeds, "config": cfg, **per_seed})
 
 
@@ -120,7 +112,7 @@ def guide_job(ckpt_path: str, data: dict, sampling: dict, methods: dict, seed: i
     out["fd_real_real"] = frechet_distance(
         (render(digits["test_x"], digits["test_y"], classes, corners, data["side"], rng).reshape(len(real), -1)
          - pca_mean) @ pca_dirs, real_feat)
-    save_arrays(out_npz, arrays)
+    save_arrays(out_npz, arrays, dtype=np.float64)
     write_json(out_json, out)
 
 
