@@ -8,7 +8,7 @@ import numpy as np
 from methods.common.io import read_json
 from methods.common.plotting import new_figure, save_figure
 
-MODEL_ORDER = ["get_ntp", "get_smtp", "get_scratch", "edgelist_ntp", "gin"]
+MODEL_ORDER = ["get_smtp", "get_ntp", "get_noreindex", "get_scratch", "edgelist_smtp", "gin"]
 
 
 def _by_task(metric_files, kind):
