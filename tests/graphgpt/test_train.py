@@ -12,6 +12,8 @@ from methods.graphgpt.serialize import GSUM, MASK, PAD, SPECIAL
 from methods.graphgpt.train import (GSUM_ID, MASK_ID, PAD_ID, TrainConfig, Views, pad_batch, pretrain, smtp_corrupt,
                                     smtp_mask_ratio)
 
+torch.set_num_threads(1)  # the project's CPU budget: one thread per process (2 cores shared by many)
+
 
 def _seqs(lengths, K=3, seed=0):
     """Random stacked sequences ending with the <gsum> position."""
@@ -117,7 +119,7 @@ def test_pretraining_lowers_loss_on_a_learnable_corpus(objective):
     seqs = [np.array([[10 + (s + k) % 5, 20 + (s + k) % 5] for k in range(12)] + [[GSUM_ID, 3]]) for s in range(5)]
     _, hist = pretrain(Views(_pool(seqs), 16, reindex=False), 30, 2, objective,
                        {"d_model": 32, "n_layers": 1, "n_heads": 2, "d_ff": 64},
-                       TrainConfig(steps=120, batch_size=16, lr=3e-3, warmup=10), seed=0)
+                       TrainConfig(steps=80, batch_size=16, lr=3e-3, warmup=10), seed=0)
     assert np.mean(hist["loss"][:5]) > 2.0 and np.mean(hist["loss"][-10:]) < 1.0
 
 
