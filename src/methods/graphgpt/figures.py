@@ -8,7 +8,7 @@ import numpy as np
 from methods.common.io import read_json
 from methods.common.plotting import new_figure, save_figure
 
-MODEL_ORDER = ["get_ntp", "get_smtp", "get_scratch", "edgelist_ntp", "gin"]
+MODEL_ORDER = ["get_smtp", "get_ntp", "get_noreindex", "get_scratch", "edgelist_smtp", "gin"]
 
 
 def _by_task(metric_files, kind):
@@ -53,7 +53,7 @@ def plot_mae(metric_files: list[str], path: str) -> None:
         _bars(ax, per_model, "test", i, 0.15, labelled)
     ax.set_xticks([i + 0.3 for i in range(len(tasks))], sorted(tasks))
     ax.set_ylabel("test MAE (lower is better)")
-    ax.legend()
+    ax.legend(fontsize="small", ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0))
     save_figure(fig, path)
 
 
@@ -74,5 +74,5 @@ def plot_accuracy(metric_files: list[str], path: str) -> None:
             ax.hlines(maj, i - 0.1, i + 0.7, colors="k", linestyles="dotted")
     ax.set_xticks([i + 0.3 for i in range(len(groups))], [g[0] for g in groups])
     ax.set_ylabel("test accuracy (dotted: majority class)")
-    ax.legend()
+    ax.legend(fontsize="small", ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0))
     save_figure(fig, path)

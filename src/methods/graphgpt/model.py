@@ -1,8 +1,10 @@
 """GET, the Graph Eulerian Transformer: a standard transformer over graph token sequences
 (GraphGPT, Section 3.2), as a decoder (causal attention, for next-token prediction) or an
 encoder (bidirectional, for scheduled masked-token prediction); rotary position embeddings as in
-the Llama backbone the paper builds on, so sequences longer than those trained on still have
-meaningful positions. Plus the baseline GNN: GIN with edge attributes (GINE), in plain torch.
+the Llama backbone the paper builds on. Input positions are stacks of K tokens (the "short"
+layout of the official code, see serialize.py) whose embeddings are summed; the pre-training
+head predicts each of the K tokens of a position with its own output layer. Fine-tuning reads
+the `<gsum>` position. Plus the baseline GNN: GIN with edge attributes (GINE), in plain torch.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ class GETConfig:
     d_ff: int = 128
     dropout: float = 0.0
     causal: bool = True          # decoder (NTP) or encoder (SMTP)
+    n_channels: int = 1          # tokens stacked per position
     rope_base: float = 10000.0
 
 
@@ -62,7 +65,7 @@ class Block(nn.Module):
 
 
 class GET(nn.Module):
-    """Token ids (B, T) -> hidden states (B, T, d); `lm_logits` with the embedding matrix tied."""
+    """Stacked token ids (B, T, K) -> hidden states (B, T, d); `lm_logits` -> (B, T, K, vocab)."""
 
     def __init__(self, cfg: GETConfig):
         super().__init__()
@@ -71,6 +74,7 @@ class GET(nn.Module):
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.n_channels * cfg.vocab_size)
         nn.init.normal_(self.embed.weight, std=0.02)
 
     def attention_mask(self, pad: torch.Tensor) -> torch.Tensor:
@@ -84,18 +88,18 @@ class GET(nn.Module):
 
     def forward(self, tokens: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         mask = self.attention_mask(pad)
-        x = self.embed(tokens)
+        x = self.embed(tokens).sum(2)  # the K tokens of a position, summed
         for block in self.blocks:
             x = block(x, mask)
         return self.ln_f(x)
 
     def lm_logits(self, h: torch.Tensor) -> torch.Tensor:
-        return h @ self.embed.weight.T
+        return self.lm_head(h).unflatten(-1, (self.cfg.n_channels, self.cfg.vocab_size))
 
 
 class GETPredictor(nn.Module):
-    """Fine-tuning: GET + a linear head on one position (the last token for a decoder, which has
-    seen the whole sequence; the first, `<bos>`, for an encoder, where it sees everything)."""
+    """Fine-tuning: GET + an MLP head on the `<gsum>` position, the last of each sequence (a
+    decoder sees the whole graph there; an encoder everywhere)."""
 
     def __init__(self, backbone: GET, n_out: int):
         super().__init__()
@@ -105,12 +109,8 @@ class GETPredictor(nn.Module):
 
     def forward(self, tokens: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         h = self.backbone(tokens, pad)  # (B, T, d)
-        if self.backbone.cfg.causal:
-            last = (~pad).sum(1) - 1
-            pooled = h[torch.arange(h.shape[0]), last]
-        else:
-            pooled = h[:, 0]
-        return self.head(pooled)
+        last = (~pad).sum(1) - 1
+        return self.head(h[torch.arange(h.shape[0], device=h.device), last])
 
 
 # --- baseline GNN -----------------------------------------------------------------------------

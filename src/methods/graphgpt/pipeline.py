@@ -22,18 +22,20 @@ from methods.common.io import load_torch, log, read_json, save_torch, set_seed, 
 
 from . import graphs as G
 from .model import GET, GETConfig
-from .serialize import SERIALIZERS, Vocab, decode
-from .train import GETTask, GINTask, TrainConfig, fit_and_test, pretrain
+from .serialize import SERIALIZERS, Vocab, decode, same_graph
+from .train import GETTask, GINTask, TrainConfig, Views, fit_and_test, pretrain
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
 
-# The models compared; config `graphgpt.tasks.<task>.models` picks among them.
+# The models compared; config `graphgpt.tasks.<task>.models` picks among them. All GET models are
+# the same transformer: an encoder where pre-trained with SMTP or not pre-trained, a decoder with NTP.
 MODELS = {
-    "get_ntp": {"serialization": "eulerian", "pretrain": "ntp"},        # GraphGPT, decoder, NTP
-    "get_smtp": {"serialization": "eulerian", "pretrain": "smtp"},      # GraphGPT, encoder, SMTP
-    "get_scratch": {"serialization": "eulerian", "pretrain": None},     # same decoder, no pre-training
-    "edgelist_ntp": {"serialization": "edgelist", "pretrain": "ntp"},   # random edge order instead of Eulerian
-    "gin": {"serialization": None, "pretrain": None},                   # GINE baseline
+    "get_smtp": {"serialization": "eulerian", "pretrain": "smtp", "reindex": True},       # GraphGPT headline
+    "get_ntp": {"serialization": "eulerian", "pretrain": "ntp", "reindex": True},         # NTP instead of SMTP
+    "get_noreindex": {"serialization": "eulerian", "pretrain": "smtp", "reindex": False},  # no cyclic re-indexing
+    "get_scratch": {"serialization": "eulerian", "pretrain": None, "reindex": True},      # no pre-training
+    "edgelist_smtp": {"serialization": "edgelist", "pretrain": "smtp", "reindex": True},  # random edge order
+    "gin": {"serialization": None, "pretrain": None, "reindex": False},                   # GINE baseline
 }
 
 
@@ -140,67 +142,108 @@ def domain_vocab(doc: dict, n_node_ids: int) -> Vocab:
     return Vocab.build([g for gs in tasks.values() for g in gs], n_node_ids, doc["node_keys"], doc["edge_keys"])
 
 
-def _views(graphs, queries, vocab, serialization, n_views, rng):
-    out = []
+def _pool(graphs, queries, vocab, serialization, n_views, rng) -> dict:
+    """`n_views` random serializations of each graph, packed: tokens (positions, K), bounds
+    (graphs, views, 2); `roundtrip` (graphs,): every view decodes back to the graph exactly."""
+    seqs, roundtrip = [], []
     for i, g in enumerate(graphs):
         ser = SERIALIZERS[serialization](g, vocab)
         q = queries[i] if queries is not None else None
-        out.append([vocab.ids(ser(rng, q)) for _ in range(n_views)])
-    return out
+        ok = True
+        for _ in range(n_views):
+            positions, order = ser(rng, q, return_order=True)
+            ids = vocab.encode(positions)
+            ok = ok and same_graph(g, decode(vocab.decode_ids(ids), vocab), order)
+            seqs.append(ids)
+        roundtrip.append(ok)
+    lengths = np.array([len(x) for x in seqs])
+    ends = np.cumsum(lengths)
+    bounds = np.stack([ends - lengths, ends], 1).reshape(len(graphs), n_views, 2)
+    return {"tokens": torch.as_tensor(np.concatenate(seqs), dtype=torch.int16),
+            "bounds": torch.as_tensor(bounds, dtype=torch.int64), "roundtrip": torch.as_tensor(roundtrip)}
 
 
-def _attributes_match(a: dict, b: dict) -> bool:
-    return a == b
+def pool_sequence(pool: dict, i: int, k: int) -> np.ndarray:
+    s, e = pool["bounds"][i, k].tolist()
+    return pool["tokens"][s:e].numpy()
 
 
-def roundtrip_fraction(graphs, views, vocab) -> float:
-    """Share of graphs whose first serialization decodes to an isomorphic graph with equal attributes."""
-    ok = 0
-    for g, v in zip(graphs, views):
-        h = decode(vocab.decode_ids(v[0]), vocab)
-        ok += nx.is_isomorphic(g, h, node_match=_attributes_match, edge_match=_attributes_match)
-    return ok / max(1, len(graphs))
+def _gather(pools: dict, refs) -> dict:
+    """The pool of the graphs `refs` ([task, index] pairs), copied from the task pools."""
+    seqs, roundtrip = [], []
+    n_views = next(iter(pools.values()))["bounds"].shape[1]
+    for name, i in refs:
+        seqs += [pool_sequence(pools[name], i, k) for k in range(n_views)]
+        roundtrip.append(bool(pools[name]["roundtrip"][i]))
+    lengths = np.array([len(x) for x in seqs])
+    ends = np.cumsum(lengths)
+    return {"tokens": torch.as_tensor(np.concatenate(seqs), dtype=torch.int16),
+            "bounds": torch.as_tensor(np.stack([ends - lengths, ends], 1).reshape(len(refs), n_views, 2)),
+            "roundtrip": torch.as_tensor(roundtrip)}
 
 
 def serialize_domain(data_json: str, serialization: str, n_node_ids: int, n_views: int, seed: int,
-                     out_pool: str, out_stats: str) -> None:
-    """Pools of `n_views` random serializations per graph, for pre-training and every task of a domain."""
+                     out_pool: str, out_stats: str, tasks_used: list[str] | None = None) -> None:
+    """Pools of `n_views` random serializations per graph, for pre-training and the domain's tasks
+    (`tasks_used`, plus those the pre-training corpus comes from; None: all)."""
     doc = read_json(data_json)
+    if tasks_used is not None:
+        keep = set(tasks_used) | {name for name, _ in doc["pretrain"]}
+        doc["tasks"] = {k: v for k, v in doc["tasks"].items() if k in keep}
     vocab = domain_vocab(doc, n_node_ids)
     rng = np.random.default_rng(seed)
     tasks = domain_graphs(doc)
     pool = {"vocab": vocab.to_dict(), "serialization": serialization, "tasks": {}}
-    stats = {"serialization": serialization, "vocab_size": len(vocab), "tasks": {}}
+    stats = {"serialization": serialization, "vocab_size": len(vocab), "n_channels": vocab.n_channels, "tasks": {}}
     for name, t in doc["tasks"].items():
-        views = _views(tasks[name], t.get("queries"), vocab, serialization, n_views, rng)
-        pool["tasks"][name] = {k: v for k, v in t.items() if k not in ("graphs",)} | {"views": views}
-        stats["tasks"][name] = {"mean_length": float(np.mean([len(v[0]) for v in views])),
-                                "max_length": max(len(v[0]) for v in views)}
-    pool["pretrain"] = [pool["tasks"][name]["views"][i] for name, i in doc["pretrain"]]
-    pre_graphs = [tasks[name][i] for name, i in doc["pretrain"]]
-    stats["roundtrip_fraction"] = roundtrip_fraction(pre_graphs, pool["pretrain"], vocab)
-    stats["pretrain_mean_length"] = float(np.mean([len(v[0]) for v in pool["pretrain"]]))
+        pool["tasks"][name] = p = _pool(tasks[name], t.get("queries"), vocab, serialization, n_views, rng)
+        lengths = (p["bounds"][..., 1] - p["bounds"][..., 0]).float()
+        stats["tasks"][name] = {"mean_length": float(lengths.mean()), "max_length": int(lengths.max())}
+    pool["pretrain"] = _gather(pool["tasks"], doc["pretrain"])
+    # every stored view of every graph of every task (query positions aside) decodes back exactly
+    stats["roundtrip_fraction"] = float(torch.cat([p["roundtrip"] for p in pool["tasks"].values()]).float().mean())
+    lengths = (pool["pretrain"]["bounds"][..., 1] - pool["pretrain"]["bounds"][..., 0]).float()
+    stats["pretrain_mean_length"] = float(lengths.mean())
+    stats["distinct_views_fraction"] = _distinct_views(pool["pretrain"])
     save_torch(out_pool, pool)
     write_json(out_stats, stats)
-    log(f"{doc['domain']} {serialization}: vocab {len(vocab)}, round trip {stats['roundtrip_fraction']:.3f}, "
-        f"mean length {stats['pretrain_mean_length']:.1f}")
+    log(f"{doc['domain']} {serialization}: vocab {len(vocab)}, {vocab.n_channels} tokens per position, round trip "
+        f"{stats['roundtrip_fraction']:.3f}, mean length {stats['pretrain_mean_length']:.1f}, distinct views "
+        f"{stats['distinct_views_fraction']:.3f}")
+
+
+def _distinct_views(pool: dict) -> float:
+    """Mean share of distinct sequences among a graph's stored views (diversity of the serialization)."""
+    n, v, _ = pool["bounds"].shape
+    return float(np.mean([len({pool_sequence(pool, i, k).tobytes() for k in range(v)}) / v for i in range(n)]))
 
 
 # --- pre-training / fine-tuning -----------------------------------------------------------------
 
-def pretrain_model(pool_path: str, objective: str, model_params: dict, train_params: dict, seed: int,
+def pretrain_model(pool_path: str, model_name: str, model_params: dict, train_params: dict, smtp: dict, seed: int,
                    ckpt_path: str, history_path: str) -> None:
     """Pre-train GET on the domain's pool (NTP: decoder; SMTP: encoder); checkpoint + loss history."""
     torch.set_num_threads(1)
     set_seed(seed)
+    spec = _model_spec(model_name, "graphgpt pretrain")
+    objective = spec["pretrain"]
     pool = load_torch(pool_path)
+    vocab = Vocab.from_dict(pool["vocab"])
     cfg = TrainConfig.from_dict(train_params)
-    model, history = pretrain(pool["pretrain"], len(pool["vocab"]["tokens"]), objective, model_params, cfg, seed)
-    save_torch(ckpt_path, {"model_cfg": vars(model.cfg), "state": {k: v.cpu() for k, v in model.state_dict().items()}, "objective": objective,
-                           "serialization": pool["serialization"], "vocab": pool["vocab"], "train": train_params})
-    write_json(history_path, {"objective": objective, "serialization": pool["serialization"], **history})
-    log(f"pretrain {objective}/{pool['serialization']}: loss {history['loss'][0]:.3f} -> "
-        f"{np.mean(history['loss'][-20:]):.3f} in {history['seconds']:.1f} s")
+    views = Views(pool["pretrain"], vocab.n_node_ids, spec["reindex"])
+    model, history = pretrain(views, len(vocab), vocab.n_channels, objective, model_params, cfg, seed, smtp)
+    save_torch(ckpt_path, {"model_cfg": vars(model.cfg), "state": {k: v.cpu() for k, v in model.state_dict().items()},
+                           "model": model_name, "vocab": pool["vocab"], "train": train_params})
+    write_json(history_path, {"model": model_name, "objective": objective, "serialization": pool["serialization"],
+                              "reindex": spec["reindex"], **history})
+    log(f"pretrain {model_name}: loss {history['loss'][0]:.3f} -> {np.mean(history['loss'][-20:]):.3f} "
+        f"in {history['seconds']:.1f} s")
+
+
+def _model_spec(model_name: str, where: str) -> dict:
+    if model_name not in MODELS:
+        raise ValueError(f"{where}: unknown model {model_name!r}; known: {sorted(MODELS)}")
+    return MODELS[model_name]
 
 
 def _seed_split(task: dict, val_fraction: float, seed: int) -> dict:
@@ -237,9 +280,7 @@ def finetune_model(task_name: str, model_name: str, data_json: str, pool_path: s
                    seeds: list[int], out_metrics: str) -> None:
     """Fine-tune one model on one task for every seed; test metrics (and OOD where the task has it)."""
     torch.set_num_threads(1)
-    if model_name not in MODELS:
-        raise ValueError(f"config graphgpt.tasks.{task_name}.models: unknown model {model_name!r}; known: {sorted(MODELS)}")
-    spec = MODELS[model_name]
+    spec = _model_spec(model_name, f"config graphgpt.tasks.{task_name}.models")
     doc = read_json(data_json)
     task = doc["tasks"][task_name]
     y, kind = np.asarray(task["y"], dtype=float), task["kind"]
@@ -259,12 +300,15 @@ def finetune_model(task_name: str, model_name: str, data_json: str, pool_path: s
             t = GINTask(gin_graphs, task.get("queries"), kind, task["n_out"], len(vocab), gin, seed)
             runs.append(fit_and_test(t, y, kind, split, gcfg, np.random.default_rng(seed)))
         else:
+            vocab = Vocab.from_dict(pool["vocab"])
             if ckpt is not None:
                 backbone = GET(GETConfig(**ckpt["model_cfg"]))
                 backbone.load_state_dict(ckpt["state"])
-            else:
-                backbone = GET(GETConfig(vocab_size=len(pool["vocab"]["tokens"]), causal=True, **model_params))
-            t = GETTask(backbone, pool["tasks"][task_name]["views"], kind, task["n_out"], cfg, seed)
+            else:  # the headline's encoder, not pre-trained
+                backbone = GET(GETConfig(vocab_size=len(vocab), n_channels=vocab.n_channels, causal=False,
+                                         **model_params))
+            views = Views(pool["tasks"][task_name], vocab.n_node_ids, spec["reindex"])
+            t = GETTask(backbone, views, kind, task["n_out"], cfg, seed)
             runs.append(fit_and_test(t, y, kind, split, cfg, np.random.default_rng(seed)))
         msg = ", ".join(f"{k} {runs[-1][k]:.4f}" for k in ("val", "test", "test_ood") if k in runs[-1])
         log(f"{task_name}/{model_name} seed {seed}: {msg} ({runs[-1]['seconds']:.1f} s)")

@@ -1,23 +1,27 @@
 """Graph <-> token sequence, reversibly (GraphGPT, Section 3.1 "Graph to sequence").
 
-A graph is a `networkx.Graph` whose nodes carry string attributes (e.g. `atom`, `hs`) and whose
-edges carry string attributes (e.g. `bond`). `encode_eulerian` writes it as
+A graph is a `networkx.Graph` or `networkx.MultiGraph` (self-loops and parallel edges allowed)
+whose nodes carry string attributes (e.g. `atom`, `hs`) and whose edges carry string attributes
+(e.g. `bond`). The sequence uses the "short" stacked layout of the official code's headline runs:
+one position per node visit, and at each position a stack of K tokens whose embeddings are summed,
 
-    <bos>  n7 atom=C hs=3  b:bond=SINGLE  n8 atom=O hs=0 ... <jump> n11 ... <eos>
+    [node id, link, node attr 1..a, edge attr 1..b]
 
-- per connected component (in random order): if the component has no Eulerian path it is
-  eulerized (`networkx.eulerize`, which duplicates existing edges so that every degree is even);
-  an Eulerian path is taken from a random start (an odd-degree node where the component is
-  semi-Eulerian) and cut as soon as every original edge has been walked once;
-- components are joined by a `<jump>` token;
-- nodes are re-indexed in order of first appearance, shifted cyclically by a random offset:
-  node token = (rank + offset) mod n_node_ids, so every node-id token is trained even on small graphs;
-- a node's attribute tokens follow its first visit, an edge's attribute tokens precede the node
-  reached by its first traversal; a second walk over an edge (a duplicate) carries no attributes.
+- `node id`: `n<k>`, k the node's rank of first appearance (cyclic re-indexing, `shift_node_ids`,
+  adds a random offset mod n_node_ids at training time);
+- `link`: how the position is reached: `<start>` (first node), `<jump>` (first node of another
+  component), `<edge>` (over an original edge, walked for the first time; its attributes fill the
+  edge slots), `<rep>` (over an edge already walked or a duplicate added by eulerization);
+- a last position `<gsum>`, the graph-level read-out token; an edge-level query `(u, v)` adds two
+  positions `[u, <query>]`, `[v, <query>]` before it. Empty slots hold `<none>`.
 
-`encode_edgelist` is the baseline serialization: the edges in random order and orientation, one
-edge per segment `u [edge attrs] v <jump>`, with the same re-indexing and attribute tokens. Both are
-read back by the same `decode` (an edge list is a sequence of one-edge walks).
+Eulerian serialization, as the official code: every connected component that is not Eulerian is
+eulerized (`networkx.eulerize`, semi-Eulerian ones too: more distinct walks), the walk starts at a
+random node and is `eulerian_path` or `eulerian_circuit` with probability 1/2 each, and it is cut
+as soon as every original edge has been walked; components come in random order. `mode="minimal"`
+is the older variant (eulerize only components without an Eulerian path, start at an odd node),
+and `rng=None` gives a deterministic serialization (for tests). `encode_edgelist` is the baseline
+(edges in random order and orientation, one `u v` segment each). `decode` reads both back.
 """
 from __future__ import annotations
 
@@ -26,8 +30,11 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-PAD, BOS, EOS, MASK, JUMP, QUERY = "<pad>", "<bos>", "<eos>", "<mask>", "<jump>", "<query>"
-SPECIAL = (PAD, BOS, EOS, MASK, JUMP, QUERY)
+PAD, MASK, GSUM, NONE = "<pad>", "<mask>", "<gsum>", "<none>"
+START, EDGE, REP, JUMP, QUERY = "<start>", "<edge>", "<rep>", "<jump>", "<query>"
+SPECIAL = (PAD, MASK, GSUM, NONE, START, EDGE, REP, JUMP, QUERY)
+PAD_ID, MASK_ID, GSUM_ID = 0, 1, 2
+NODE_BASE = len(SPECIAL)  # id of node token n0
 NODE_PREFIX, EDGE_PREFIX = "n", "b:"
 
 
@@ -62,6 +69,7 @@ class Vocab:
         """The vocabulary of a corpus: every attribute value that occurs in `graphs`, sorted."""
         node_tokens, edge_tokens = set(), set()
         for g in graphs:
+            check_graph(g, n_node_ids, node_keys, edge_keys)
             for _, d in g.nodes(data=True):
                 node_tokens.update(node_attr_token(k, d[k]) for k in node_keys)
             for _, _, d in g.edges(data=True):
@@ -80,170 +88,285 @@ class Vocab:
     def __len__(self) -> int:
         return len(self.tokens)
 
+    @property
+    def n_channels(self) -> int:
+        """Tokens stacked at one position: node id, link, node attributes, edge attributes."""
+        return 2 + len(self.node_keys) + len(self.edge_keys)
+
     def id(self, token: str) -> int:
         try:
             return self.index[token]
         except KeyError:
-            raise KeyError(f"token {token!r} is not in the vocabulary ({len(self)} tokens); the vocabulary is "
-                           "built from the pre-training corpus: rebuild it with the graphs that contain it") from None
+            raise ValueError(f"token {token!r} is not in the vocabulary ({len(self)} tokens); the vocabulary is "
+                             "built from the domain's graphs: rebuild it with the graphs that contain it") from None
 
-    def ids(self, tokens) -> list[int]:
-        return [self.id(t) for t in tokens]
+    def encode(self, positions: list[list[str]]) -> np.ndarray:
+        """Stacked token strings (L positions x K) -> int array (L, K)."""
+        return np.array([[self.id(t) for t in p] for p in positions], dtype=np.int64).reshape(-1, self.n_channels)
 
-    def decode_ids(self, ids) -> list[str]:
-        return [self.tokens[int(i)] for i in ids]
+    def decode_ids(self, ids) -> list[list[str]]:
+        return [[self.tokens[int(i)] for i in row] for row in np.asarray(ids).reshape(-1, self.n_channels)]
 
 
-def _check_size(g: nx.Graph, vocab: Vocab) -> None:
-    if g.number_of_nodes() > vocab.n_node_ids:
-        raise ValueError(f"graph has {g.number_of_nodes()} nodes but the vocabulary has only {vocab.n_node_ids} "
+def check_graph(g, n_node_ids: int, node_keys, edge_keys) -> None:
+    """Clear errors for what the serialization does not support, before any work is done."""
+    if g.is_directed():
+        raise ValueError("directed graphs are not supported: the serialization walks undirected edges; "
+                         "pass g.to_undirected()")
+    if g.number_of_nodes() > n_node_ids:
+        raise ValueError(f"graph has {g.number_of_nodes()} nodes but the vocabulary has only {n_node_ids} "
                          "node-id tokens; raise graphgpt.n_node_ids in config.yaml")
+    for v, d in g.nodes(data=True):
+        _check_attrs(d, node_keys, f"node {v!r}", "node")
+    for *uv, d in g.edges(data=True):
+        _check_attrs(d, edge_keys, f"edge {tuple(uv)!r}", "edge")
 
 
-def eulerize_component(comp: nx.Graph) -> nx.MultiGraph:
-    """The component itself if it has an Eulerian path, else `networkx.eulerize` of it (duplicated edges)."""
-    if comp.number_of_edges() == 0 or nx.has_eulerian_path(comp):
-        return nx.MultiGraph(comp)
+def _check_attrs(d: dict, keys, where: str, kind: str) -> None:
+    extra, missing = set(d) - set(keys), [k for k in keys if k not in d]
+    if extra:
+        raise ValueError(f"unsupported {kind} attribute(s) {sorted(extra)} on {where}: the vocabulary encodes only "
+                         f"{kind} attributes {list(keys)}; drop them or build the vocabulary with these keys")
+    if missing:
+        raise ValueError(f"{where} lacks {kind} attribute(s) {missing} that the vocabulary encodes; "
+                         "every graph must carry the same attribute keys")
+
+
+def _multi(g) -> nx.MultiGraph:
+    """A MultiGraph view-copy with the original edge keys (a simple graph gets key 0 everywhere)."""
+    return g.copy() if g.is_multigraph() else nx.MultiGraph(g)
+
+
+def _edge_id(u, v, k):
+    return frozenset((u, v)), k
+
+
+def eulerize_component(comp: nx.MultiGraph, mode: str = "official") -> nx.MultiGraph:
+    """Official: eulerize every component that is not Eulerian (semi-Eulerian ones too).
+    Minimal: only components that have no Eulerian path. Added duplicate edges get fresh keys."""
+    if comp.number_of_edges() == 0 or nx.is_eulerian(comp):
+        return comp
+    if mode == "minimal" and nx.has_eulerian_path(comp):
+        return comp
+    if mode not in ("official", "minimal"):
+        raise ValueError(f"eulerization mode {mode!r}: expected 'official' or 'minimal'")
     return nx.eulerize(comp)
 
 
-def component_walk(multi: nx.MultiGraph, n_original: int, rng: np.random.Generator) -> list:
-    """Node sequence of one (eulerized) connected component: an Eulerian path from a random valid
-    start, cut as soon as all `n_original` distinct edges have been walked (Section 3.1)."""
-    nodes = list(multi.nodes)
-    if n_original == 0:
-        return [nodes[0]]
-    # the adjacency order decides which Eulerian path networkx finds: shuffle it for a random path
-    edges = list(multi.edges(keys=False))
-    g = nx.MultiGraph()
-    g.add_nodes_from(nodes[i] for i in rng.permutation(len(nodes)))
-    g.add_edges_from(edges[i] for i in rng.permutation(len(edges)))
-    odd = [v for v, d in g.degree if d % 2 == 1]
-    candidates = odd if odd else list(g.nodes)
-    start = candidates[int(rng.integers(len(candidates)))]
-    walk, covered = [start], set()
-    for u, v in nx.eulerian_path(g, source=start):
-        walk.append(v)
-        covered.add(frozenset((u, v)))
-        if len(covered) == n_original:
-            break
-    return walk
+class Component:
+    """One connected component, eulerized once: adjacency lists over the eulerized edge list,
+    where the first `n_original` edges are the component's own (keys of the input graph kept)."""
+
+    def __init__(self, comp: nx.MultiGraph, mode: str):
+        eul = eulerize_component(comp, mode)
+        own = list(comp.edges(keys=True))
+        own_ids = {_edge_id(u, v, k) for u, v, k in own}
+        extra = [(u, v, k) for u, v, k in eul.edges(keys=True) if _edge_id(u, v, k) not in own_ids]
+        self.edges, self.n_original = own + extra, len(own)
+        self.nodes = list(comp.nodes)
+        self.adj = {v: [] for v in self.nodes}
+        for i, (u, v, _) in enumerate(self.edges):
+            self.adj[u].append((v, i))
+            if u != v:
+                self.adj[v].append((u, i))
+        self.odd = [v for v in self.nodes if sum(2 if self.edges[i][0] == self.edges[i][1] else 1
+                                                 for _, i in self.adj[v]) % 2 == 1]
+
+    def circuit(self, start) -> list[tuple]:
+        """Hierholzer's algorithm as networkx runs it (first unused edge of the adjacency list):
+        (node, edge index) steps in the order the stack pops them; the first step has no edge."""
+        used, ptr = [False] * len(self.edges), {v: 0 for v in self.nodes}
+        stack, out = [(start, None)], []
+        while stack:
+            v, e = stack[-1]
+            nbrs = self.adj[v]
+            while ptr[v] < len(nbrs) and used[nbrs[ptr[v]][1]]:
+                ptr[v] += 1
+            if ptr[v] == len(nbrs):
+                out.append(stack.pop())
+            else:
+                w, i = nbrs[ptr[v]]
+                used[i] = True
+                stack.append((w, i))
+        return out
+
+    def walk(self, rng: np.random.Generator | None) -> list[tuple]:
+        """Steps (node, link, edge key or None): an Eulerian path or circuit from a random node
+        (Section 3.1; the official code draws `eulerian_path` or `eulerian_circuit` with
+        probability 1/2), cut as soon as every original edge has been walked."""
+        if not self.edges:
+            return [(self.nodes[0], None, None)]
+        candidates = self.odd or self.nodes
+        start = candidates[0] if rng is None else candidates[int(rng.integers(len(candidates)))]
+        popped = self.circuit(start)  # ends at `start`
+        # networkx's eulerian_path yields the popped order reversed (it starts at `start`); its
+        # eulerian_circuit yields the popped order, which for a circuit also starts at `start`
+        as_path = bool(self.odd) or rng is None or rng.random() < 0.5
+        # the edge between popped[j] and popped[j + 1] is the one popped[j] was reached by
+        nodes = [v for v, _ in popped]
+        eids = [None] + [e for _, e in popped[:-1]]
+        if as_path:
+            nodes, eids = nodes[::-1], [None] + eids[:0:-1]
+        steps, todo = [], self.n_original
+        seen = [False] * self.n_original
+        for v, e in zip(nodes, eids):
+            if e is None:
+                steps.append((v, None, None))
+            elif e < self.n_original and not seen[e]:
+                seen[e] = True
+                todo -= 1
+                steps.append((v, EDGE, self.edges[e]))
+            else:
+                steps.append((v, REP, None))
+            if todo == 0:
+                break
+        return steps
 
 
 class EulerianSerializer:
     """Eulerizes each component of `g` once; every call draws a fresh random serialization."""
 
-    def __init__(self, g: nx.Graph, vocab: "Vocab"):
-        _check_size(g, vocab)
-        self.g, self.vocab = g, vocab
-        comps = [g.subgraph(c) for c in nx.connected_components(g)]
-        self.components = [(eulerize_component(c), c.number_of_edges()) for c in comps]
+    def __init__(self, g, vocab: Vocab, mode: str = "official"):
+        check_graph(g, vocab.n_node_ids, vocab.node_keys, vocab.edge_keys)
+        self.g, self.vocab = _multi(g), vocab
+        comps = [self.g.subgraph(c).copy() for c in sorted(nx.connected_components(self.g), key=_first)]
+        self.components = [Component(c, mode) for c in comps]
+        self.tokens = _TokenCache(self.g, vocab)
 
-    def __call__(self, rng: np.random.Generator, query=None) -> list[str]:
-        order = rng.permutation(len(self.components))
-        walks = [component_walk(*self.components[i], rng) for i in order]
-        return _walks_to_tokens(self.g, walks, self.vocab, rng, query)
-
-
-def _relabel(order_of_first_visit, vocab: Vocab, rng: np.random.Generator) -> dict:
-    """Node -> node-id token: rank of first appearance, shifted cyclically by a random offset."""
-    offset = int(rng.integers(vocab.n_node_ids))
-    return {v: node_token((rank + offset) % vocab.n_node_ids) for rank, v in enumerate(order_of_first_visit)}
+    def __call__(self, rng: np.random.Generator | None, query=None, return_order: bool = False):
+        """Stacked tokens of one serialization; with `return_order` also the nodes in order of
+        first appearance (node `order[k]` is token n<k>)."""
+        order = range(len(self.components)) if rng is None else rng.permutation(len(self.components))
+        walks = [self.components[i].walk(rng) for i in order]
+        return _positions(self.tokens, walks, query, return_order)
 
 
-def _walks_to_tokens(g: nx.Graph, walks: list[list], vocab: Vocab, rng: np.random.Generator,
-                     query=None) -> list[str]:
-    """Tokens of the walks; `query` (a node pair) is appended after `<eos>` as `<query> u v`."""
-    first = list(dict.fromkeys(v for w in walks for v in w))
-    name = _relabel(first, vocab, rng)
-    tokens, seen_nodes, seen_edges = [BOS], set(), set()
-    for i, walk in enumerate(walks):
-        if i:
-            tokens.append(JUMP)
-        prev = None
-        for v in walk:
-            if prev is not None:
-                e = frozenset((prev, v))
-                if e not in seen_edges:
-                    seen_edges.add(e)
-                    d = g.edges[prev, v]
-                    tokens += [edge_attr_token(k, d[k]) for k in vocab.edge_keys]
-            tokens.append(name[v])
-            if v not in seen_nodes:
-                seen_nodes.add(v)
-                d = g.nodes[v]
-                tokens += [node_attr_token(k, d[k]) for k in vocab.node_keys]
-            prev = v
-    tokens.append(EOS)
-    if query is not None:
-        tokens += [QUERY] + [name[v] for v in query]
-    return tokens
+def _first(component) -> str:
+    return min(str(v) for v in component)
 
 
-def encode_eulerian(g: nx.Graph, vocab: Vocab, rng: np.random.Generator) -> list[str]:
-    """GraphGPT's serialization: Eulerian path per component, `<jump>` between components."""
-    return EulerianSerializer(g, vocab)(rng)
+class _TokenCache:
+    """Attribute tokens of every node and edge of a graph, computed once."""
+
+    def __init__(self, g: nx.MultiGraph, vocab: Vocab):
+        self.n_channels = vocab.n_channels
+        self.node = {v: [node_attr_token(k, d[k]) for k in vocab.node_keys] for v, d in g.nodes(data=True)}
+        self.edge = {(u, v, k): [edge_attr_token(key, d[key]) for key in vocab.edge_keys]
+                     for u, v, k, d in g.edges(keys=True, data=True)}
+        self.none_edge = [NONE] * len(vocab.edge_keys)
+        for toks in list(self.node.values()) + list(self.edge.values()):
+            for t in toks:
+                vocab.id(t)  # an attribute value the vocabulary lacks: a clear error now, not later
+
+    def edge_attrs(self, edge) -> list[str]:
+        if edge is None:
+            return self.none_edge
+        u, v, k = edge
+        return self.edge[(u, v, k)] if (u, v, k) in self.edge else self.edge[(v, u, k)]
 
 
 class EdgelistSerializer:
-    """The baseline serialization as a callable, like EulerianSerializer."""
+    """The baseline: every edge as its own `u v` segment, in random order and orientation."""
 
-    def __init__(self, g: nx.Graph, vocab: "Vocab"):
-        self.g, self.vocab = g, vocab
+    def __init__(self, g, vocab: Vocab):
+        check_graph(g, vocab.n_node_ids, vocab.node_keys, vocab.edge_keys)
+        self.g, self.vocab = _multi(g), vocab
+        self.tokens = _TokenCache(self.g, vocab)
 
-    def __call__(self, rng: np.random.Generator, query=None) -> list[str]:
-        return encode_edgelist(self.g, self.vocab, rng, query)
+    def __call__(self, rng: np.random.Generator | None, query=None, return_order: bool = False):
+        walks = []
+        for u, v, k in self.g.edges(keys=True):
+            if rng is not None and rng.random() < 0.5:
+                u, v = v, u
+            walks.append([(u, None, None), (v, EDGE, (u, v, k))])
+        walks += [[(v, None, None)] for v in self.g.nodes if self.g.degree(v) == 0]
+        if rng is not None:
+            walks = [walks[i] for i in rng.permutation(len(walks))]
+        return _positions(self.tokens, walks, query, return_order)
 
 
-def encode_edgelist(g: nx.Graph, vocab: Vocab, rng: np.random.Generator, query=None) -> list[str]:
-    """Baseline: edges in random order and orientation, one `u v` segment per edge; isolated nodes alone."""
-    _check_size(g, vocab)
-    segments = []
-    for u, v in g.edges:
-        segments.append([u, v] if rng.random() < 0.5 else [v, u])
-    segments += [[v] for v in g.nodes if g.degree(v) == 0]
-    walks = [segments[i] for i in rng.permutation(len(segments))]
-    return _walks_to_tokens(g, walks, vocab, rng, query)
+def _positions(cache: _TokenCache, walks: list[list[tuple]], query=None, return_order: bool = False):
+    """Stacked tokens of the walks (nodes named by rank of first appearance), query, `<gsum>`."""
+    order = list(dict.fromkeys(v for w in walks for v, _, _ in w))
+    rank = {v: i for i, v in enumerate(order)}
+    out = []
+    for i, walk in enumerate(walks):
+        for v, link, edge in walk:
+            if link is None:
+                link = JUMP if i else START
+            out.append([node_token(rank[v]), link] + cache.node[v] + cache.edge_attrs(edge))
+    if query is not None:
+        for v in query:
+            out.append([node_token(rank[v]), QUERY] + [NONE] * (cache.n_channels - 2))
+    out.append([GSUM] + [NONE] * (cache.n_channels - 1))
+    return (out, order) if return_order else out
+
+
+def encode_eulerian(g, vocab: Vocab, rng: np.random.Generator | None, query=None) -> list[list[str]]:
+    """GraphGPT's serialization of one graph (random where `rng` is given, deterministic where None)."""
+    return EulerianSerializer(g, vocab)(rng, query)
+
+
+def encode_edgelist(g, vocab: Vocab, rng: np.random.Generator | None, query=None) -> list[list[str]]:
+    return EdgelistSerializer(g, vocab)(rng, query)
 
 
 SERIALIZERS = {"eulerian": EulerianSerializer, "edgelist": EdgelistSerializer}
 
 
-def decode(tokens: list[str], vocab: Vocab) -> nx.Graph:
-    """Sequence -> graph: nodes named by their node-id tokens, attributes from the tokens after them.
+def same_graph(g, decoded, order: list) -> bool:
+    """Exact round-trip check without an isomorphism search: `decoded` (nodes 0..n-1) relabelled by
+    `order` has the nodes, node attributes and edge multiset (with attributes) of `g`."""
+    if decoded.number_of_nodes() != g.number_of_nodes() or sorted(decoded.nodes) != list(range(len(order))):
+        return False
+    if any(dict(decoded.nodes[k]) != dict(g.nodes[v]) for k, v in enumerate(order)):
+        return False
 
-    Reads both serializations; stops at `<eos>` or `<query>`. Raises ValueError on a malformed sequence.
-    """
-    g = nx.Graph()
-    current, pending = None, {}
-    for t in tokens:
-        if t in (BOS, PAD):
+    def edge_multiset(h, name):
+        return sorted((tuple(sorted((str(name(u)), str(name(v))))), tuple(sorted(d.items())))
+                      for u, v, d in h.edges(data=True))
+
+    return edge_multiset(decoded, lambda k: order[k]) == edge_multiset(g, lambda v: v)
+
+
+def shift_node_ids(ids: np.ndarray, offset: int, n_node_ids: int) -> np.ndarray:
+    """Cyclic re-indexing: node token n<k> -> n<(k + offset) mod n_node_ids> (channel 0 only)."""
+    ids = np.array(ids, copy=True)
+    col = ids[:, 0]
+    is_node = (col >= NODE_BASE) & (col < NODE_BASE + n_node_ids)
+    col[is_node] = NODE_BASE + (col[is_node] - NODE_BASE + offset) % n_node_ids
+    return ids
+
+
+def decode(positions: list[list[str]], vocab: Vocab, multigraph: bool = True):
+    """Stacked tokens -> graph (MultiGraph, or Graph with `multigraph=False`): nodes named by their
+    node-id tokens, one edge per `<edge>` step. Stops at `<query>` / `<gsum>`; ValueError when malformed."""
+    g = nx.MultiGraph() if multigraph else nx.Graph()
+    nk, ek = vocab.node_keys, vocab.edge_keys
+    prev = None
+    for p in positions:
+        if len(p) != vocab.n_channels:
+            raise ValueError(f"position {p} has {len(p)} tokens, the layout has {vocab.n_channels}")
+        node, link = p[0], p[1]
+        if node == PAD:
             continue
-        if t in (EOS, QUERY):
+        if node == GSUM or link == QUERY:
             break
-        if t == JUMP:
-            if pending:
-                raise ValueError(f"edge attributes {pending} before {JUMP}: no node follows them")
-            current = None
-        elif t.startswith(EDGE_PREFIX):
-            key, _, value = t[len(EDGE_PREFIX):].partition("=")
-            pending[key] = value
-        elif t.startswith(NODE_PREFIX) and t[len(NODE_PREFIX):].isdigit():
-            v = int(t[len(NODE_PREFIX):])
-            g.add_node(v)
-            if current is not None:
-                if g.has_edge(current, v):
-                    g.edges[current, v].update(pending)
-                else:
-                    g.add_edge(current, v, **pending)
-            elif pending:
-                raise ValueError(f"edge attributes {pending} with no node before them")
-            current, pending = v, {}
-        elif "=" in t:
-            if current is None:
-                raise ValueError(f"node attribute {t!r} with no node before it")
-            key, _, value = t.partition("=")
-            g.nodes[current][key] = value
-        else:
-            raise ValueError(f"unknown token {t!r}")
+        if not (node.startswith(NODE_PREFIX) and node[len(NODE_PREFIX):].isdigit()):
+            raise ValueError(f"expected a node-id token at a walk position, got {node!r}")
+        v = int(node[len(NODE_PREFIX):])
+        attrs = {k: t.partition("=")[2] for k, t in zip(nk, p[2:2 + len(nk)])}
+        if v in g and dict(g.nodes[v]) != attrs:
+            raise ValueError(f"node {v} carries attributes {attrs} after {dict(g.nodes[v])}")
+        g.add_node(v, **attrs)
+        if link in (EDGE, REP) and prev is None:
+            raise ValueError(f"{link} at the first position: no node before it")
+        if link == EDGE:
+            eattrs = {k: t[len(EDGE_PREFIX):].partition("=")[2] for k, t in zip(ek, p[2 + len(nk):])}
+            if not multigraph and g.has_edge(prev, v):
+                raise ValueError(f"edge {prev}-{v} twice: decode with multigraph=True")
+            g.add_edge(prev, v, **eattrs)
+        elif link not in (START, JUMP, REP):
+            raise ValueError(f"unknown link token {link!r}")
+        prev = v
     return g

@@ -1,8 +1,11 @@
 """Pre-training (NTP, SMTP) and fine-tuning loops for GET, and the GINE baseline's loop.
 
 Sequences come from pools of precomputed random serializations (`n_views` per graph, see
-pipeline.serialize_domain): each step draws one view per graph, the augmentation the paper gets
-from random Eulerian paths, start nodes and index offsets.
+pipeline.serialize_domain): each step draws one view per graph and a fresh cyclic node-index
+offset (`reindex`), the augmentation the paper gets from random Eulerian paths, start nodes and
+index offsets. SMTP as the official code: one mask ratio per sequence (uniform, or cosine as an
+option), masked positions replaced by [MASK] / a random token / left unchanged at rates `mtp`
+(official 0.8 / 0 / 0.2).
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from methods.common.config import check_keys
 
 from .model import GET, GINE, GETConfig, GETPredictor
 
-PAD_ID, BOS_ID, MASK_ID = 0, 1, 3  # positions of <pad>, <bos>, <mask> in serialize.SPECIAL
+from .serialize import GSUM_ID, MASK_ID, PAD_ID, shift_node_ids
 
 
 @dataclass
@@ -56,55 +59,93 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Opti
     return torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
-def pad_batch(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-padded (B, T) token ids and the (B, T) pad mask."""
-    T = max(len(s) for s in seqs)
-    tokens = torch.full((len(seqs), T), PAD_ID, dtype=torch.long)
+def pad_batch(seqs: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded (B, T, K) token ids and the (B, T) pad mask."""
+    T, K = max(len(s) for s in seqs), seqs[0].shape[1]
+    tokens = torch.full((len(seqs), T, K), PAD_ID, dtype=torch.long)
     for i, s in enumerate(seqs):
-        tokens[i, : len(s)] = torch.as_tensor(s)
-    return tokens, tokens == PAD_ID
+        tokens[i, : len(s)] = torch.as_tensor(s, dtype=torch.long)
+    return tokens, tokens[..., 0] == PAD_ID
 
 
-def draw_views(views: list[list[list[int]]], idx, rng: np.random.Generator) -> list[list[int]]:
-    """One random serialization of each graph in `idx`."""
-    return [views[i][int(rng.integers(len(views[i])))] for i in idx]
+class Views:
+    """A pool of serializations: `tokens` (positions, K) and `bounds` (graphs, views, 2) into it.
+    With `reindex`, every drawn sequence gets a random cyclic node-index offset."""
+
+    def __init__(self, pool: dict, n_node_ids: int, reindex: bool):
+        self.tokens = pool["tokens"].numpy()
+        self.bounds = pool["bounds"].numpy()
+        self.n_node_ids, self.reindex = n_node_ids, reindex
+
+    def __len__(self) -> int:
+        return len(self.bounds)
+
+    def get(self, i: int, k: int, offset: int) -> np.ndarray:
+        s, e = self.bounds[i, k % self.bounds.shape[1]]
+        seq = self.tokens[s:e]
+        return shift_node_ids(seq, offset, self.n_node_ids) if self.reindex and offset else seq
+
+    def draw(self, idx, rng: np.random.Generator) -> list[np.ndarray]:
+        """One random serialization of each graph in `idx`, with a random offset."""
+        views = rng.integers(self.bounds.shape[1], size=len(idx))
+        offsets = rng.integers(self.n_node_ids, size=len(idx))
+        return [self.get(int(i), int(k), int(o)) for i, k, o in zip(idx, views, offsets)]
+
+    def fixed(self, idx, k: int) -> list[np.ndarray]:
+        """View k of each graph with a fixed offset (evaluation)."""
+        return [self.get(int(i), k, (31 * int(i) + 17 * k) % self.n_node_ids) for i in idx]
 
 
 # --- pre-training ------------------------------------------------------------------------------
 
-def smtp_mask_ratio(n: int, generator: torch.Generator) -> torch.Tensor:
-    """Scheduled mask ratio of SMTP: 0.5 + 0.5 cos(pi r), r ~ U(0, 1) (paper, Section 3.3)."""
+def smtp_mask_ratio(n: int, schedule: str, generator: torch.Generator) -> torch.Tensor:
+    """Mask ratio per sequence, r ~ U(0, 1): `uniform` 1 - r (the official PCQM4Mv2 setting,
+    polynomial with power 1), `cosine` 0.5 + 0.5 cos(pi r) (MaskGIT's)."""
     r = torch.rand(n, generator=generator)
-    return 0.5 + 0.5 * torch.cos(math.pi * r)
+    if schedule == "uniform":
+        return 1 - r
+    if schedule == "cosine":
+        return 0.5 + 0.5 * torch.cos(math.pi * r)
+    raise ValueError(f"SMTP mask schedule {schedule!r}: expected 'uniform' or 'cosine' (graphgpt.smtp.schedule)")
 
 
-def smtp_corrupt(tokens: torch.Tensor, pad: torch.Tensor, generator: torch.Generator):
-    """Mask ceil(ratio * L) of the L maskable tokens of each sequence (all but <bos> and padding).
-
-    Returns the corrupted input, the targets (-100 where not masked) and the ratios drawn.
-    """
-    B, T = tokens.shape
-    maskable = ~pad & (tokens != BOS_ID)
-    ratio = smtp_mask_ratio(B, generator)
+def smtp_corrupt(tokens: torch.Tensor, pad: torch.Tensor, generator: torch.Generator, schedule: str = "uniform",
+                 mtp=(0.8, 0.0, 0.2), vocab_size: int | None = None):
+    """Mask ceil(ratio * L) of the L maskable positions of each sequence (all but `<gsum>` and
+    padding). Each masked position becomes [MASK] (all K tokens), random tokens, or stays as it
+    is, with probabilities `mtp`. Returns the input, the targets (-100 where not masked) and the
+    (B, T) int codes of what happened: 0 not masked, 1 [MASK], 2 random, 3 unchanged."""
+    B, T, K = tokens.shape
+    maskable = ~pad & (tokens[..., 0] != GSUM_ID)
+    ratio = smtp_mask_ratio(B, schedule, generator)
     n_mask = torch.clamp(torch.ceil(ratio * maskable.sum(1)), min=1).long()
     scores = torch.rand(B, T, generator=generator).masked_fill(~maskable, 2.0)
     rank = scores.argsort(1).argsort(1)  # rank of each position among the maskable ones
     masked = (rank < n_mask[:, None]) & maskable
-    inputs = tokens.masked_fill(masked, MASK_ID)
-    targets = tokens.masked_fill(~masked, -100)
-    return inputs, targets, ratio
+    u = torch.rand(B, T, generator=generator)
+    p_mask, p_random = mtp[0], mtp[1]
+    action = torch.where(u < p_mask, 1, torch.where(u < p_mask + p_random, 2, 3)) * masked
+    inputs = tokens.masked_fill((action == 1)[..., None], MASK_ID)
+    if p_random > 0:
+        rand = torch.randint(GSUM_ID + 1, vocab_size, (B, T, K), generator=generator)
+        inputs = torch.where((action == 2)[..., None], rand, inputs)
+    targets = tokens.masked_fill(~masked[..., None], -100)
+    return inputs, targets, action
 
 
 def pretrain_loss(model: GET, tokens: torch.Tensor, pad: torch.Tensor, objective: str,
-                  generator: torch.Generator) -> torch.Tensor:
-    """NTP: cross-entropy of every next token (decoder). SMTP: of the masked tokens (encoder)."""
+                  generator: torch.Generator, smtp: dict | None = None) -> torch.Tensor:
+    """NTP: cross-entropy of every token of the next position (decoder). SMTP: of the masked
+    positions (encoder). Averaged over the predicted tokens."""
     dev = next(model.parameters()).device
     if objective == "ntp":
         tokens, pad = tokens.to(dev), pad.to(dev)
         logits = model.lm_logits(model(tokens, pad)[:, :-1])
-        targets = tokens[:, 1:].masked_fill(pad[:, 1:], -100)
+        targets = tokens[:, 1:].masked_fill(pad[:, 1:, None], -100)
     elif objective == "smtp":
-        inputs, targets, _ = smtp_corrupt(tokens, pad, generator)  # on the CPU, with its generator
+        smtp = smtp or {}
+        inputs, targets, _ = smtp_corrupt(tokens, pad, generator, smtp.get("schedule", "uniform"),
+                                          tuple(smtp.get("mtp", (0.8, 0.0, 0.2))), model.cfg.vocab_size)
         logits = model.lm_logits(model(inputs.to(dev), pad.to(dev)))
         targets = targets.to(dev)
     else:
@@ -112,18 +153,20 @@ def pretrain_loss(model: GET, tokens: torch.Tensor, pad: torch.Tensor, objective
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100)
 
 
-def pretrain(views, vocab_size: int, objective: str, model_cfg: dict, cfg: TrainConfig, seed: int):
+def pretrain(views: Views, vocab_size: int, n_channels: int, objective: str, model_cfg: dict, cfg: TrainConfig,
+             seed: int, smtp: dict | None = None):
     """Pre-train GET on a pool of serializations; returns the model and the loss history."""
     rng, gen = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
-    model = GET(GETConfig(vocab_size=vocab_size, causal=(objective == "ntp"), **model_cfg)).to(device())
+    model = GET(GETConfig(vocab_size=vocab_size, n_channels=n_channels, causal=(objective == "ntp"),
+                          **model_cfg)).to(device())
     opt = make_optimizer(model, cfg)
     history, t0 = [], time.time()
     for step in tqdm(range(cfg.steps), desc=f"pretrain {objective}", mininterval=10):
         for group in opt.param_groups:
             group["lr"] = get_lr(step, cfg)
         idx = rng.integers(len(views), size=cfg.batch_size)
-        tokens, pad = pad_batch(draw_views(views, idx, rng))
-        loss = pretrain_loss(model, tokens, pad, objective, gen)
+        tokens, pad = pad_batch(views.draw(idx, rng))
+        loss = pretrain_loss(model, tokens, pad, objective, gen, smtp)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -178,9 +221,9 @@ def finetune(model: torch.nn.Module, predict_batch, evaluate, idx_train, idx_val
 
 
 class GETTask:
-    """Fine-tuning GET on one task's pool of serializations."""
+    """Fine-tuning GET on one task's pool of serializations (`Views`)."""
 
-    def __init__(self, backbone: GET, views, kind: str, n_out: int, cfg: TrainConfig, seed: int):
+    def __init__(self, backbone: GET, views: Views, kind: str, n_out: int, cfg: TrainConfig, seed: int):
         self.model = GETPredictor(backbone, n_out).to(device())
         self.views, self.kind, self.cfg = views, kind, cfg
         self.rng = np.random.default_rng(seed)
@@ -192,18 +235,15 @@ class GETTask:
 
     def predict_batch(self, idx, train=True):
         self.model.train(train)
-        return self.outputs(draw_views(self.views, idx, self.rng))
+        return self.outputs(self.views.draw(idx, self.rng))
 
     @torch.no_grad()
     def predict(self, idx, mu: float, sd: float) -> np.ndarray:
-        """Predictions averaged over `eval_views` serializations (the first views, fixed)."""
+        """Predictions averaged over `eval_views` serializations (fixed views and offsets)."""
         self.model.eval()
         outs = []
         for k in range(self.cfg.eval_views):
-            chunk = []
-            for s in range(0, len(idx), 256):
-                seqs = [self.views[i][k % len(self.views[i])] for i in idx[s:s + 256]]
-                chunk.append(self.outputs(seqs))
+            chunk = [self.outputs(self.views.fixed(idx[s:s + 256], k)) for s in range(0, len(idx), 256)]
             outs.append(torch.cat(chunk))
         return _finish(torch.stack(outs).mean(0), self.kind, mu, sd)
 

@@ -3,14 +3,20 @@
 GG = config["graphgpt"]
 GG_OUT = paper_dir("graphgpt")
 GG_TASKS = GG["tasks"]
-# model name -> (serialization, pre-training objective); must match methods.graphgpt.pipeline.MODELS
+# model name -> (serialization, pre-trained); must match methods.graphgpt.pipeline.MODELS
 GG_MODELS = {
-    "get_ntp": ("eulerian", "ntp"),
-    "get_smtp": ("eulerian", "smtp"),
-    "get_scratch": ("eulerian", None),
-    "edgelist_ntp": ("edgelist", "ntp"),
-    "gin": (None, None),
+    "get_smtp": ("eulerian", True),
+    "get_ntp": ("eulerian", True),
+    "get_noreindex": ("eulerian", True),
+    "get_scratch": ("eulerian", False),
+    "edgelist_smtp": ("edgelist", True),
+    "gin": (None, False),
 }
+if abs(sum(GG["smtp"]["mtp"]) - 1) > 1e-6:
+    raise ValueError(
+        f"config graphgpt.smtp.mtp: {GG['smtp']['mtp']} must sum to 1 (rates of [MASK], random, unchanged; "
+        "official: [0.8, 0.0, 0.2])"
+    )
 for _task, _spec in GG_TASKS.items():
     if _spec["domain"] not in GG["domains"]:
         raise ValueError(
@@ -34,14 +40,21 @@ def gg_data_input(wc):
     return []
 
 
+def gg_pretrain_pool(wc):
+    serialization, pretrained = GG_MODELS[wc.model]
+    if not pretrained:
+        raise ValueError(f"graphgpt: model {wc.model!r} is not pre-trained")
+    return f"{GG_OUT}/pools/{wc.domain}_{serialization}.pt"
+
+
 def gg_finetune_input(wc):
-    serialization, objective = GG_MODELS[wc.model]
+    serialization, pretrained = GG_MODELS[wc.model]
     domain = gg_domain(wc.task)
     inputs = {"data": f"{GG_OUT}/data/{domain}.json"}
     if serialization is not None:
         inputs["pool"] = f"{GG_OUT}/pools/{domain}_{serialization}.pt"
-    if objective is not None:
-        inputs["ckpt"] = f"{GG_OUT}/pretrain/{domain}_{serialization}_{objective}.pt"
+    if pretrained:
+        inputs["ckpt"] = f"{GG_OUT}/pretrain/{domain}_{wc.model}.pt"
     return inputs
 
 
@@ -57,9 +70,8 @@ def gg_pretrain_histories():
     runs = set()
     for task, spec in GG_TASKS.items():
         for model in spec["models"]:
-            serialization, objective = GG_MODELS[model]
-            if objective is not None:
-                runs.add(f"{gg_domain(task)}_{serialization}_{objective}")
+            if GG_MODELS[model][1]:
+                runs.add(f"{gg_domain(task)}_{model}")
     return [f"{GG_OUT}/pretrain/{r}.history.json" for r in sorted(runs)]
 
 

@@ -1,4 +1,4 @@
-"""Pre-train GET on a domain's sequences: NTP (decoder) or SMTP (encoder)."""
+"""Pre-train GET for one pre-trained model ({model} wildcard) on a domain's sequences: SMTP (encoder) or NTP (decoder)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
@@ -7,9 +7,10 @@ from methods.graphgpt.pipeline import pretrain_model
 
 pretrain_model(
     pool_path=snakemake.input.pool,
-    objective=snakemake.wildcards.objective,
+    model_name=snakemake.wildcards.model,
     model_params=snakemake.params.model,
     train_params=snakemake.params.train,
+    smtp=snakemake.params.smtp,
     seed=snakemake.params.seed,
     ckpt_path=snakemake.output.ckpt,
     history_path=snakemake.output.history,

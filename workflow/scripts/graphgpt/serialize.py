@@ -13,4 +13,5 @@ serialize_domain(
     seed=snakemake.params.seed,
     out_pool=snakemake.output.pool,
     out_stats=snakemake.output.stats,
+    tasks_used=snakemake.params.tasks,
 )
