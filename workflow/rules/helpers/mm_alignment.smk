@@ -49,7 +49,9 @@ if MMA["synthetic"]["align"]["n_align"] > 0.15 * _mma_gen["n_samples"]:
         "config mm_alignment.synthetic.align.n_align exceeds the test split (15% of generator.n_samples); "
         "lower n_align or raise n_samples."
     )
-if MMA["real"]["source"]["kind"] in ("npz", "hf") and not MMA["real"]["source"].get("path"):
+if MMA["real"]["source"]["kind"] in ("npz", "hf") and not MMA["real"]["source"].get(
+    "path"
+):
     raise ValueError(
         "config mm_alignment.real.source: kinds 'npz' and 'hf' need a path (an .npz with 'images' and "
         "'labels', or a datasets.load_dataset path such as ylecun/mnist)."
