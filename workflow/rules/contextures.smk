@@ -2,12 +2,12 @@
 # arXiv 2505.01557.
 #
 # DAG:
-#   contextures_dataset (per dataset: every KNN / RBF context x split seed: tau, err_d*) ─┐
+#   contextures_dataset (per dataset: every KNN / RBF / masked context x split seed: tau, err_d*) ─┐
 #   contextures_scaling (spectral-objective MLPs of increasing width: CCA to the exact top-d) ─┼─> contextures_figures ─┐
 #                                                                                               └──────────────────────┴─> contextures_claims
 #
 # Config keys read: contextures.{datasets, seeds, split, max_pretrain, contexts, d_grid, ridge_alpha,
-# beta, d0_max, scaling} (documented in config.yaml, schema in workflow/schemas/contextures.schema.yaml).
+# beta, d0_max, mask, scaling} (documented in config.yaml, schema in workflow/schemas/contextures.schema.yaml).
 
 
 include: "helpers/contextures.smk"
@@ -39,6 +39,7 @@ rule contextures_dataset:
         ridge_alpha=CX["ridge_alpha"],
         beta=CX["beta"],
         d0_max=CX["d0_max"],
+        mask=CX["mask"],
     script:
         "../scripts/contextures/dataset.py"
 
