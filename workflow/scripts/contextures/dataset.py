@@ -17,4 +17,5 @@ run_dataset(
     d0_max=snakemake.params.d0_max,
     out_json=snakemake.output.metrics,
     mask=dict(snakemake.params.mask),
+    wheel=snakemake.input.get("wheel"),
 )
