@@ -63,6 +63,7 @@ rule contextures_dataset:
         beta=CX["beta"],
         d0_max=CX["d0_max"],
         mask=CX["mask"],
+        openml_home=f"{RESOURCES}/contextures/openml",
     script:
         "../scripts/contextures/dataset.py"
 

