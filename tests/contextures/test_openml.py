@@ -1,0 +1,41 @@
+"""Contextures' full-scale OpenML loader, offline: fetch_openml replaced by a locally-built stand-in set."""
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn.datasets
+from sklearn.utils import Bunch
+
+from methods.contextures.pipeline import load_dataset
+
+
+def _stand_in(target_kind):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=40), "b": rng.integers(0, 5, 40).astype(float),
+                          "colour": pd.Categorical(rng.choice(["red", "green", "blue"], 40))})
+    frame.loc[5, "a"] = np.nan
+    frame["y"] = (pd.Categorical(rng.choice(["benign", "malignant"], 40)) if target_kind == "class"
+                  else rng.normal(10, 3, 40))
+    return frame
+
+
+@pytest.mark.parametrize("target_kind", ["class", "numeric"])
+def test_openml_loader_through_fetch_openml(monkeypatch, tmp_path, target_kind):
+    calls = {}
+    frame = _stand_in(target_kind)
+
+    def fake_fetch_openml(**kw):
+        calls.update(kw)
+        return Bunch(frame=frame.copy(), target_names=["y"])
+
+    monkeypatch.setattr(sklearn.datasets, "fetch_openml", fake_fetch_openml)
+    x, y = load_dataset("openml_breast-w", data_home=str(tmp_path))
+    assert calls["name"] == "breast-w" and calls["data_home"] == str(tmp_path) and calls["as_frame"]
+    kept = frame.dropna()
+    assert x.shape == (39, 2 + 2)                                   # a, b and two dummies of colour
+    assert np.allclose(x.mean(0), 0) and np.allclose(x.std(0), 1)
+    if target_kind == "class":
+        malignant = (kept["y"] == "malignant").to_numpy()
+        assert y.shape == (39, 2) and np.allclose(y[:, 1], malignant - malignant.mean())
+    else:
+        t = kept["y"].to_numpy()
+        assert y.shape == (39, 1) and np.allclose(y[:, 0], (t - t.mean()) / t.std())
