@@ -374,3 +374,102 @@ def write_paper_claims(synthetic_files: list[str], lm_files: list[str], minilm_f
     write_json(summary_path, summary)
     for c in doc["claims"]:
         log(f"{c['id']}: {c['verdict']}")
+
+
+# --- layer by layer (full scale: an 8B model in one GPU's memory) ---------------------------------
+
+class _StopForward(Exception):
+    """Raised by a forward hook once the layer whose inputs are being captured has run."""
+
+
+class _Stopping(torch.nn.Module):
+    """Runs `inner` and swallows `_StopForward`, so the calibration pass ends at the captured layer."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, **batch):
+        try:
+            return self.inner(**batch)
+        except _StopForward:
+            return None
+
+
+def _layer_groups(names: list[str]) -> list[tuple[str | None, list[str]]]:
+    """Linears grouped by decoder block ("<prefix>.layers.<i>"), in forward order; linears outside
+    every block form a group with prefix None (captured by a full forward pass)."""
+    import re
+
+    groups: dict = {}
+    for name in names:
+        m = re.match(r"(.*\blayers\.\d+)\.", name)
+        groups.setdefault(m.group(1) if m else None, []).append(name)
+    blocks = sorted((k for k in groups if k is not None), key=lambda k: int(k.rsplit(".", 1)[1]))
+    return ([(None, groups[None])] if None in groups else []) + [(k, groups[k]) for k in blocks]
+
+
+def quantize_model_layerwise(model, method: str, setting: str, q: int, betas: dict, bits: int, seed: int,
+                             head_dim: int, calib_ids, skip: tuple[str, ...], batch_size: int = 8):
+    """`quantize_model` in place, one decoder block at a time, returning (model, weight proxy errors).
+
+    Memory: the model stays in its own dtype; only one block's Hessians and fp32 weights exist at once
+    (never an fp32 copy of the model nor every layer's Hessian). Blocks are quantized from the last to
+    the first, and each block's calibration pass stops right after that block, so every captured input
+    comes from unquantized blocks: the Hessians, LDLQ weights, rotations (seed + global linear index)
+    and hence the quantized model are those of the all-at-once path. Cost: about L/2 calibration passes
+    for L blocks instead of one."""
+    from methods.common.lm import capture_linear_inputs
+
+    from .model import QuantLinear
+    from .quant import proxy_loss
+
+    if method == FP:
+        return model, []
+    names = linear_names(model, skip=skip)
+    index = {n: i for i, n in enumerate(names)}
+    rotated = method in ROTATED
+    w_q = _weight_quantizer(method, q, betas["weights"], bits)
+    act_q = None
+    if setting == "w4a4kv4":
+        act_q = (lambda x: nestquant(x, q, betas["activations"])) if method.startswith("nestquant") else (
+            lambda x: rtn(x, bits))
+    groups = _layer_groups(names)
+    order = ([g for g in groups if g[0] is None] + [g for g in groups if g[0] is not None][::-1])
+    errors = {}
+    wrapper = _Stopping(model)
+    for prefix, group in order:
+        handle = None
+        if prefix is not None:
+            def stop(module, args, out):
+                raise _StopForward
+            handle = model.get_submodule(prefix).register_forward_hook(stop)
+        try:
+            captured = capture_linear_inputs(wrapper, calib_ids, stats=("hessian",),
+                                             names=[f"inner.{n}" for n in group], batch_size=batch_size)
+        finally:
+            if handle is not None:
+                handle.remove()
+        for name in group:
+            h = captured.pop(f"inner.{name}")["hessian"]
+            i = index[name]
+            weights = None
+            if method.endswith("_ldlq"):
+                weights = ldlq_weights(model, method, {name: {"hessian": h}}, q, betas["weights"], bits, seed + i,
+                                       [name])
+            w = model.get_submodule(name).weight.detach().float()
+            quantize_linears(model, w_q, act_q, seed + i, rotate_input=rotated, weights=weights, names=[name])
+            mod = model.get_submodule(name)
+            assert isinstance(mod, QuantLinear)
+            hf = h.float()
+            if mod.rotate_input:
+                w, hf = rotate(w, mod.signs), rotate(rotate(hf, mod.signs).T.contiguous(), mod.signs)
+            errors[name] = proxy_loss(w, mod.weight_hat, hf) / proxy_loss(w, torch.zeros_like(w), hf)
+            del h, hf, w
+    if setting == "w4a4kv4":
+        for kind, suffixes, offset in (("keys", ("k_proj", "attention.self.key"), 10_000),
+                                       ("values", ("v_proj", "attention.self.value"), 20_000)):
+            kv_q = (lambda x, b=betas[kind]: nestquant(x, q, b)) if method.startswith("nestquant") else (
+                lambda x: rtn(x, bits))
+            quantize_kv(model, kv_q, head_dim, seed + offset, rotate_heads=rotated, names=suffixes)
+    return model, [float(errors[n]) for n in names]
