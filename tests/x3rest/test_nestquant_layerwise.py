@@ -78,3 +78,36 @@ def test_layerwise_sequential_inputs_differ_from_forward_order(llama_dir):
     h_q = capture_linear_inputs(model, calib, stats=("hessian",), names=["model.layers.2.self_attn.q_proj"])
     k = "model.layers.2.self_attn.q_proj"
     assert not torch.allclose(h_fp[k]["hessian"], h_q[k]["hessian"], rtol=1e-3)
+
+
+def test_lm_eval_layerwise_equals_all_at_once(tmp_path):
+    """lm_eval with calibration.layerwise (config/full.yaml) reports the all-at-once numbers on CPU fp32."""
+    import json
+
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from methods.common.lm import save_token_splits
+    from methods.common.lm.tokenizer import train_bpe
+
+    words = [f"w{i}" for i in range(40)]
+    (tmp_path / "train.txt").write_text(" ".join(words * 20))
+    tok = train_bpe(tmp_path / "train.txt", 96, tmp_path / "llama")
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=2, num_key_value_heads=1,
+                                 max_position_embeddings=64)).save_pretrained(tmp_path / "llama")
+    save_token_splits(tmp_path / "tokens.safetensors",
+                      {s: torch.randint(0, len(tok), (600,)) for s in ("train", "validation", "test")})
+    runs = {}
+    for layerwise in (False, True):
+        out = tmp_path / f"lm_{layerwise}.json"
+        pipeline.lm_eval(str(tmp_path / "llama"), str(tmp_path / "tokens.safetensors"), QUANT, ["w4a4kv4", "w4"],
+                         {"n_windows": 4, "seq_len": 16, "layerwise": layerwise},
+                         {"seq_len": 16, "batch_size": 4, "max_windows": 3}, 0, 1, str(out))
+        runs[layerwise] = json.loads(out.read_text())["results"]
+    assert runs[True]["fp"]["perplexity"] == pytest.approx(runs[False]["fp"]["perplexity"], rel=1e-6)
+    for setting in ("w4a4kv4", "w4"):
+        for method in pipeline.METHODS:
+            a, b = runs[True][setting][method], runs[False][setting][method]
+            assert a["perplexity"] == pytest.approx(b["perplexity"], rel=1e-4), (setting, method)
+            assert a["weight_error"] == pytest.approx(b["weight_error"], rel=1e-4, abs=1e-7), (setting, method)

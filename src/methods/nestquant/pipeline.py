@@ -236,12 +236,14 @@ def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calib
     torch.set_num_threads(threads)
     set_seed(seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"  # full scale: the GPU the rule asks for
+    splits = load_token_splits(tokens)
+    calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
+    if calibration.get("layerwise", False):
+        return _lm_eval_layerwise(model_dir, splits, calib_ids, quant, settings, evaluation, seed, device, out_json)
     model, _ = load_causal_lm(model_dir, device=device)
     model = model.float()
     cfg = model.config
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    splits = load_token_splits(tokens)
-    calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
     hessians = capture_linear_inputs(model, calib_ids, stats=("hessian",))
     ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
                                evaluation["max_windows"])
@@ -259,6 +261,41 @@ def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calib
             log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
                 f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
     write_json(out_json, {"model": "small_llama", "seed": seed, "device": device, "head_dim": head_dim,
+                          "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
+
+
+def _lm_eval_layerwise(model_dir: str, splits: dict, calib_ids, quant: dict, settings: list[str], evaluation: dict,
+                       seed: int, device: str, out_json: str) -> None:
+    """`lm_eval` for models that fit one GPU only in their own dtype (Llama-3-8B in bf16): every method
+    quantizes a freshly loaded model in place, block by block (`quantize_model_layerwise`)."""
+    from methods.common.lm import load_causal_lm, perplexity
+
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    load = lambda: load_causal_lm(model_dir, device=device, dtype=dtype)[0]  # noqa: E731
+    ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
+                               evaluation["max_windows"])
+    model = load()
+    cfg = model.config
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    results = {FP: {"perplexity": ppl(model)}}
+    log(f"fp perplexity {results[FP]['perplexity']:.3f} (layerwise, {dtype})")
+    del model
+    for setting in settings:
+        results[setting] = {}
+        for method in METHODS:
+            t0 = time.perf_counter()
+            m, errors = quantize_model_layerwise(load(), method, setting, quant["q"], _betas(quant, quant["q"]),
+                                                 quant["rtn_bits"], seed, head_dim, calib_ids, skip=("lm_head",))
+            results[setting][method] = {"perplexity": ppl(m), "weight_error": float(np.mean(errors)),
+                                        "seconds": time.perf_counter() - t0}
+            del m
+            if device == "cuda":
+                torch.cuda.empty_cache()
+            r = results[setting][method]
+            log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
+                f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
+    write_json(out_json, {"model": "small_llama", "seed": seed, "device": device, "head_dim": head_dim,
+                          "layerwise": True, "dtype": str(dtype),
                           "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
 
 
