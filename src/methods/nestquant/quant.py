@@ -65,7 +65,7 @@ def rotate(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
     """x [..., n] -> block-diagonal H applied to (signs * x); orthogonal, so <rotate(a), rotate(b)> = <a, b>."""
     n = x.shape[-1]
     b = _pow2_block(n)
-    y = (x * signs.to(x.dtype)).reshape(*x.shape[:-1], n // b, b)
+    y = (x * signs.to(device=x.device, dtype=x.dtype)).reshape(*x.shape[:-1], n // b, b)
     return fwht(y).reshape(x.shape)
 
 
