@@ -186,20 +186,20 @@ def e8_nearest(x: torch.Tensor) -> torch.Tensor:
 
 def _coords(t: torch.Tensor) -> torch.Tensor:
     """Integer coordinates c with t = c @ G."""
-    ginv = torch.linalg.inv(E8_GENERATOR)
+    ginv = torch.linalg.inv(E8_GENERATOR).to(t.device)
     return torch.round(t.to(torch.float64) @ ginv).to(torch.int64)
 
 
 def nestquant_decode_coords(codes: torch.Tensor, q: int) -> torch.Tensor:
     """y - q Q_E8(y / q) with y = codes @ G: the representative of the coset in the Voronoi region of qE8."""
-    y = (codes.to(torch.float64) @ E8_GENERATOR).to(torch.float32)
+    y = (codes.to(torch.float64) @ E8_GENERATOR.to(codes.device)).to(torch.float32)
     return y - q * e8_nearest(y / torch.full_like(y, q))  # a true division (torch may turn "/ scalar" into "* 1/q")
 
 
 def nestquant_encode(x: torch.Tensor, q: int, betas: torch.Tensor):
     """Per 8-vector of x [..., 8]: codes uint8 [..., 8] and beta_idx uint8 [...] of the β with the least error."""
     x = x.to(torch.float32)
-    betas = betas.to(torch.float32)
+    betas = betas.to(device=x.device, dtype=torch.float32)
     xb = x[..., None, :] / betas[:, None]  # [..., nb, 8]
     c = torch.remainder(_coords(e8_nearest(xb)), q)  # [..., nb, 8]
     xhat = betas[:, None] * nestquant_decode_coords(c, q)
@@ -210,7 +210,7 @@ def nestquant_encode(x: torch.Tensor, q: int, betas: torch.Tensor):
 
 
 def nestquant_decode(codes: torch.Tensor, beta_idx: torch.Tensor, q: int, betas: torch.Tensor) -> torch.Tensor:
-    beta = betas.to(torch.float32)[beta_idx.to(torch.int64)]
+    beta = betas.to(device=beta_idx.device, dtype=torch.float32)[beta_idx.to(torch.int64)]
     return beta[..., None] * nestquant_decode_coords(codes, q)
 
 

@@ -72,7 +72,7 @@ def quantize_kv(model: nn.Module, kv_q: Quantizer, head_dim: int, seed: int, rot
         if not rotate_heads:
             return kv_q(h).reshape(shape).to(out.dtype)
         hq = kv_q(rotate(h, signs))
-        return (fwht(hq) * signs).reshape(shape).to(out.dtype)  # R^-1 = D H (H symmetric, orthonormal)
+        return (fwht(hq) * signs.to(hq.device)).reshape(shape).to(out.dtype)  # R^-1 = D H (H symmetric, orthonormal)
 
     handles = []
     for name, module in model.named_modules():

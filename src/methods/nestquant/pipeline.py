@@ -236,12 +236,14 @@ def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calib
     torch.set_num_threads(threads)
     set_seed(seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"  # full scale: the GPU the rule asks for
+    splits = load_token_splits(tokens)
+    calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
+    if calibration.get("layerwise", False):
+        return _lm_eval_layerwise(model_dir, splits, calib_ids, quant, settings, evaluation, seed, device, out_json)
     model, _ = load_causal_lm(model_dir, device=device)
     model = model.float()
     cfg = model.config
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    splits = load_token_splits(tokens)
-    calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
     hessians = capture_linear_inputs(model, calib_ids, stats=("hessian",))
     ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
                                evaluation["max_windows"])
@@ -259,6 +261,41 @@ def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calib
             log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
                 f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
     write_json(out_json, {"model": "small_llama", "seed": seed, "device": device, "head_dim": head_dim,
+                          "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
+
+
+def _lm_eval_layerwise(model_dir: str, splits: dict, calib_ids, quant: dict, settings: list[str], evaluation: dict,
+                       seed: int, device: str, out_json: str) -> None:
+    """`lm_eval` for models that fit one GPU only in their own dtype (Llama-3-8B in bf16): every method
+    quantizes a freshly loaded model in place, block by block (`quantize_model_layerwise`)."""
+    from methods.common.lm import load_causal_lm, perplexity
+
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    load = lambda: load_causal_lm(model_dir, device=device, dtype=dtype)[0]  # noqa: E731
+    ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
+                               evaluation["max_windows"])
+    model = load()
+    cfg = model.config
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    results = {FP: {"perplexity": ppl(model)}}
+    log(f"fp perplexity {results[FP]['perplexity']:.3f} (layerwise, {dtype})")
+    del model
+    for setting in settings:
+        results[setting] = {}
+        for method in METHODS:
+            t0 = time.perf_counter()
+            m, errors = quantize_model_layerwise(load(), method, setting, quant["q"], _betas(quant, quant["q"]),
+                                                 quant["rtn_bits"], seed, head_dim, calib_ids, skip=("lm_head",))
+            results[setting][method] = {"perplexity": ppl(m), "weight_error": float(np.mean(errors)),
+                                        "seconds": time.perf_counter() - t0}
+            del m
+            if device == "cuda":
+                torch.cuda.empty_cache()
+            r = results[setting][method]
+            log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
+                f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
+    write_json(out_json, {"model": "small_llama", "seed": seed, "device": device, "head_dim": head_dim,
+                          "layerwise": True, "dtype": str(dtype),
                           "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
 
 
@@ -374,3 +411,102 @@ def write_paper_claims(synthetic_files: list[str], lm_files: list[str], minilm_f
     write_json(summary_path, summary)
     for c in doc["claims"]:
         log(f"{c['id']}: {c['verdict']}")
+
+
+# --- layer by layer (full scale: an 8B model in one GPU's memory) ---------------------------------
+
+class _StopForward(Exception):
+    """Raised by a forward hook once the layer whose inputs are being captured has run."""
+
+
+class _Stopping(torch.nn.Module):
+    """Runs `inner` and swallows `_StopForward`, so the calibration pass ends at the captured layer."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, **batch):
+        try:
+            return self.inner(**batch)
+        except _StopForward:
+            return None
+
+
+def _layer_groups(names: list[str]) -> list[tuple[str | None, list[str]]]:
+    """Linears grouped by decoder block ("<prefix>.layers.<i>"), in forward order; linears outside
+    every block form a group with prefix None (captured by a full forward pass)."""
+    import re
+
+    groups: dict = {}
+    for name in names:
+        m = re.match(r"(.*\blayers\.\d+)\.", name)
+        groups.setdefault(m.group(1) if m else None, []).append(name)
+    blocks = sorted((k for k in groups if k is not None), key=lambda k: int(k.rsplit(".", 1)[1]))
+    return ([(None, groups[None])] if None in groups else []) + [(k, groups[k]) for k in blocks]
+
+
+def quantize_model_layerwise(model, method: str, setting: str, q: int, betas: dict, bits: int, seed: int,
+                             head_dim: int, calib_ids, skip: tuple[str, ...], batch_size: int = 8):
+    """`quantize_model` in place, one decoder block at a time, returning (model, weight proxy errors).
+
+    Memory: the model stays in its own dtype; only one block's Hessians and fp32 weights exist at once
+    (never an fp32 copy of the model nor every layer's Hessian). Blocks are quantized from the last to
+    the first, and each block's calibration pass stops right after that block, so every captured input
+    comes from unquantized blocks: the Hessians, LDLQ weights, rotations (seed + global linear index)
+    and hence the quantized model are those of the all-at-once path. Cost: about L/2 calibration passes
+    for L blocks instead of one."""
+    from methods.common.lm import capture_linear_inputs
+
+    from .model import QuantLinear
+    from .quant import proxy_loss
+
+    if method == FP:
+        return model, []
+    names = linear_names(model, skip=skip)
+    index = {n: i for i, n in enumerate(names)}
+    rotated = method in ROTATED
+    w_q = _weight_quantizer(method, q, betas["weights"], bits)
+    act_q = None
+    if setting == "w4a4kv4":
+        act_q = (lambda x: nestquant(x, q, betas["activations"])) if method.startswith("nestquant") else (
+            lambda x: rtn(x, bits))
+    groups = _layer_groups(names)
+    order = ([g for g in groups if g[0] is None] + [g for g in groups if g[0] is not None][::-1])
+    errors = {}
+    wrapper = _Stopping(model)
+    for prefix, group in order:
+        handle = None
+        if prefix is not None:
+            def stop(module, args, out):
+                raise _StopForward
+            handle = model.get_submodule(prefix).register_forward_hook(stop)
+        try:
+            captured = capture_linear_inputs(wrapper, calib_ids, stats=("hessian",),
+                                             names=[f"inner.{n}" for n in group], batch_size=batch_size)
+        finally:
+            if handle is not None:
+                handle.remove()
+        for name in group:
+            h = captured.pop(f"inner.{name}")["hessian"]
+            i = index[name]
+            weights = None
+            if method.endswith("_ldlq"):
+                weights = ldlq_weights(model, method, {name: {"hessian": h}}, q, betas["weights"], bits, seed + i,
+                                       [name])
+            w = model.get_submodule(name).weight.detach().float()
+            quantize_linears(model, w_q, act_q, seed + i, rotate_input=rotated, weights=weights, names=[name])
+            mod = model.get_submodule(name)
+            assert isinstance(mod, QuantLinear)
+            hf = h.float()
+            if mod.rotate_input:
+                w, hf = rotate(w, mod.signs), rotate(rotate(hf, mod.signs).T.contiguous(), mod.signs)
+            errors[name] = proxy_loss(w, mod.weight_hat, hf) / proxy_loss(w, torch.zeros_like(w), hf)
+            del h, hf, w
+    if setting == "w4a4kv4":
+        for kind, suffixes, offset in (("keys", ("k_proj", "attention.self.key"), 10_000),
+                                       ("values", ("v_proj", "attention.self.value"), 20_000)):
+            kv_q = (lambda x, b=betas[kind]: nestquant(x, q, b)) if method.startswith("nestquant") else (
+                lambda x: rtn(x, bits))
+            quantize_kv(model, kv_q, head_dim, seed + offset, rotate_heads=rotated, names=suffixes)
+    return model, [float(errors[n]) for n in names]

@@ -65,7 +65,7 @@ def rotate(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
     """x [..., n] -> block-diagonal H applied to (signs * x); orthogonal, so <rotate(a), rotate(b)> = <a, b>."""
     n = x.shape[-1]
     b = _pow2_block(n)
-    y = (x * signs.to(x.dtype)).reshape(*x.shape[:-1], n // b, b)
+    y = (x * signs.to(device=x.device, dtype=x.dtype)).reshape(*x.shape[:-1], n // b, b)
     return fwht(y).reshape(x.shape)
 
 
@@ -75,12 +75,12 @@ def nestquant(x: torch.Tensor, q: int, betas, scale_rows: bool = True) -> torch.
     k = x.shape[-1]
     if k % 8:
         raise ValueError(f"nestquant: last dim {k} must be a multiple of 8")
-    betas = torch.as_tensor(betas, dtype=torch.float32)
+    betas = torch.as_tensor(betas, dtype=torch.float32, device=x.device)
     x32 = x.float()
     if scale_rows:
         s = (x32.norm(dim=-1, keepdim=True) / math.sqrt(k)).half().float().clamp_min(1e-8)
     else:
-        s = torch.ones(*x.shape[:-1], 1)
+        s = torch.ones(*x.shape[:-1], 1, device=x.device)
     blocks = (x32 / s).reshape(*x.shape[:-1], k // 8, 8)
     codes, idx = kernels.nestquant_encode(blocks, q, betas)
     return (kernels.nestquant_decode(codes, idx, q, betas).reshape(x.shape) * s).to(x.dtype)
@@ -126,7 +126,7 @@ def ldlq(w: torch.Tensor, hessian: torch.Tensor, quantize, block: int = 8, damp:
     h = hessian.double().clone()
     dead = torch.diag(h) == 0
     h[dead, dead] = 1.0
-    h += damp * torch.diag(h).mean() * torch.eye(k, dtype=h.dtype)
+    h += damp * torch.diag(h).mean() * torch.eye(k, dtype=h.dtype, device=h.device)
     u = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(h)), upper=True)
     w = w.double().clone()
     out = torch.empty_like(w)
