@@ -4,7 +4,7 @@
 # Shift Prompter, Prompt Propagation) and full fine-tuning on a perturbed shape-classification task.
 #
 # DAG:
-#   gaprompt_data ─> gaprompt_pretrain ─> gaprompt_adapt (method: linear, vpt, adapter, gaprompt, full)
+#   gaprompt_download (PyGSP wheel: the bunny) ─> gaprompt_data ─> gaprompt_pretrain ─> gaprompt_adapt (method: linear, vpt, adapter, gaprompt, full)
 #        │                                   ├─> gaprompt_figures ─┐
 #        └──────────────────────────────────>┴─> gaprompt_claims <─┘
 #
@@ -15,8 +15,30 @@
 include: "helpers/gaprompt.smk"
 
 
+rule gaprompt_download:
+    input:
+        code=script_code("common/download_pypi.py"),
+    output:
+        wheel=GA_BUNNY,
+    log:
+        log_path("gaprompt", "download"),
+    benchmark:
+        benchmark_path("gaprompt", "download")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        package="pygsp",
+        version=GA["data"]["bunny"]["version"],
+        sha256=GA["data"]["bunny"]["sha256"],
+    script:
+        "../scripts/common/download_pypi.py"
+
+
 rule gaprompt_data:
     input:
+        unpack(ga_bunny_input),
         code=script_code("gaprompt/data.py"),
     output:
         clouds=f"{GA_OUT}/data/clouds.npz",
@@ -31,6 +53,7 @@ rule gaprompt_data:
         runtime=at_scale(5, 60),
     params:
         data=GA["data"],
+        pins=input_pins,
     script:
         "../scripts/gaprompt/data.py"
 

@@ -15,14 +15,23 @@ DECLARATION = Path(__file__).with_name("claims.yaml")
 
 
 
-def data_job(data: dict, out_npz: str, out_json: str) -> None:
-    """Step gaprompt_data: pre-training (source) clouds and the downstream train/test splits."""
-    from .shapes import SOURCE_FAMILIES, TARGET_FAMILIES, load_datasets_split, load_h5_split, make_split
+def data_job(data: dict, out_npz: str, out_json: str, bunny_wheel: str | None = None) -> None:
+    """Step gaprompt_data: pre-training (source) clouds and the downstream train/test splits. At the
+    procedural scale the source set also holds `data.bunny.copies` random views of the Stanford bunny
+    read from `bunny_wheel` (PyGSP's wheel)."""
+    from .shapes import (SOURCE_FAMILIES, TARGET_FAMILIES, bunny_views, load_datasets_split, load_h5_split,
+                         make_split, read_bunny)
 
     n = data["n_points"]
     kind = data["kind"]
     if kind == "procedural":
         x_src, _ = make_split(data["seed"], SOURCE_FAMILIES, data["source_per_family"], n, None)
+        copies = data.get("bunny", {}).get("copies", 0)
+        if copies:
+            if bunny_wheel is None:
+                raise ValueError("gaprompt.data.bunny.copies > 0 needs the PyGSP wheel (rule gaprompt_download)")
+            views = bunny_views(read_bunny(bunny_wheel), copies, n, data["seed"] + 3)
+            x_src = np.concatenate([x_src, views])
         x_tr, y_tr = make_split(data["seed"] + 1, TARGET_FAMILIES, data["train_per_class"], n, data["perturb"])
         x_te, y_te = make_split(data["seed"] + 2, TARGET_FAMILIES, data["test_per_class"], n, data["perturb"])
         classes = list(TARGET_FAMILIES)
@@ -41,7 +50,9 @@ def data_job(data: dict, out_npz: str, out_json: str) -> None:
         x_src, classes = x_tr[:0], [str(c) for c in range(int(max(y_tr.max(), y_te.max())) + 1)]
     log(f"data ({kind}): source {x_src.shape}, train {x_tr.shape}, test {x_te.shape}, {len(classes)} classes")
     save_arrays(out_npz, {"source": x_src, "x_train": x_tr, "y_train": y_tr, "x_test": x_te, "y_test": y_te})
-    write_json(out_json, {"kind": kind, "classes": classes, "n_source": len(x_src), "n_train": len(x_tr),
+    n_bunny = data.get("bunny", {}).get("copies", 0) if kind == "procedural" else 0
+    write_json(out_json, {"kind": kind, "classes": classes, "n_source": len(x_src), "n_bunny_views": n_bunny,
+                          "n_train": len(x_tr),
                           "n_test": len(x_te), "n_points": n})
 
 

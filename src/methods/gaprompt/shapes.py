@@ -165,6 +165,37 @@ def make_split(seed: int, families, n_per_class: int, n_points: int, perturb: di
     return np.stack(clouds), np.asarray(labels, dtype=np.int64)
 
 
+def read_bunny(wheel: str) -> np.ndarray:
+    """The Stanford bunny scan shipped in PyGSP's wheel: (2503, 3) float64, y up."""
+    import io
+
+    from scipy.io import loadmat
+
+    from methods.common.data import read_wheel_member
+
+    pts = np.asarray(loadmat(io.BytesIO(read_wheel_member(wheel, "pygsp/data/pointclouds/bunny.mat")))["bunny"],
+                     dtype=np.float64)
+    if pts.ndim != 2 or pts.shape[1] != 3:
+        raise ValueError(f"{wheel}: pygsp/data/pointclouds/bunny.mat holds {pts.shape}, expected (n, 3) points")
+    return pts
+
+
+def bunny_views(points: np.ndarray, copies: int, n_points: int, seed: int) -> np.ndarray:
+    """`copies` views of a scanned object, drawn as the procedural source shapes are: n_points
+    points without replacement, random anisotropic scale and heading about the up axis (the scan's y
+    axis is turned to z first), centred and scaled into the unit sphere. (copies, n_points, 3) float32."""
+    if len(points) < n_points:
+        raise ValueError(f"the scan has {len(points)} points, fewer than gaprompt.data.n_points ({n_points})")
+    rng = np.random.default_rng(seed)
+    y_to_z = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+    out = []
+    for _ in range(copies):
+        p = points[rng.choice(len(points), n_points, replace=False)] @ y_to_z.T
+        p = p * rng.uniform(0.6, 1.4, size=3)
+        out.append(normalize(p @ up_rotation(rng.uniform(0, 2 * np.pi)).T).astype(np.float32))
+    return np.stack(out)
+
+
 # ---------------------------------------------------------------- full scale: the paper's datasets
 def load_h5_split(path: str, n_points: int) -> tuple[np.ndarray, np.ndarray]:
     """ScanObjectNN (training/test_objectdataset*.h5) or ModelNet40 (ply_data_*.h5): 'data' (n, P, 3),

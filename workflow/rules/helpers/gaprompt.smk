@@ -3,6 +3,7 @@
 GA = config["gaprompt"]
 GA_OUT = paper_dir("gaprompt")
 GA_METHODS = list(GA["methods"])
+GA_BUNNY = f"{RESOURCES}/gaprompt/{GA['data']['bunny']['filename']}"
 
 for _sec in ("backbone", "paper_arch"):
     _a = GA[_sec]
@@ -68,3 +69,13 @@ def ga_figures():
         f"{GA_OUT}/figures/accuracy_vs_params.png",
         f"{GA_OUT}/figures/shift_prompter.png",
     ]
+
+
+def ga_bunny_input(wc):
+    """PyGSP's wheel (the bunny scan) when the procedural pre-training set includes bunny views."""
+    d = GA["data"]
+    return (
+        {"bunny": GA_BUNNY}
+        if d["kind"] == "procedural" and d["bunny"]["copies"] > 0
+        else {}
+    )

@@ -3,6 +3,9 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
+from methods.common.data import verify_pins
 from methods.gaprompt.pipeline import data_job
 
-data_job(data=dict(snakemake.params.data), out_npz=snakemake.output.clouds, out_json=snakemake.output.info)
+verify_pins(snakemake.params.pins)
+data_job(data=dict(snakemake.params.data), out_npz=snakemake.output.clouds, out_json=snakemake.output.info,
+         bunny_wheel=snakemake.input.get("bunny"))
