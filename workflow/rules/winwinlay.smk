@@ -8,7 +8,7 @@
 #   winwinlay_train (denoiser + detector + PCA) ─> winwinlay_guide (seed) ─┬─> winwinlay_figures
 #                                                                          └─> winwinlay_claims
 #
-# Config keys read: winwinlay.{seeds, toy, data, model, detector, sampling, methods} (documented in
+# Config keys read: winwinlay.{seeds, toy, data, model, detector, sampling, boxdiff, methods, sd} (documented in
 # config.yaml, schema in workflow/schemas/winwinlay.schema.yaml).
 
 
@@ -31,7 +31,7 @@ rule winwinlay_toy:
         runtime=at_scale(5, 30),
     params:
         seeds=WWL_SEEDS,
-        toy=WWL["toy"],
+        toy={**WWL["toy"], "boxdiff": WWL["boxdiff"]},
     script:
         "../scripts/winwinlay/toy.py"
 
@@ -78,7 +78,7 @@ rule winwinlay_guide:
         runtime=at_scale(10, 240),
     params:
         data=WWL["data"],
-        sampling=WWL["sampling"],
+        sampling={**WWL["sampling"], "boxdiff": WWL["boxdiff"]},
         methods=WWL_METHODS,
     script:
         "../scripts/winwinlay/guide.py"
