@@ -191,3 +191,23 @@ def test_guided_sampling_end_to_end(loaded):
     assert mass["lg"] > mass["none"]
     img = backbone.decode(res["winwinlay"][0])
     assert img.shape == (2, 32, 32, 3) and img.dtype == np.uint8
+
+
+def test_sd_job_writes_every_method_and_layout(sd_dir, tmp_path):
+    """Step winwinlay_sd end to end on the local pipeline, as config/full.yaml's sd section drives it."""
+    from methods.common.io import load_arrays, read_json
+    from methods.winwinlay.pipeline import sd_job
+
+    sd_cfg = {**SD_CFG, "model_id": str(sd_dir), "revision": None,
+              "layouts": [{"prompt": PROMPT, "objects": [{"token": "cat", "box": [0.0, 0.25, 0.5, 0.75]},
+                                                         {"token": "dog", "box": [0.5, 0.0, 1.0, 0.5]}]},
+                          {"prompt": "a dog on the grass", "objects": [{"token": "dog", "box": [0.2, 0.2, 0.8, 0.8]}]}]}
+    methods = {"none": {"energy": "none", "update": "plain"}, "winwinlay": {"energy": "nonlocal", "update": "adaptive"}}
+    sampling = {**SAMPLING, "ddim_steps": 3, "guided_steps": 2, "max_iter": 2}
+    sd_job(sd_cfg, sampling, methods, 0, 1, str(tmp_path / "s.json"), str(tmp_path / "s.npz"))
+    out, arrays = read_json(tmp_path / "s.json"), load_arrays(tmp_path / "s.npz")
+    assert [r["prompt"] for r in out["layouts"]] == [PROMPT, "a dog on the grass"]
+    for row in out["layouts"]:
+        assert 0 <= row["winwinlay"]["attn_mass"] <= 1 and row["none"]["energy_first"] is None
+        assert row["winwinlay"]["energy_first"] is not None
+    assert arrays["layout1_winwinlay"].shape == (32, 32, 3) and arrays["layout1_winwinlay"].dtype == np.uint8

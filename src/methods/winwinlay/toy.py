@@ -97,7 +97,7 @@ def optimise_maps(init_logits: torch.Tensor, boxes: torch.Tensor, energy: str, p
 
 
 def toy_experiment(seed: int, cfg: dict) -> tuple[dict, dict]:
-    """All maps of one seed under both energies and both parameterisations: metrics and example maps."""
+    """All maps of one seed under each energy and parameterisation: metrics and example maps."""
     gen = torch.Generator().manual_seed(seed)
     g = cfg["grid"]
     boxes = random_boxes(cfg["n_maps"], tuple(cfg["box_side"]), g, gen)
