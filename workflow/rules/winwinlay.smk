@@ -7,8 +7,9 @@
 #   winwinlay_toy (experiment 1: attention maps optimised directly) ────────────────┐
 #   winwinlay_train (denoiser + detector + PCA) ─> winwinlay_guide (seed) ─┬─> winwinlay_figures
 #                                                                          └─> winwinlay_claims
+#   winwinlay_sd (seed): full scale only, Stable Diffusion on the configured layouts
 #
-# Config keys read: winwinlay.{seeds, toy, data, model, detector, sampling, methods} (documented in
+# Config keys read: winwinlay.{seeds, toy, data, model, detector, sampling, boxdiff, methods, sd} (documented in
 # config.yaml, schema in workflow/schemas/winwinlay.schema.yaml).
 
 
@@ -31,7 +32,7 @@ rule winwinlay_toy:
         runtime=at_scale(5, 30),
     params:
         seeds=WWL_SEEDS,
-        toy=WWL["toy"],
+        toy={**WWL["toy"], "boxdiff": WWL["boxdiff"]},
     script:
         "../scripts/winwinlay/toy.py"
 
@@ -78,7 +79,7 @@ rule winwinlay_guide:
         runtime=at_scale(10, 240),
     params:
         data=WWL["data"],
-        sampling=WWL["sampling"],
+        sampling={**WWL["sampling"], "boxdiff": WWL["boxdiff"]},
         methods=WWL_METHODS,
     script:
         "../scripts/winwinlay/guide.py"
@@ -153,7 +154,35 @@ rule winwinlay_claims:
         "../scripts/winwinlay/claims.py"
 
 
+# Full scale only (winwinlay.sd set, config/full.yaml): Stable Diffusion through diffusers, the same guided
+# loop and energies; per seed every method on every configured layout.
+rule winwinlay_sd:
+    input:
+        code=script_code("winwinlay/sd.py"),
+    output:
+        metrics=f"{WWL_OUT}/sd/seed{{seed}}.json",
+        arrays=f"{WWL_OUT}/sd/seed{{seed}}.npz",
+    log:
+        log_path("winwinlay", "sd_seed{seed}"),
+    benchmark:
+        benchmark_path("winwinlay", "sd_seed{seed}")
+    wildcard_constraints:
+        seed=r"\d+",
+    threads: 4
+    resources:
+        mem_mb=at_scale(4000, 32000),
+        runtime=at_scale(10, 600),
+        gpu=at_scale(0, 1),
+    params:
+        sd=WWL["sd"],
+        sampling={**WWL["sampling"], "boxdiff": WWL["boxdiff"]},
+        methods=WWL_METHODS,
+    script:
+        "../scripts/winwinlay/sd.py"
+
+
 rule winwinlay:
     input:
         rules.winwinlay_claims.output.claims,
         wwl_figures(),
+        wwl_sd_files(),

@@ -5,9 +5,8 @@ import numpy as np
 import torch
 
 from .canvas import render, sample_layouts
-from .energies import box_mask, box_prior, common_energy, nonlocal_energy, rho_at
+from .guidance import guided_ddim
 from .model import Denoiser
-from .update import adaptive_step, plain_step
 
 
 def alpha_bars(n_steps: int, beta_start: float, beta_end: float) -> torch.Tensor:
@@ -40,59 +39,34 @@ def train_denoiser(digits: dict, cfg: dict, seed: int, log) -> tuple[Denoiser, l
     return model.eval(), losses
 
 
-def guidance_energy(maps: torch.Tensor, mask: torch.Tensor, prior: torch.Tensor, energy: str, rho: float):
-    """(total energy, common energy) per sample for the method's energy."""
-    common = common_energy(maps, mask)
-    if energy == "common":
-        return common, common
-    return nonlocal_energy(maps, mask, prior, rho), common
+class DigitBackbone:
+    """The tiny denoiser seen through the interface of guidance.guided_ddim: text tokens are [background,
+    class_1, ..., class_K] (the background token takes the part of SD's padding tokens), no classifier-free
+    guidance, x_0 clipped to the canvas range, DDIM timesteps evenly spaced over the training steps."""
 
+    clip_x0 = True
+    final_alpha_cumprod = 1.0
 
-@torch.no_grad()
-def _eps(model, z, t, classes):
-    return model(z, torch.full((len(z),), t, dtype=torch.long), classes)
+    def __init__(self, model: Denoiser, classes: torch.Tensor, abar: torch.Tensor, side: int):
+        self.model, self.classes, self.alphas_cumprod = model, classes, abar
+        self.map_size = (side // 2, side // 2)
+        self.obj_index = torch.arange(1, classes.shape[1] + 1).expand(len(classes), -1)
+
+    def timesteps(self, n_steps: int) -> list[int]:
+        return torch.linspace(len(self.alphas_cumprod) - 1, 0, n_steps).round().long().tolist()
+
+    def guidance(self, z, t):
+        return self.model(z, torch.full((len(z),), t, dtype=torch.long), self.classes)
+
+    @torch.no_grad()
+    def eps(self, z, t):
+        return self.guidance(z, t)[0]
 
 
 def guided_sample(model: Denoiser, classes: torch.Tensor, boxes: torch.Tensor, method: dict, cfg: dict, abar: torch.Tensor,
                   gen: torch.Generator) -> tuple[torch.Tensor, dict]:
-    """DDIM (eta = 0) from pure noise; in the first `guided_steps` steps up to `max_iter` inner updates of z_t
-    by the method (energy: none | common | nonlocal; update: plain | adaptive), per sample until its common
-    energy is below loss_threshold (Layout-Guidance's stopping rule). Returns x_0 and the final maps' stats."""
-    n_steps, side = cfg["ddim_steps"], cfg["side"]
-    ts = torch.linspace(len(abar) - 1, 0, n_steps).round().long().tolist()
+    """Guided DDIM of the digit-canvas denoiser from pure noise (guidance.guided_ddim); canvases in [-1, 1]."""
+    side = cfg["side"]
     z = torch.randn(len(classes), 1, side, side, generator=gen)
-    half = side // 2
-    mask, prior = box_mask(boxes, half, half), box_prior(boxes, half, half, cfg["sigma_frac"])
-    guided_maps = None
-    for i, t in enumerate(ts):
-        a_t = float(abar[t])
-        if method["energy"] != "none" and i < cfg["guided_steps"]:
-            rho = rho_at(i, cfg["guided_steps"], cfg["rho"])
-            for _ in range(cfg["max_iter"]):
-                z = z.detach().requires_grad_(True)
-                eps, maps = model(z, torch.full((len(z),), t, dtype=torch.long), classes)
-                total, common = guidance_energy(maps, mask, prior, method["energy"], rho)
-                active = (common > cfg["loss_threshold"]).float().view(-1, 1, 1, 1)
-                if active.sum() == 0:
-                    break
-                (grad,) = torch.autograd.grad((total * cfg["loss_scale"]).sum(), [z])
-                with torch.no_grad():
-                    if method["update"] == "plain":
-                        z_new = plain_step(z, grad, 1.0, a_t)  # loss_scale is already in grad
-                    else:
-                        score = -eps / (1.0 - a_t) ** 0.5
-                        noise = torch.randn(z.shape, generator=gen)
-                        z_new = adaptive_step(z, score, grad, noise, cfg["snr"], cfg["nu_max"],
-                                              add_noise=cfg["langevin_noise"])
-                    z = active * z_new + (1 - active) * z
-            z = z.detach()
-            if i == cfg["guided_steps"] - 1:
-                guided_maps = _eps(model, z, t, classes)[1]
-        eps, maps = _eps(model, z, t, classes)
-        if guided_maps is None and i == cfg["guided_steps"] - 1:
-            guided_maps = maps
-        x0 = (z - (1 - a_t) ** 0.5 * eps) / a_t ** 0.5
-        x0 = x0.clamp(-1, 1)
-        a_prev = float(abar[ts[i + 1]]) if i + 1 < n_steps else 1.0
-        z = a_prev ** 0.5 * x0 + (1 - a_prev) ** 0.5 * eps
-    return z.clamp(-1, 1), {"maps": guided_maps, "mask": mask}
+    x, info = guided_ddim(DigitBackbone(model, classes, abar, side), z, boxes, method, cfg, gen)
+    return x.clamp(-1, 1), info

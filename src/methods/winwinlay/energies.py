@@ -88,3 +88,82 @@ def rho_at(step: int, n_guided: int, rho0: float) -> float:
     """rho decays linearly from rho0 at the first denoising step to 0 after the last guided step (assumed
     from a third-party re-implementation)."""
     return rho0 * max(0.0, 1.0 - step / max(n_guided, 1))
+
+
+# --- BoxDiff (Xie et al., ICCV 2023): inner-box, outer-box and corner constraints -----------------------------
+# Read from the official code (showlab/BoxDiff, pipeline/sd_pipeline_boxdiff.py and config.py), re-written here:
+# the token maps are first re-normalised across the prompt's tokens with a softmax of 100 x the attention
+# probabilities (the start token left out), smoothed with a 3x3 Gaussian (sd 0.5, reflect padding); per object
+# token then
+#   inner box  max(0, 1 - mean of the top P|box| values inside the box),
+#   outer box  max(0, mean of the top P|outside| values outside the box),
+#   corners    mean over columns (rows) of |max over rows (columns) of the map - box projection|, counted only
+#              within L cells of the box's left/right (top/bottom) edges;
+# the energy is the sum of the four terms over object tokens (P = 0.8, L = 6 on 16x16 maps by default).
+
+
+BOXDIFF_RES = 16  # the map resolution BoxDiff's corner margin L is given at
+
+
+def corner_margin_at(margin: int, height: int) -> int:
+    """BoxDiff's corner margin L (cells of a 16x16 map) at another map resolution."""
+    return int(round(margin * height / BOXDIFF_RES))
+
+
+def boxdiff_token_shares(text_maps: torch.Tensor, temperature: float = 100.0) -> torch.Tensor:
+    """(B, N, H, W) softmax over the N text tokens of temperature x attention (BoxDiff / Attend-and-Excite)."""
+    return torch.softmax(temperature * text_maps, dim=1)
+
+
+def gaussian_smooth(maps: torch.Tensor, sigma: float = 0.5, kernel_size: int = 3) -> torch.Tensor:
+    """Depthwise Gaussian smoothing of (B, K, H, W) maps with reflect padding (kernel normalised to sum 1)."""
+    b, k, h, w = maps.shape
+    x = torch.arange(kernel_size, dtype=maps.dtype, device=maps.device) - (kernel_size - 1) / 2
+    g = torch.exp(-0.5 * (x / sigma) ** 2)
+    kernel = g[:, None] * g[None, :]
+    kernel = (kernel / kernel.sum()).view(1, 1, kernel_size, kernel_size)
+    pad = kernel_size // 2
+    flat = torch.nn.functional.pad(maps.reshape(b * k, 1, h, w), (pad, pad, pad, pad), mode="reflect")
+    return torch.nn.functional.conv2d(flat, kernel).reshape(b, k, h, w)
+
+
+def top_fraction_mean(values: torch.Tensor, region: torch.Tensor, frac: float) -> torch.Tensor:
+    """(B, K) mean of the int(frac x |region|) largest values of `values * region` (at least one value)."""
+    flat = (values * region).flatten(-2)
+    k = (region.flatten(-2).sum(-1) * frac).long().clamp_min(1)  # int() of BoxDiff's k
+    ordered = flat.sort(-1, descending=True).values
+    csum = ordered.cumsum(-1)
+    return csum.gather(-1, (k - 1)[..., None])[..., 0] / k
+
+
+def boxdiff_terms(shares: torch.Tensor, mask: torch.Tensor, top_frac: float, corner_margin: int
+                  ) -> dict[str, torch.Tensor]:
+    """The three BoxDiff constraints per object token (B, K) on token shares (B, K, H, W) and box masks."""
+    inner = (1.0 - top_fraction_mean(shares, mask, top_frac)).clamp_min(0.0)
+    outer = top_fraction_mean(shares, 1.0 - mask, top_frac).clamp_min(0.0)
+    terms = {"inner": inner, "outer": outer}
+    for name, axis in (("corner_x", -2), ("corner_y", -1)):
+        proj_map = shares.amax(axis)  # (B, K, W) for x: max over rows
+        proj_box = mask.amax(axis)
+        n = proj_box.shape[-1]
+        idx = torch.arange(n, dtype=torch.float32, device=proj_box.device)
+        start = proj_box.argmax(-1, keepdim=True).float()  # first cell of the box
+        end = start + proj_box.sum(-1, keepdim=True)  # one past its last cell
+        near = ((idx - start).abs() <= corner_margin) | ((idx - end).abs() <= corner_margin)
+        terms[name] = ((proj_map - proj_box).abs() * near).mean(-1)
+    return terms
+
+
+def boxdiff_energy(text_maps: torch.Tensor, obj_index: torch.Tensor, mask: torch.Tensor, top_frac: float = 0.8,
+                   corner_margin: int = 6, temperature: float = 100.0, smooth: bool = True) -> torch.Tensor:
+    """BoxDiff's energy per sample (B,): the inner-box, outer-box and corner constraints summed over object
+    tokens. text_maps (B, N, H, W) are the attention probabilities of the tokens BoxDiff normalises over,
+    obj_index (B, K) the object tokens' positions among them. temperature 0 skips the re-normalisation (the
+    tiny denoiser's maps are already shares of [background, objects]; a softmax of 100 x them would hand
+    everything to the background token)."""
+    shares = boxdiff_token_shares(text_maps, temperature) if temperature > 0 else text_maps
+    shares = shares.gather(1, obj_index[..., None, None].expand(-1, -1, *shares.shape[-2:]))
+    if smooth:
+        shares = gaussian_smooth(shares)
+    terms = boxdiff_terms(shares, mask, top_frac, corner_margin)
+    return sum(terms.values()).sum(-1)

@@ -14,8 +14,9 @@ def _box(ax, x0, y0, x1, y1, color="red"):
 
 
 def toy_figure(arrays: dict, path: str, n_show: int = 4) -> None:
-    """Rows: initial map, common energy, non-local energy (latent parameterisation); box in red."""
-    kinds = ["init"] + [k for k in ("maps_common_latent", "maps_nonlocal_latent") if k in arrays]
+    """Rows: initial map, common energy, non-local energy, BoxDiff (latent parameterisation); box in red."""
+    kinds = ["init"] + [k for k in ("maps_common_latent", "maps_nonlocal_latent", "maps_boxdiff_latent")
+                        if k in arrays]
     n_show = min(n_show, len(arrays["init"]))
     fig, axes = new_figure(len(kinds), n_show, width=2.0 * n_show, height=2.0 * len(kinds), squeeze=False)
     g = arrays["init"].shape[-1]
@@ -29,7 +30,7 @@ def toy_figure(arrays: dict, path: str, n_show: int = 4) -> None:
             ax.set_yticks([])
             if c == 0:
                 ax.set_ylabel({"init": "initial", "maps_common_latent": "common E",
-                               "maps_nonlocal_latent": "non-local E"}[kind])
+                               "maps_nonlocal_latent": "non-local E", "maps_boxdiff_latent": "BoxDiff E"}[kind])
     fig.suptitle("Attention maps optimised under each energy (box in red)")
     save_figure(fig, path)
 

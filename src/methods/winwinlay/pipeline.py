@@ -116,6 +116,39 @@ def guide_job(ckpt_path: str, data: dict, sampling: dict, methods: dict, seed: i
     write_json(out_json, out)
 
 
+def sd_job(sd_cfg: dict, sampling: dict, methods: dict, seed: int, threads: int, out_json: str, out_npz: str) -> None:
+    """Step winwinlay_sd (full scale): every method on every layout of the config with Stable Diffusion, the same
+    initial latents per layout; records the object tokens' attention statistics at the end of guidance and the
+    images. (Detector AP / FID of the paper's evaluation are not computed here.)"""
+    from .guidance import guided_ddim
+    from .sd import SDBackbone, initial_latents, install_capture, load_pipeline, token_positions
+
+    torch.set_num_threads(threads)
+    pipe = load_pipeline(sd_cfg)
+    store = install_capture(pipe.unet, sd_cfg["attn_layers"])
+    cfg = {**sampling, "boxdiff": {**sampling["boxdiff"], "temperature": sd_cfg["boxdiff_temperature"]}}
+    out, arrays = {"seed": seed, "methods": sorted(methods), "layouts": []}, {}
+    for i, layout in enumerate(sd_cfg["layouts"]):
+        where = f"winwinlay.sd.layouts[{i}]"
+        positions = token_positions(pipe.tokenizer, layout["prompt"], [o["token"] for o in layout["objects"]], where)
+        backbone = SDBackbone(pipe, store, layout["prompt"], positions, 1, sd_cfg)
+        boxes = torch.tensor([[o["box"] for o in layout["objects"]]], dtype=torch.float32)
+        z0 = initial_latents(pipe, sd_cfg, 1, torch.Generator().manual_seed(seed * 100003 + i))
+        row = {"prompt": layout["prompt"]}
+        for name, method in methods.items():
+            z, info = guided_ddim(backbone, z0.clone(), boxes, method, cfg, torch.Generator().manual_seed(seed))
+            cov = attention_coverage(info["maps"].cpu(), info["mask"].cpu(), boxes)
+            row[name] = {"attn_mass": float(in_box_mass(info["maps"], info["mask"]).mean()),
+                         "attn_coverage": cov["coverage"], "attn_entropy": cov["entropy"],
+                         "energy_first": float(info["energy_trace"][0].mean()) if info["energy_trace"] else None,
+                         "energy_last": float(info["energy_trace"][-1].mean()) if info["energy_trace"] else None}
+            arrays[f"layout{i}_{name}"] = backbone.decode(z)[0]
+            log(f"seed {seed} layout {i} {name}: {row[name]}")
+        out["layouts"].append(row)
+    save_arrays(out_npz, arrays, dtype=np.uint8)
+    write_json(out_json, out)
+
+
 def claims_metrics(toy_json: str, guide_json: list[str]) -> dict:
     """Flat {metric: per-seed list} read by claims.yaml's criteria."""
     toy = read_json(toy_json)

@@ -1,5 +1,5 @@
-"""Experiment 1 (direct): optimise one token's attention map under the common energy and under the
-non-local energy and measure where the in-box attention lands (the paper's theoretical point: the common
+"""Experiment 1 (direct): optimise one token's attention map under the common energy, under the
+non-local energy and under BoxDiff's constraints and measure where the in-box attention lands (the paper's theoretical point: the common
 energy is satisfied by attention piled into part of the box; the non-local prior spreads it over the box).
 
 A map is A = sigmoid(l) on an H x W grid (the object token's share against a background token, as a
@@ -14,7 +14,9 @@ import math
 import numpy as np
 import torch
 
-from .energies import box_prior, common_energy, in_box_mass, nonlocal_energy, rho_at
+ENERGIES = ("common", "nonlocal", "boxdiff")
+
+from .energies import box_prior, boxdiff_energy, common_energy, corner_margin_at, in_box_mass, nonlocal_energy, rho_at
 
 
 def smooth_fields(n: int, height: int, width: int, length: float, gen: torch.Generator) -> torch.Tensor:
@@ -81,6 +83,10 @@ def optimise_maps(init_logits: torch.Tensor, boxes: torch.Tensor, energy: str, p
         attn = torch.sigmoid(to_logits(var))[:, None]
         if energy == "common":
             e = common_energy(attn, mask_grid)
+        elif energy == "boxdiff":  # the map is the token's share against the background token
+            bd = cfg["boxdiff"]
+            e = boxdiff_energy(torch.cat([1 - attn, attn], 1), torch.ones(n, 1, dtype=torch.long), mask_grid,
+                               bd["top_frac"], corner_margin_at(bd["corner_margin"], h), bd["temperature"], bd["smooth"])
         else:
             e = nonlocal_energy(attn, mask_grid, prior, rho_at(step, n_decay, cfg["rho"]))
         (grad,) = torch.autograd.grad(e.sum(), [var])
@@ -91,14 +97,14 @@ def optimise_maps(init_logits: torch.Tensor, boxes: torch.Tensor, energy: str, p
 
 
 def toy_experiment(seed: int, cfg: dict) -> tuple[dict, dict]:
-    """All maps of one seed under both energies and both parameterisations: metrics and example maps."""
+    """All maps of one seed under each energy and parameterisation: metrics and example maps."""
     gen = torch.Generator().manual_seed(seed)
     g = cfg["grid"]
     boxes = random_boxes(cfg["n_maps"], tuple(cfg["box_side"]), g, gen)
     init = cfg["init_mean"] + cfg["init_scale"] * smooth_fields(cfg["n_maps"], g, g, cfg["field_length"], gen)
     metrics, examples = {}, {"boxes": boxes.numpy(), "init": torch.sigmoid(init).numpy()}
     for param in cfg["params"]:
-        for energy in ("common", "nonlocal"):
+        for energy in ENERGIES:
             attn, mask = optimise_maps(init, boxes, energy, param, cfg, torch.Generator().manual_seed(seed + 1))
             for k, v in box_metrics(attn, mask, boxes).items():
                 metrics[f"{k}_{energy}_{param}"] = float(np.mean(v))

@@ -1,5 +1,7 @@
 # Config checks and input functions used by workflow/rules/winwinlay.smk (its rules live there).
 
+import re
+
 WWL = config["winwinlay"]
 WWL_OUT = paper_dir("winwinlay")
 WWL_SEEDS = WWL["seeds"]
@@ -54,6 +56,37 @@ if (
     raise ValueError(
         "config winwinlay.toy.box_side must be [min, max] with min <= max <= grid."
     )
+
+
+WWL_SD = WWL.get("sd")
+if WWL_SD is not None:
+    for _i, _layout in enumerate(WWL_SD["layouts"]):
+        for _j, _obj in enumerate(_layout["objects"]):
+            _x0, _y0, _x1, _y1 = _obj["box"]
+            if not (_x0 < _x1 and _y0 < _y1):
+                raise ValueError(
+                    f"config winwinlay.sd.layouts[{_i}].objects[{_j}].box {_obj['box']} must be "
+                    "[x0, y0, x1, y1] with x0 < x1 and y0 < y1 (fractions of the image)."
+                )
+            if _obj["token"].lower() not in re.findall(
+                r"[\w']+", _layout["prompt"].lower()
+            ):
+                raise ValueError(
+                    f"config winwinlay.sd.layouts[{_i}].objects[{_j}].token {_obj['token']!r} is not a word "
+                    f"of the prompt {_layout['prompt']!r}; name a word of the prompt."
+                )
+    if WWL_SD["map_res"] * min(WWL_SD["height"], WWL_SD["width"]) < max(
+        WWL_SD["height"], WWL_SD["width"]
+    ):
+        raise ValueError(
+            "config winwinlay.sd.map_res is too small for the image's aspect ratio; raise it (16 for 512x512)."
+        )
+
+
+def wwl_sd_files():
+    if WWL_SD is None:
+        return []
+    return [f"{WWL_OUT}/sd/seed{s}.{ext}" for s in WWL_SEEDS for ext in ("json", "npz")]
 
 
 def wwl_guide_files(ext):
