@@ -165,6 +165,7 @@ def plot_methods(metrics: dict, path: str, f1_ceiling: float | None = None) -> N
     if f1_ceiling is not None:
         axes[0].axhline(f1_ceiling, color="k", ls="--", lw=1)
         axes[0].annotate("ceiling: 2 min(H, R) / (H + R)", (3.45, f1_ceiling), ha="right", va="bottom", fontsize=8)
+    axes[0].set_ylim(0, 1.05)
     axes[0].set_title("synthetic: planted concepts")
     axes[1].set_title("real text: joint OLS, Bonferroni")
     save_figure(fig, path)
