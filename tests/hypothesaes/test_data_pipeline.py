@@ -131,3 +131,21 @@ def test_bad_config_stops_before_any_job_naming_the_key(run_snakemake):
     proc = run_snakemake("-n", "hypothesaes", "--config", "hypothesaes={'selection': {'n_select': 500}}", check=False)
     assert proc.returncode != 0
     assert "hypothesaes.selection.n_select" in proc.stdout + proc.stderr
+
+
+def test_run_step_uses_the_classification_path_for_a_binary_target(tmp_path):
+    d = data.synthetic_dataset(300, 2, [1.5, -1.5], 0.3, (1, 2), 6, seed=0)
+    rng = np.random.default_rng(1)
+    emb = d["terms"].astype(float) @ rng.normal(size=(6, 32)) + 0.1 * rng.normal(size=(300, 32))
+    y = (d["y"] > np.median(d["y"])).astype(float)                       # a 0/1 target
+    idx = data.split_indices(300, (0.2, 0.2), 0)
+    np.savez(tmp_path / "d.npz", embeddings=emb.astype(np.float32), y=y, terms=d["terms"],
+             **{f"idx_{s}": v for s, v in idx.items()})
+    (tmp_path / "d.json").write_text(json.dumps({"source": "synthetic", "texts": d["texts"], "term_names": d["term_names"],
+                                                 "reference": d["reference"], "embed_seconds": 0.0}))
+    methods = {"pca": {"n_components": 12}}
+    run_experiment(str(tmp_path / "d.npz"), str(tmp_path / "d.json"), methods, {"method": "lasso", "n_select": 2},
+                   {"n_score": 20}, {"kind": "terms"}, 0.1, [0], str(tmp_path / "r.json"))
+    res = json.loads((tmp_path / "r.json").read_text())
+    assert res["target"] == "binary" and len(res["runs"][0]["hypotheses"]) == 2
+    assert 0 <= res["runs"][0]["test_r2"] < 1                               # McFadden pseudo-R^2

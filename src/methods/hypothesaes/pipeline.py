@@ -49,7 +49,8 @@ def make_interpreter(cfg: dict, ds: dict):
 def hypotheses_of(feats: dict, y: np.ndarray, idx: dict, selection: dict, interpreter, icfg: InterpretConfig,
                   rng: np.random.Generator) -> list[dict]:
     """Select features on the training split, then interpret each (examples: train; F1 scoring: val)."""
-    chosen, coef = select_features(selection["method"], feats["train"], y[idx["train"]], selection["n_select"])
+    chosen, coef = select_features(selection["method"], feats["train"], y[idx["train"]], selection["n_select"],
+                                   classification=is_binary(y))
     out = []
     for j, c in zip(chosen, coef):
         centre = float(np.median(feats["train"][:, j]))
@@ -59,13 +60,20 @@ def hypotheses_of(feats: dict, y: np.ndarray, idx: dict, selection: dict, interp
     return out
 
 
-def validate(hyps: list[dict], y: np.ndarray, test_idx: np.ndarray, interpreter, alpha: float) -> dict:
-    """Annotate the held-out texts with every hypothesis; one joint OLS; Bonferroni over len(hyps)."""
+def validate(hyps: list[dict], y: np.ndarray, test_idx: np.ndarray, interpreter, alpha: float,
+             classification: bool = False) -> dict:
+    """Annotate the held-out texts with every hypothesis; one joint OLS (Logit for a binary target);
+    Bonferroni over len(hyps)."""
     ann = np.column_stack([interpreter.annotate(test_idx, h["hypothesis"]) for h in hyps]).astype(float)
-    res = significant_hypotheses(ann, y[test_idx], alpha, len(hyps))
+    res = significant_hypotheses(ann, y[test_idx], alpha, len(hyps), classification)
     for h, c, p, s in zip(hyps, res["coef"], res["pvalue"], res["significant"]):
         h.update({"test_coef": float(c), "test_pvalue": float(p), "significant": bool(s)})
     return {"n_significant": res["n_significant"], "test_r2": res["r2"]}
+
+
+def is_binary(y: np.ndarray) -> bool:
+    """A target whose values are all 0 or 1 (and both occur): the classification path."""
+    return bool(np.isin(y, (0, 1)).all() and len(np.unique(y)) == 2)
 
 
 def n_hypotheses(selection: dict, reference: list[str]) -> int:
@@ -84,7 +92,11 @@ def run_experiment(npz: str, meta_json: str, methods: dict, selection: dict, int
     ds = load_dataset_files(npz, meta_json)
     interp = make_interpreter(interpreter, ds)
     icfg = InterpretConfig(**interpret)
-    y = (ds["y"] - ds["y"][ds["idx"]["train"]].mean()) / ds["y"][ds["idx"]["train"]].std()
+    binary = is_binary(ds["y"])
+    # a binary 0/1 target (e.g. party, pairwise clicks) keeps its values: L1-logistic selection and Logit
+    # validation, as the official classification=True path; any other target is standardised (OLS path)
+    y = ds["y"].astype(float) if binary else \
+        (ds["y"] - ds["y"][ds["idx"]["train"]].mean()) / ds["y"][ds["idx"]["train"]].std()
     selection = {**selection, "n_select": n_hypotheses(selection, ds["reference"])}
     runs = []
     for seed in seeds:
@@ -98,7 +110,7 @@ def run_experiment(npz: str, meta_json: str, methods: dict, selection: dict, int
             row = {"seed": seed, "method": method, "n_features": int(feats["train"].shape[1]),
                    "feature_seconds": t_feat, "method_seconds": t_total, "info": info,
                    "mean_annotation_f1": float(np.mean([h["f1"] for h in hyps])),
-                   **validate(hyps, y, ds["idx"]["test"], interp, alpha), "hypotheses": hyps}
+                   **validate(hyps, y, ds["idx"]["test"], interp, alpha, binary), "hypotheses": hyps}
             if ds["reference"]:
                 sim = getattr(interp, "similarity", None) if interpreter["kind"] == "llm" else None
                 rec = recovery_f1([h["hypothesis"] for h in hyps], ds["reference"], sim)
@@ -109,7 +121,7 @@ def run_experiment(npz: str, meta_json: str, methods: dict, selection: dict, int
             runs.append(row)
     write_json(out_json, {"source": ds["source"], "reference": ds["reference"], "n_select": selection["n_select"],
                           "alpha": alpha, "bonferroni_threshold": alpha / selection["n_select"],
-                          "embed_seconds": ds["embed_seconds"],
+                          "embed_seconds": ds["embed_seconds"], "target": "binary" if binary else "continuous",
                           "concept_pc_alignment": ds.get("concept_pc_alignment"), "runs": runs})
 
 
