@@ -28,6 +28,39 @@ def test_synthetic_target_is_the_planted_linear_rule():
             assert any(p in text for p in data.CONCEPTS[name]) == row[j]
 
 
+def test_planted_concepts_are_distinct_phrasings():
+    phrases = [(name, p) for name, ps in data.CONCEPTS.items() for p in ps]
+    assert len(data.CONCEPTS) == 20 and all(len(ps) == 8 for ps in data.CONCEPTS.values())
+    # no phrase of one concept occurs inside a phrase of another (presence tags would be ambiguous)
+    for name, p in phrases:
+        assert [n for n, q in phrases if p in q] == [name]
+    d = data.synthetic_dataset(2000, 4, [1.0, -1.0, 0.75, -0.75], 1.0, (1, 3), 20, seed=0)
+    prevalence = d["terms"].mean(0)
+    assert np.allclose(prevalence, 0.1, atol=0.03)          # (1 + 3) / 2 concepts of 20 per text
+
+
+def test_concept_pc_alignment_against_sklearn_pca():
+    from sklearn.decomposition import PCA
+
+    rng = np.random.default_rng(0)
+    tags = rng.random((400, 5)) < 0.3
+    directions = rng.normal(size=(5, 16))
+    directions[0] *= 6.0                                   # concept 0 dominates the variance
+    emb = tags.astype(float) @ directions + 0.2 * rng.normal(size=(400, 16))
+    al = data.concept_pc_alignment(emb, tags, 8)
+    scores = PCA(n_components=8).fit_transform(emb)
+    ref = np.abs(np.corrcoef(np.column_stack([tags.astype(float), scores]).T)[:5, 5:])
+    assert np.allclose(al["max_abs_corr"], ref.max(1)) and al["pc_rank"] == (ref.argmax(1) + 1).tolist()
+    assert al["pc_rank"][0] == 1 and al["max_abs_corr"][0] > 0.95
+
+
+def test_number_of_hypotheses_follows_the_references():
+    from methods.hypothesaes.pipeline import n_hypotheses
+
+    assert n_hypotheses({"n_select": 8}, ["a", "b", "c", "d"]) == 4
+    assert n_hypotheses({"n_select": 8}, []) == 8
+
+
 def _frame(n=80):
     rng = np.random.default_rng(0)
     return pd.DataFrame({"text": [f"text {i} {'tax' if i % 3 == 0 else 'golf'}" for i in range(n)],
@@ -80,11 +113,14 @@ def test_run_step_end_to_end_on_stand_in_embeddings(tmp_path):
     methods = {"sae": {"sizes": [[12, 2]], "train": {"batch_size": 64, "max_epochs": 15, "patience": 5}},
                "pca": {"n_components": 12}, "raw": {}, "lda": {"n_topics": 4, "max_iter": 5}}
     out = tmp_path / "r.json"
-    run_experiment(str(tmp_path / "d.npz"), str(tmp_path / "d.json"), methods, {"method": "lasso", "n_select": 2},
+    run_experiment(str(tmp_path / "d.npz"), str(tmp_path / "d.json"), methods, {"method": "lasso", "n_select": 5},
                    {"n_score": 20}, {"kind": "terms"}, 0.1, [0], str(out))
     res = json.loads(out.read_text())
     sae = next(r for r in res["runs"] if r["method"] == "sae")
-    assert len(sae["hypotheses"]) == 2 and 0 <= sae["recovery_f1"] <= 1
+    # as many hypotheses as references (2), whatever selection.n_select says (5): the paper's protocol
+    assert res["n_select"] == 2 and all(len(r["hypotheses"]) == 2 for r in res["runs"])
+    assert all(r["recovery_precision"] == r["recovery_recall"] == r["recovery_f1"] for r in res["runs"])
+    assert 0 <= sae["recovery_f1"] <= 1
     assert sae["recovery_f1"] == 1.0                                  # both planted drivers found
     assert res["bonferroni_threshold"] == pytest.approx(0.05)
     m = claims_metrics(res, res)
@@ -95,3 +131,21 @@ def test_bad_config_stops_before_any_job_naming_the_key(run_snakemake):
     proc = run_snakemake("-n", "hypothesaes", "--config", "hypothesaes={'selection': {'n_select': 500}}", check=False)
     assert proc.returncode != 0
     assert "hypothesaes.selection.n_select" in proc.stdout + proc.stderr
+
+
+def test_run_step_uses_the_classification_path_for_a_binary_target(tmp_path):
+    d = data.synthetic_dataset(300, 2, [1.5, -1.5], 0.3, (1, 2), 6, seed=0)
+    rng = np.random.default_rng(1)
+    emb = d["terms"].astype(float) @ rng.normal(size=(6, 32)) + 0.1 * rng.normal(size=(300, 32))
+    y = (d["y"] > np.median(d["y"])).astype(float)                       # a 0/1 target
+    idx = data.split_indices(300, (0.2, 0.2), 0)
+    np.savez(tmp_path / "d.npz", embeddings=emb.astype(np.float32), y=y, terms=d["terms"],
+             **{f"idx_{s}": v for s, v in idx.items()})
+    (tmp_path / "d.json").write_text(json.dumps({"source": "synthetic", "texts": d["texts"], "term_names": d["term_names"],
+                                                 "reference": d["reference"], "embed_seconds": 0.0}))
+    methods = {"pca": {"n_components": 12}}
+    run_experiment(str(tmp_path / "d.npz"), str(tmp_path / "d.json"), methods, {"method": "lasso", "n_select": 2},
+                   {"n_score": 20}, {"kind": "terms"}, 0.1, [0], str(tmp_path / "r.json"))
+    res = json.loads((tmp_path / "r.json").read_text())
+    assert res["target"] == "binary" and len(res["runs"][0]["hypotheses"]) == 2
+    assert 0 <= res["runs"][0]["test_r2"] < 1                               # McFadden pseudo-R^2

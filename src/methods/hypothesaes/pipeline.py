@@ -49,7 +49,8 @@ def make_interpreter(cfg: dict, ds: dict):
 def hypotheses_of(feats: dict, y: np.ndarray, idx: dict, selection: dict, interpreter, icfg: InterpretConfig,
                   rng: np.random.Generator) -> list[dict]:
     """Select features on the training split, then interpret each (examples: train; F1 scoring: val)."""
-    chosen, coef = select_features(selection["method"], feats["train"], y[idx["train"]], selection["n_select"])
+    chosen, coef = select_features(selection["method"], feats["train"], y[idx["train"]], selection["n_select"],
+                                   classification=is_binary(y))
     out = []
     for j, c in zip(chosen, coef):
         centre = float(np.median(feats["train"][:, j]))
@@ -59,13 +60,27 @@ def hypotheses_of(feats: dict, y: np.ndarray, idx: dict, selection: dict, interp
     return out
 
 
-def validate(hyps: list[dict], y: np.ndarray, test_idx: np.ndarray, interpreter, alpha: float) -> dict:
-    """Annotate the held-out texts with every hypothesis; one joint OLS; Bonferroni over len(hyps)."""
+def validate(hyps: list[dict], y: np.ndarray, test_idx: np.ndarray, interpreter, alpha: float,
+             classification: bool = False) -> dict:
+    """Annotate the held-out texts with every hypothesis; one joint OLS (Logit for a binary target);
+    Bonferroni over len(hyps)."""
     ann = np.column_stack([interpreter.annotate(test_idx, h["hypothesis"]) for h in hyps]).astype(float)
-    res = significant_hypotheses(ann, y[test_idx], alpha, len(hyps))
+    res = significant_hypotheses(ann, y[test_idx], alpha, len(hyps), classification)
     for h, c, p, s in zip(hyps, res["coef"], res["pvalue"], res["significant"]):
         h.update({"test_coef": float(c), "test_pvalue": float(p), "significant": bool(s)})
     return {"n_significant": res["n_significant"], "test_r2": res["r2"]}
+
+
+def is_binary(y: np.ndarray) -> bool:
+    """A target whose values are all 0 or 1 (and both occur): the classification path."""
+    return bool(np.isin(y, (0, 1)).all() and len(np.unique(y)) == 2)
+
+
+def n_hypotheses(selection: dict, reference: list[str]) -> int:
+    """How many hypotheses a method outputs: as many as there are reference hypotheses when they are known
+    (the paper's recovery protocol: the official Hungarian matching pairs two lists of equal length, so
+    precision = recall = F1 and the ceiling is 1), else selection.n_select."""
+    return len(reference) if reference else selection["n_select"]
 
 
 def run_experiment(npz: str, meta_json: str, methods: dict, selection: dict, interpret: dict, interpreter: dict,
@@ -77,7 +92,12 @@ def run_experiment(npz: str, meta_json: str, methods: dict, selection: dict, int
     ds = load_dataset_files(npz, meta_json)
     interp = make_interpreter(interpreter, ds)
     icfg = InterpretConfig(**interpret)
-    y = (ds["y"] - ds["y"][ds["idx"]["train"]].mean()) / ds["y"][ds["idx"]["train"]].std()
+    binary = is_binary(ds["y"])
+    # a binary 0/1 target (e.g. party, pairwise clicks) keeps its values: L1-logistic selection and Logit
+    # validation, as the official classification=True path; any other target is standardised (OLS path)
+    y = ds["y"].astype(float) if binary else \
+        (ds["y"] - ds["y"][ds["idx"]["train"]].mean()) / ds["y"][ds["idx"]["train"]].std()
+    selection = {**selection, "n_select": n_hypotheses(selection, ds["reference"])}
     runs = []
     for seed in seeds:
         for method, spec in methods.items():
@@ -90,7 +110,7 @@ def run_experiment(npz: str, meta_json: str, methods: dict, selection: dict, int
             row = {"seed": seed, "method": method, "n_features": int(feats["train"].shape[1]),
                    "feature_seconds": t_feat, "method_seconds": t_total, "info": info,
                    "mean_annotation_f1": float(np.mean([h["f1"] for h in hyps])),
-                   **validate(hyps, y, ds["idx"]["test"], interp, alpha), "hypotheses": hyps}
+                   **validate(hyps, y, ds["idx"]["test"], interp, alpha, binary), "hypotheses": hyps}
             if ds["reference"]:
                 sim = getattr(interp, "similarity", None) if interpreter["kind"] == "llm" else None
                 rec = recovery_f1([h["hypothesis"] for h in hyps], ds["reference"], sim)
@@ -101,7 +121,8 @@ def run_experiment(npz: str, meta_json: str, methods: dict, selection: dict, int
             runs.append(row)
     write_json(out_json, {"source": ds["source"], "reference": ds["reference"], "n_select": selection["n_select"],
                           "alpha": alpha, "bonferroni_threshold": alpha / selection["n_select"],
-                          "embed_seconds": ds["embed_seconds"], "runs": runs})
+                          "embed_seconds": ds["embed_seconds"], "target": "binary" if binary else "continuous",
+                          "concept_pc_alignment": ds.get("concept_pc_alignment"), "runs": runs})
 
 
 # --- claims, figure, table ----------------------------------------------------------------------
@@ -156,6 +177,7 @@ def plot_methods(metrics: dict, path: str, f1_ceiling: float | None = None) -> N
     if f1_ceiling is not None:
         axes[0].axhline(f1_ceiling, color="k", ls="--", lw=1)
         axes[0].annotate("ceiling: 2 min(H, R) / (H + R)", (3.45, f1_ceiling), ha="right", va="bottom", fontsize=8)
+    axes[0].set_ylim(0, 1.05)
     axes[0].set_title("synthetic: planted concepts")
     axes[1].set_title("real text: joint OLS, Bonferroni")
     save_figure(fig, path)
@@ -168,12 +190,18 @@ def write_paper_claims(synthetic_json: str, real_json: str, scale: str, claims_p
     measured = claims_metrics(synthetic, real)
     n_hyp, n_ref = synthetic["n_select"], len(synthetic["reference"])
     ratio = [a / b if b else float("nan") for a, b in zip(measured["nsig_sae_real"], measured["nsig_best_baseline_real"])]
+    ceiling = 2 * min(n_hyp, n_ref) / (n_hyp + n_ref)
+    alignment = synthetic.get("concept_pc_alignment") or {}
     write_json(summary_path, {**measured, "synthetic_reference": synthetic["reference"],
-                              "f1_ceiling": 2 * min(n_hyp, n_ref) / (n_hyp + n_ref),
+                              "n_hypotheses": {"synthetic": n_hyp, "real": real["n_select"]},
+                              "f1_ceiling": ceiling,
+                              "reference_pc_alignment": {r: alignment.get(r) for r in synthetic["reference"]},
+                              "max_concept_pc_corr": max((a["max_abs_corr"] for a in alignment.values()),
+                                                         default=float("nan")),
                               "nsig_ratio_sae_to_best_baseline_real": ratio,
                               "embed_seconds": {"synthetic": synthetic["embed_seconds"],
                                                 "real": real["embed_seconds"]}})
-    plot_methods(measured, figure_path, f1_ceiling=2 * min(n_hyp, n_ref) / (n_hyp + n_ref))
+    plot_methods(measured, figure_path, f1_ceiling=ceiling if ceiling < 1 else None)
     seed = min(r["seed"] for r in real["runs"])
     table = "\n\n".join([top_hypotheses_table(synthetic, seed, "Synthetic (planted concepts; reference: "
                                               + ", ".join(synthetic["reference"]) + ")"),

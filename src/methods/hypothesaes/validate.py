@@ -1,6 +1,7 @@
 """Step 4 of HypotheSAEs: validate hypotheses on held-out data (paper Sec. 4; official evaluation.py).
 
-One joint OLS of the held-out target on the binary annotations of all hypotheses plus a constant;
+One joint OLS (Logit when the target is binary, as the official code) of the held-out target on the
+binary annotations of all hypotheses plus a constant;
 a hypothesis is significant when its coefficient's two-sided p-value is below alpha / H (Bonferroni
 over the H hypotheses generated). Recovery of reference hypotheses on synthetic data: a one-to-one
 (Hungarian) matching of generated to reference hypotheses, then precision, recall and F1.
@@ -19,14 +20,7 @@ def ols_pvalues(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, f
     hypothesis) cannot be estimated; they get coefficient 0 and p-value 1.
     """
     n, h = x.shape
-    keep = []
-    for j in range(h):
-        col = x[:, j].astype(float)
-        if col.std() == 0:
-            continue
-        trial = np.column_stack([np.ones(n)] + [x[:, i] for i in keep] + [col])
-        if np.linalg.matrix_rank(trial) == trial.shape[1]:
-            keep.append(j)
+    keep = _estimable_columns(x)
     design = np.column_stack([np.ones(n)] + [x[:, j].astype(float) for j in keep])
     beta, *_ = np.linalg.lstsq(design, y, rcond=None)
     resid = y - design @ beta
@@ -43,9 +37,59 @@ def ols_pvalues(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, f
     return coef, pvals, float(r2)
 
 
-def significant_hypotheses(annotations: np.ndarray, y: np.ndarray, alpha: float, n_hypotheses: int) -> dict:
-    """Joint OLS on held-out annotations; significant = p < alpha / n_hypotheses (Bonferroni)."""
-    coef, p, r2 = ols_pvalues(annotations, y)
+def _estimable_columns(x: np.ndarray) -> list[int]:
+    """Columns that are not constant and not a linear combination of the constant and earlier columns."""
+    n, keep = len(x), []
+    for j in range(x.shape[1]):
+        col = x[:, j].astype(float)
+        if col.std() == 0:
+            continue
+        trial = np.column_stack([np.ones(n)] + [x[:, i] for i in keep] + [col])
+        if np.linalg.matrix_rank(trial) == trial.shape[1]:
+            keep.append(j)
+    return keep
+
+
+def logit_pvalues(x: np.ndarray, y: np.ndarray, max_iter: int = 100, tol: float = 1e-10
+                  ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Maximum-likelihood logistic regression of binary y on 1 + x (Newton-Raphson), two-sided Wald
+    p-values from the inverse Fisher information, McFadden's pseudo-R^2 (as the official code's Logit for
+    a binary target). Non-estimable columns get coefficient 0 and p-value 1, as in `ols_pvalues`.
+    Under complete separation the likelihood has no maximum: the standard errors blow up and the
+    p-values go to 1 (the fit stops after max_iter steps)."""
+    n, h = x.shape
+    y = np.asarray(y, dtype=float)
+    if not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError("Logit: the target must be binary 0/1")
+    keep = _estimable_columns(x)
+    design = np.column_stack([np.ones(n)] + [x[:, j].astype(float) for j in keep])
+    beta = np.zeros(design.shape[1])
+    for _ in range(max_iter):
+        mu = 1.0 / (1.0 + np.exp(-design @ beta))
+        info = design.T @ (design * (mu * (1 - mu))[:, None])
+        step = np.linalg.lstsq(info, design.T @ (y - mu), rcond=None)[0]
+        beta = beta + step
+        if np.max(np.abs(step)) < tol:
+            break
+    mu = np.clip(1.0 / (1.0 + np.exp(-design @ beta)), 1e-12, 1 - 1e-12)
+    info = design.T @ (design * (mu * (1 - mu))[:, None])
+    se = np.sqrt(np.clip(np.diag(np.linalg.pinv(info)), 0, None))
+    z = np.divide(beta, se, out=np.zeros_like(beta), where=se > 0)
+    p = np.where(se > 0, 2 * stats.norm.sf(np.abs(z)), 1.0)
+    coef, pvals = np.zeros(h + 1), np.ones(h + 1)
+    coef[0], pvals[0] = beta[0], p[0]
+    coef[np.array(keep, dtype=int) + 1], pvals[np.array(keep, dtype=int) + 1] = beta[1:], p[1:]
+    ll = float(np.sum(y * np.log(mu) + (1 - y) * np.log(1 - mu)))
+    p0 = np.clip(y.mean(), 1e-12, 1 - 1e-12)
+    ll0 = float(n * (p0 * np.log(p0) + (1 - p0) * np.log(1 - p0)))
+    return coef, pvals, 1.0 - ll / ll0 if ll0 != 0 else 0.0
+
+
+def significant_hypotheses(annotations: np.ndarray, y: np.ndarray, alpha: float, n_hypotheses: int,
+                           classification: bool = False) -> dict:
+    """Joint OLS (Logit for a binary target) on held-out annotations; significant = p < alpha / n_hypotheses
+    (Bonferroni). r2: R^2 of the OLS fit, McFadden's pseudo-R^2 of the Logit fit."""
+    coef, p, r2 = (logit_pvalues if classification else ols_pvalues)(annotations, y)
     sig = p[1:] < alpha / n_hypotheses
     return {"coef": coef[1:], "pvalue": p[1:], "significant": sig, "n_significant": int(sig.sum()), "r2": r2}
 
