@@ -64,3 +64,7 @@ def test_rate_experiment_shapes():
                               {"ridge": 1e-3, "max_iter": 50, "tol": 1e-8})
     assert set(out["subopt"]) == {"preference", "process", "oracle"}
     assert np.array(out["subopt"]["preference"]).shape == (2, 2)
+    # the x3audit claims read the slopes stored here
+    from methods.x3audit.pipeline import op_bt_metrics
+    m = op_bt_metrics([out])
+    assert set(m) == {f"op_bt_slope_{k}_chain" for k in ("preference", "process", "oracle")}

@@ -25,7 +25,7 @@ import numpy as np
 from methods.common.io import log
 
 from .coverage import behaviour_policy, feature_index
-from .experiments import FAMILY_TAG
+from .experiments import FAMILY_TAG, loglog_slope
 from .mdp import TabularMDP, make_mdp, one_hot, sample_trajectories, suboptimality
 from .reduction import Dataset, pessimistic_vi, relabel
 
@@ -113,8 +113,10 @@ def run_preference_rate(family: str, spec: dict, eps: float, seeds: list[int], n
             sub["process"][i, j] = suboptimality(mdp, one_hot(pessimistic_vi(mdp, data, beta), mdp.A))
             sub["oracle"][i, j] = suboptimality(mdp, one_hot(pessimistic_vi(mdp, d2, beta, R=mdp.R), mdp.A))
     log(f"{family} (BT): " + "; ".join(f"{m} {np.round(sub[m].mean(0), 3).tolist()}" for m in methods))
+    # slopes of the seed-mean curves, computed as outcome_process's claims compute the reward version's
+    slopes = {m: loglog_slope(n_grid, v.mean(axis=0)) for m, v in sub.items()}
     return {"family": family, "spec": spec, "behaviour_eps": eps, "beta": beta, "bt": bt, "seeds": seeds,
-            "n_trajectories": n_grid, "subopt": {m: v.tolist() for m, v in sub.items()}}
+            "n_trajectories": n_grid, "subopt": {m: v.tolist() for m, v in sub.items()}, "slopes": slopes}
 
 
 def preference_rate_job(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,

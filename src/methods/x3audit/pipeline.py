@@ -1,6 +1,7 @@
 """What each step of the x3audit DAG does (workflow/rules/x3audit.smk): the figure and the claims
 table over the experiments of issue 30. The experiments themselves run in their papers' packages
-(binary_denoising.exact, principal_agent.lower_bound_known, outcome_process's horizon sweep); this
+(binary_denoising.exact, principal_agent.lower_bound_known / lower_bound_kn / zooming, outcome_process's
+horizon sweep and outcome_process.preference); this
 module reads only their JSON outputs."""
 from __future__ import annotations
 
@@ -58,13 +59,9 @@ def pa_zoom_metrics(doc: dict) -> dict:
 
 
 def op_bt_metrics(docs: list[dict]) -> dict:
-    """op_bt_slope_{preference, process, oracle}_{family}: log-log slopes of the seed-mean curves over n."""
-    from methods.outcome_process.experiments import loglog_slope
-    out = {}
-    for doc in docs:
-        for m, sub in doc["subopt"].items():
-            out[f"op_bt_slope_{m}_{doc['family']}"] = loglog_slope(doc["n_trajectories"], np.mean(sub, axis=0))
-    return out
+    """op_bt_slope_{preference, process, oracle}_{family}: log-log slopes of the seed-mean curves over n
+    (computed in outcome_process.preference as the reward version's are)."""
+    return {f"op_bt_slope_{m}_{doc['family']}": v for doc in docs for m, v in doc["slopes"].items()}
 
 
 def op_horizon_curves(doc: dict) -> dict:
