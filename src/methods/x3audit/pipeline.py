@@ -1,6 +1,7 @@
 """What each step of the x3audit DAG does (workflow/rules/x3audit.smk): the figure and the claims
 table over the experiments of issue 30. The experiments themselves run in their papers' packages
-(binary_denoising.exact, principal_agent.lower_bound_known, outcome_process's horizon sweep); this
+(binary_denoising.exact, principal_agent.lower_bound_known / lower_bound_kn / zooming, outcome_process's
+horizon sweep and outcome_process.preference); this
 module reads only their JSON outputs."""
 from __future__ import annotations
 
@@ -44,6 +45,25 @@ def pa_metrics(doc: dict) -> dict:
     return out
 
 
+def pa_kn_metrics(doc: dict) -> dict:
+    """The pa_kn_* metrics of claims.yaml from one seed's K x N grid JSON (principal_agent.lower_bound_kn)."""
+    return {"pa_kn_slope_on_bound": doc["slope_on_bound"], "pa_kn_ratio_spread": doc["ratio_spread"],
+            "pa_kn_ratio_min": doc["ratio_min"], "pa_kn_ratio_max": doc["ratio_max"]}
+
+
+def pa_zoom_metrics(doc: dict) -> dict:
+    """The pa_zoom_* metrics of claims.yaml from one seed's zooming JSON (principal_agent.zooming)."""
+    z = doc["learners"]["zooming"]
+    return {"pa_zoom_slope": z["slope"], "pa_zoom_rate": doc["rate_exponent"], "pa_zoom_regret_min": z["regret_min"],
+            "pa_zoom_grid_slope": doc["learners"]["uniform_grid"]["slope"]}
+
+
+def op_bt_metrics(docs: list[dict]) -> dict:
+    """op_bt_slope_{preference, process, oracle}_{family}: log-log slopes of the seed-mean curves over n
+    (computed in outcome_process.preference as the reward version's are)."""
+    return {f"op_bt_slope_{m}_{doc['family']}": v for doc in docs for m, v in doc["slopes"].items()}
+
+
 def op_horizon_curves(doc: dict) -> dict:
     """Seed means over outcome_process's horizon sweep: H, outcome and process sub-optimality, their
     ratio (the outcome-to-process constant at fixed n) and the trajectory coverage C_traj."""
@@ -70,10 +90,14 @@ def op_metrics(doc: dict) -> dict:
             "op_gap_ratio_max": float(np.nanmax(c["ratio"])) if np.isfinite(c["ratio"]).any() else float("nan")}
 
 
-def claims_metrics(bd_files: list[str], pa_files: list[str], op_json: str) -> dict:
+def claims_metrics(bd_files: list[str], pa_files: list[str], op_json: str, kn_files: list[str],
+                   zoom_files: list[str], bt_files: list[str]) -> dict:
     """Flat {metric: list over seeds (bd_*, pa_*) or one value (op_*, from seed means)} read by claims.yaml."""
-    per_seed = [{**bd_metrics(read_json(b)), **pa_metrics(read_json(p))} for b, p in zip(bd_files, pa_files)]
-    return {**{k: [m[k] for m in per_seed] for k in per_seed[0]}, **op_metrics(read_json(op_json))}
+    per_seed = [{**bd_metrics(read_json(b)), **pa_metrics(read_json(p)), **pa_kn_metrics(read_json(k)),
+                 **pa_zoom_metrics(read_json(z))}
+                for b, p, k, z in zip(bd_files, pa_files, kn_files, zoom_files)]
+    return {**{k: [m[k] for m in per_seed] for k in per_seed[0]}, **op_metrics(read_json(op_json)),
+            **op_bt_metrics([read_json(f) for f in bt_files])}
 
 
 def op_figure(op_json: str, out_png: str) -> None:
@@ -107,6 +131,71 @@ def pa_figure(pa_files: list[str], out_png: str) -> None:
     save_figure(fig, out_png)
 
 
+def pa_kn_figure(kn_files: list[str], out_png: str) -> None:
+    """Regret on the hidden-subset family against min{sqrt(K T log N), K sqrt(T)} over the K x N grid."""
+    docs = [read_json(f) for f in kn_files]
+    fig, (ax1, ax2) = new_figure(1, 2, width=10.5, height=4.0)
+    types = docs[0]["types"]
+    markers = "os^vD<>p"
+    for d, doc in enumerate(docs):
+        for r in doc["rows"]:
+            ki, ni = types.index(r["K"]), doc["arms"].index(r["N"])
+            ax1.plot(r["bound"], r["regret"], markers[ni % len(markers)], color=f"C{ki}", alpha=0.8,
+                     label=f"K={r['K']}, N={r['N']}" if d == 0 else None)
+    b = np.array([r["bound"] for doc in docs for r in doc["rows"]])
+    ratio = np.array([r["ratio"] for doc in docs for r in doc["rows"]])
+    xs = np.array([b.min(), b.max()])
+    ax1.plot(xs, np.median(ratio) * xs, "k--", lw=1, label=f"c * bound, c = {np.median(ratio):.3f} (median)")
+    ax1.set(xscale="log", yscale="log", xlabel="min{sqrt(K T log N), K sqrt(T)}", ylabel="pseudo-regret",
+            title=f"hidden-subset family, T = {docs[0]['horizon']}, Exp3-linear")
+    ax1.legend(fontsize=6, ncol=2)
+    for ki, K in enumerate(types):
+        for d, doc in enumerate(docs):
+            rows = [r for r in doc["rows"] if r["K"] == K]
+            ax2.plot([r["N"] for r in rows], [r["ratio"] for r in rows], "o-", color=f"C{ki}", alpha=0.8,
+                     label=f"K={K}" if d == 0 else None)
+    ax2.set(xscale="log", xlabel="arms N", ylabel="regret / bound", title="ratio to the bound (one line per seed)")
+    ax2.set_ylim(bottom=0)
+    ax2.legend(fontsize=8)
+    save_figure(fig, out_png)
+
+
+def pa_zoom_figure(zoom_files: list[str], out_png: str) -> None:
+    """Regret of the zooming learner and the T-tuned uniform grid against T, with T^{(N+1)/(N+2)}."""
+    docs = [read_json(f) for f in zoom_files]
+    fig, (ax1, ax2) = new_figure(1, 2, width=10.5, height=4.0)
+    T = np.array(docs[0]["horizons"], float)
+    for i, name in enumerate(docs[0]["learners"]):
+        for d, doc in enumerate(docs):
+            r = doc["learners"][name]
+            ax1.plot(T, r["regret"], "o-", color=f"C{i}", alpha=0.8, label=name if d == 0 else None)
+            ax2.plot(T, r["n_cells"], "o-", color=f"C{i}", alpha=0.8, label=name if d == 0 else None)
+    rate = docs[0]["rate_exponent"]
+    first = min(d["learners"]["zooming"]["regret"][0] for d in docs)
+    ax1.plot(T, first * (T / T[0]) ** rate, "k--", lw=1, label=f"T^{rate:.2f} (row (e) rate)")
+    ax1.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="regret vs best fixed incentive",
+            title=f"smooth, general incentives (N={docs[0]['n_arms']}, L={docs[0]['lipschitz']:g}), adaptive adversary")
+    ax2.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="active cells", title="partition size")
+    ax1.legend(fontsize=8)
+    ax2.legend(fontsize=8)
+    save_figure(fig, out_png)
+
+
+def op_bt_figure(bt_files: list[str], out_png: str) -> None:
+    """Sub-optimality vs n (seed means) of the BT reduction, process supervision and the oracle, one panel per family."""
+    docs = [read_json(f) for f in bt_files]
+    fig, axes = new_figure(1, len(docs), width=4.2 * len(docs), height=3.8)
+    axes = np.atleast_1d(axes)
+    for ax, doc in zip(axes, docs):
+        n = np.array(doc["n_trajectories"], float)
+        for i, (m, sub) in enumerate(doc["subopt"].items()):
+            ax.plot(n, np.mean(sub, axis=0), "o-", color=f"C{i}", label=m)
+        ax.set(xscale="log", yscale="log", xlabel="trajectories n", ylabel="sub-optimality (seed mean)",
+               title=f"{doc['family']}: Bradley-Terry reduction")
+        ax.legend(fontsize=8)
+    save_figure(fig, out_png)
+
+
 def bd_figure(bd_files: list[str], out_png: str) -> None:
     """Left: measured SLEM and Dobrushin's rate against alpha; right: TV bias of the unadjusted chain."""
     docs = [read_json(f) for f in bd_files]
@@ -130,13 +219,16 @@ def bd_figure(bd_files: list[str], out_png: str) -> None:
     save_figure(fig, out_png)
 
 
-def write_paper_claims(bd_files: list[str], pa_files: list[str], op_json: str, scale: str, claims_path: str,
+def write_paper_claims(bd_files: list[str], pa_files: list[str], op_json: str, kn_files: list[str],
+                       zoom_files: list[str], bt_files: list[str], scale: str, claims_path: str,
                        summary_path: str) -> None:
     """Step x3audit_claims: measured metrics and the verdicts of claims.yaml."""
-    measured = claims_metrics(bd_files, pa_files, op_json)
+    measured = claims_metrics(bd_files, pa_files, op_json, kn_files, zoom_files, bt_files)
     write_json(summary_path, measured)
     algorithms = sorted(read_json(pa_files[0])["algorithms"])
-    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over={"pa_algorithm": algorithms})
+    families = [read_json(f)["family"] for f in bt_files]
+    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale,
+                          expand_over={"pa_algorithm": algorithms, "op_family": families})
     write_claims(claims_path, doc)
     for c in doc["claims"]:
         log(f"{c['id']}: {c['verdict']}  " + ", ".join(f"{k}={v['mean']}" for k, v in c["measured"].items()))
