@@ -44,8 +44,8 @@ def test_baseline_statistics_in_claims_metrics(tmp_path):
     import json
     docs = []
     for name, pear in (("a", [0.9, 0.1]), ("b", [0.5, 0.3]), ("c", [0.2, -0.2])):
-        runs = [{"pearson": p, "pearson_decay": -p, "pearson_shuffled": p / 2, "knn_interior_minimum": True}
-                for p in pear]
+        runs = [{"pearson": p, "pearson_decay": -p, "pearson_shuffled": p / 2, "pearson_no_label": p + 0.1,
+                 "knn_interior_minimum": True} for p in pear]
         f = tmp_path / f"{name}.json"
         f.write_text(json.dumps({"dataset": name, "runs": runs}))
         docs.append(str(f))
@@ -55,3 +55,4 @@ def test_baseline_statistics_in_claims_metrics(tmp_path):
     assert m["pearson_median"] == pytest.approx([0.5, 0.1])
     assert m["decay_pearson_median"] == pytest.approx([-0.5, -0.1])
     assert m["shuffled_pearson_mean"] == pytest.approx([1.6 / 6, 0.2 / 6])
+    assert m["no_label_pearson_median"] == pytest.approx([0.6, 0.2])

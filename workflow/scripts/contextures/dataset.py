@@ -1,4 +1,4 @@
-"""One dataset: every KNN / RBF / masked context on every split seed (tau, err_d*, their Pearson correlation)."""
+"""One dataset: every KNN / RBF / masked / label context on every split seed (tau, err_d*, their Pearson correlation)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
@@ -19,4 +19,5 @@ run_dataset(
     mask=dict(snakemake.params.mask),
     wheel=snakemake.input.get("wheel"),
     data_home=snakemake.params.openml_home,
+    label_bins=snakemake.params.label_bins,
 )

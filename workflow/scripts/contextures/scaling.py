@@ -19,4 +19,5 @@ run_scaling(
     max_pretrain=snakemake.params.max_pretrain,
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
+    data_home=snakemake.params.openml_home,
 )
