@@ -63,7 +63,11 @@ if CF["reference"]["source"] == "fixed" and not {"random", "expert"} <= set(
     raise ValueError(
         "config cfdg.reference: source 'fixed' needs random and expert returns (D4RL reference scores)."
     )
-if CF["env"] != "pendulum" and CF["reference"]["source"] == "scripted" and "behaviour" not in CF:
+if (
+    CF["env"] != "pendulum"
+    and CF["reference"]["source"] == "scripted"
+    and "behaviour" not in CF
+):
     raise ValueError(
         "config cfdg.reference: source 'scripted' on a MuJoCo env needs cfdg.behaviour (its expert gait)."
     )
