@@ -84,8 +84,9 @@ def _write_minari(root, dataset_id, n_episodes, steps, seed):
             a = rng.uniform(-1, 1, 6).astype(np.float32)
             o, r, *_ = env.step(a)
             obs.append(o); act.append(a); rew.append(r)
+        last = np.r_[np.zeros(steps - 1, bool), True]
         bufs.append(EpisodeBuffer(id=ep, observations=np.array(obs), actions=np.array(act), rewards=np.array(rew),
-                                  terminations=np.zeros(steps, bool), truncations=np.r_[np.zeros(steps - 1, bool), True]))
+                                  terminations=np.zeros(steps, bool), truncations=last))
     minari.create_dataset_from_buffers(dataset_id=dataset_id, buffer=bufs, env=gym.make(ENV), algorithm_name="random",
                                        author="test", author_email="test@example.org", code_permalink="local")
 

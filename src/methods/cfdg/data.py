@@ -1,6 +1,7 @@
 """Offline datasets: D4RL-style random / medium / expert buffers rolled out here from behaviour policies trained
 (MuJoCo: gait search, envs.train_gait) or scripted (Pendulum) here (tiny scale, stand-ins for D4RL), or the D4RL
-datasets themselves (full scale) through minari, or a local D4RL-layout .npz file (observations, actions, rewards, next_observations, terminals)."""
+datasets themselves (full scale) through minari, or a local D4RL-layout .npz file (observations, actions, rewards,
+next_observations, terminals)."""
 from __future__ import annotations
 
 from pathlib import Path
