@@ -153,6 +153,28 @@ def scripted_policy(kind: dict, rng: np.random.Generator, gaits: dict | None = N
     return act
 
 
+_MJ_SEEN: set = set()
+
+
+def _route_mujoco_warnings() -> None:
+    """MuJoCo prints its warnings (gymnasium's HalfCheetah XML triggers a 'settotalmass is deprecated' one on every
+    load with mujoco 4) and appends them to MUJOCO_LOG.TXT in the working directory, i.e. the repository root
+    under Snakemake; route each distinct warning once to the job's log instead."""
+    try:
+        import mujoco
+    except ImportError:
+        return
+    if mujoco.get_mju_user_warning() is None:
+        from methods.common.io import log
+
+        def warn(msg: str) -> None:
+            if msg not in _MJ_SEEN:
+                _MJ_SEEN.add(msg)
+                log(f"mujoco warning: {msg.strip()}")
+
+        mujoco.set_mju_user_warning(warn)
+
+
 class GymVec:
     """n gymnasium environments stepped in turn (full scale: MuJoCo tasks such as HalfCheetah-v5), with the
     PendulumVec interface. Actions in [-1, 1] are mapped affinely onto the env's action box."""
@@ -163,6 +185,7 @@ class GymVec:
         except ImportError as e:
             raise ImportError(f"cfdg env {env_id!r} needs gymnasium (and mujoco, imageio for MuJoCo tasks): "
                               f"pip install 'gymnasium[mujoco]'; the tiny scale uses env 'pendulum'") from e
+        _route_mujoco_warnings()
         self.envs = [gym.make(env_id) for _ in range(n)]
         self.n, self.seed = n, seed
         space = self.envs[0].action_space
