@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-from methods.cfdg.data import load_minari
 from methods.common.io import read_json
 from methods.cfdg.pipeline import data_job
 
@@ -29,13 +28,3 @@ def test_data_job_on_local_d4rl_files(tmp_path):
         assert f["x"].shape == (100, 9) and int(f["obs_dim"]) == 3 and int(f["act_dim"]) == 1
     ref = read_json(tmp_path / "out" / "reference.json")
     assert ref["random"] == pytest.approx(-280.178953) and ref["expert"] == 12135.0
-
-
-def test_minari_loader_names_the_install_when_missing():
-    try:
-        import minari  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match="pip install minari"):
-            load_minari("mujoco/halfcheetah/medium-v0")
-    else:
-        pytest.skip("minari is installed; the loader needs a downloaded dataset, not available offline here")

@@ -8,7 +8,7 @@
 #             └─> cfdg_o2o (dataset: IQL / +SynthER / +CFDG, offline -> online) ─────┼─> cfdg_figures ─┐
 #                                                                                    └─────────────────┴─> cfdg_claims
 #
-# Config keys read: cfdg.{env, seeds, reference, datasets, quality, diffusion, iql, o2o} (documented in
+# Config keys read: cfdg.{env, seeds, reference, behaviour, datasets, quality, diffusion, iql, o2o} (documented in
 # config.yaml, schema in workflow/schemas/cfdg.schema.yaml).
 
 
@@ -39,6 +39,7 @@ rule cfdg_data:
         datasets={n: CF["datasets"][n] for n in cf_offline_files()},
         online=CF["quality"]["online"],
         reference=CF["reference"],
+        behaviour=CF.get("behaviour"),
         seed=CF["seeds"][0],
         out_dir=output_dir("online"),
     script:

@@ -1,13 +1,14 @@
-"""Offline datasets: D4RL-style random / medium / expert buffers rolled out here from scripted behaviour policies
-(tiny scale, stand-ins for D4RL), or the D4RL datasets themselves (full scale) through minari, or a local
-D4RL-layout .npz file (observations, actions, rewards, next_observations, terminals)."""
+"""Offline datasets: D4RL-style random / medium / expert buffers rolled out here from behaviour policies trained
+(MuJoCo: gait search, envs.train_gait) or scripted (Pendulum) here (tiny scale, stand-ins for D4RL), or the D4RL
+datasets themselves (full scale) through minari, or a local D4RL-layout .npz file (observations, actions, rewards,
+next_observations, terminals)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 
-from .envs import make_env, rollout, scripted_policy
+from .envs import PENDULUM, make_env, rollout, scripted_policy
 
 KEYS = ("obs", "act", "rew", "next_obs", "done")
 D4RL_KEYS = {"obs": "observations", "act": "actions", "rew": "rewards", "next_obs": "next_observations",
@@ -26,12 +27,17 @@ def split_matrix(x: np.ndarray, obs_dim: int, act_dim: int) -> dict:
             "done": x[:, -1]}
 
 
-def generate_dataset(env_id: str, policy: dict, n_transitions: int, n_envs: int, seed: int):
-    """Roll out a scripted policy (see envs.scripted_policy) for n_transitions in total; returns (data, returns)."""
+def generate_dataset(env_id: str, policy: dict, n_transitions: int, n_envs: int, seed: int,
+                     gaits: dict | None = None):
+    """Roll out a behaviour policy (see envs.scripted_policy; MuJoCo tasks need the trained `gaits`) for
+    n_transitions in total; returns (data, episode returns)."""
     if n_transitions % n_envs:
         raise ValueError(f"cfdg: n_transitions ({n_transitions}) must be a multiple of n_envs ({n_envs})")
     env = make_env(env_id, n_envs, seed)
-    return rollout(env, scripted_policy(policy, np.random.default_rng(seed + 1)), n_transitions // n_envs)
+    if env_id != PENDULUM and gaits is None:
+        raise ValueError(f"cfdg: a scripted dataset on {env_id!r} needs the trained gaits (cfdg.behaviour)")
+    pol = scripted_policy(policy, np.random.default_rng(seed + 1), gaits, getattr(env, "dt", 0.0), env.act_dim)
+    return rollout(env, pol, n_transitions // n_envs)
 
 
 def load_d4rl_npz(path: str | Path) -> dict:
@@ -66,12 +72,13 @@ def load_minari(dataset_id: str) -> dict:
     return {k: np.concatenate(v).astype(np.float64) for k, v in cols.items()}
 
 
-def load_dataset(spec: dict, env_id: str, seed: int) -> tuple[dict, np.ndarray]:
+def load_dataset(spec: dict, env_id: str, seed: int, gaits: dict | None = None) -> tuple[dict, np.ndarray]:
     """Offline dataset named by its config entry: source scripted | npz | minari; returns (data, episode returns,
     empty where unknown)."""
     source = spec["source"]
     if source == "scripted":
-        return generate_dataset(env_id, spec["policy"], int(spec["n_transitions"]), int(spec["n_envs"]), seed)
+        return generate_dataset(env_id, spec["policy"], int(spec["n_transitions"]), int(spec["n_envs"]), seed,
+                                gaits)
     if source == "npz":
         return load_d4rl_npz(spec["path"]), np.array([])
     if source == "minari":

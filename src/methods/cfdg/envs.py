@@ -1,9 +1,11 @@
-"""Environments: a vectorised numpy copy of gymnasium's Pendulum-v1 (the tiny scale, where gymnasium is not
-installed) and a gymnasium wrapper with the same interface (the full scale, MuJoCo tasks).
+"""Environments: a gymnasium wrapper (MuJoCo tasks: HalfCheetah-v5 at tiny and full scale) and a vectorised numpy
+copy of gymnasium's Pendulum-v1 (kept as a config option: env 'pendulum'), with the same interface; scripted and
+trained behaviour policies for the D4RL-style stand-in datasets.
 
 Interface of a vectorised env with `n` copies: `reset() -> obs (n, obs_dim)`,
 `step(action (n, act_dim) in [-1, 1]) -> (obs, reward, terminated, truncated)`; copies whose episode ended are
-reset automatically and `last_obs` holds the true final observation of the step (what a transition stores).
+reset automatically and `last_obs` holds the true final observation of the step (what a transition stores);
+`t` (n,) is each copy's time step within its episode. A behaviour policy is called as `policy(obs, t)`.
 Actions are always in [-1, 1]; each env scales them to its own torque range.
 """
 from __future__ import annotations
@@ -72,7 +74,7 @@ class PendulumVec:
         return np.stack([np.cos(th2), np.sin(th2), thdot2], axis=1), r
 
 
-def pendulum_expert(obs: np.ndarray) -> np.ndarray:
+def pendulum_expert(obs: np.ndarray, t=None) -> np.ndarray:
     """Scripted expert in [-1, 1]: energy pumping towards E* = 15 (E = thetadot^2/2 + 15 cos theta, dE/dt = 3 u
     thetadot), then a PD balance near the top."""
     c, s, thdot = obs[:, 0], obs[:, 1], obs[:, 2]
@@ -84,18 +86,93 @@ def pendulum_expert(obs: np.ndarray) -> np.ndarray:
     return np.clip(u / PendulumVec.max_torque, -1.0, 1.0)[:, None]
 
 
-def scripted_policy(kind: dict, rng: np.random.Generator):
-    """A D4RL-style behaviour policy: the expert's action with Gaussian noise `noise`, replaced by a uniform random
-    action with probability `random_prob` (random_prob = 1 is the 'random' dataset)."""
-    noise, p_rand = float(kind["noise"]), float(kind["random_prob"])
+def gait_action(params: np.ndarray, t: np.ndarray, dt: float) -> np.ndarray:
+    """Open-loop central-pattern-generator gait: a_j(t) = clip(amp_j sin(2 pi f t dt + phase_j), -1, 1) with
+    params = (f, amp_1..k, phase_1..k); t (n,) integer steps -> actions (n, k)."""
+    k = (len(params) - 1) // 2
+    f, amp, phase = params[0], params[1:1 + k], params[1 + k:]
+    return np.clip(amp[None, :] * np.sin(2 * np.pi * f * dt * np.asarray(t)[:, None] + phase[None, :]), -1.0, 1.0)
 
-    def act(obs: np.ndarray) -> np.ndarray:
-        a = pendulum_expert(obs) + noise * rng.standard_normal((len(obs), 1))
-        rand = rng.uniform(-1.0, 1.0, (len(obs), 1))
-        use_rand = rng.random((len(obs), 1)) < p_rand
+
+def train_gait(env_id: str, cfg: dict, seed: int) -> dict:
+    """Cross-entropy search over gait parameters (the behaviour policies of the MuJoCo stand-in datasets, trained
+    here): each iteration evaluates `population` samples and the current mean on `horizon`-step episodes from
+    fixed start states, then refits mean and sd to the `elites` best. Returns the mean after every iteration
+    ('snapshots', the D4RL-like training checkpoints) with its return ('returns')."""
+    env = make_env(env_id, int(cfg["population"]) + 1, seed)
+    k, dt = env.act_dim, env.dt
+    rng = np.random.default_rng(seed)
+    mu = np.r_[float(cfg["init_freq"]), np.full(k, 0.5), np.zeros(k)]
+    sd = np.r_[0.5 * float(cfg["init_freq"]), np.full(k, 0.5), np.full(k, np.pi)]
+    snapshots, returns = [], []
+    for _ in range(int(cfg["iters"])):
+        pop = mu + sd * rng.standard_normal((int(cfg["population"]), len(mu)))
+        pop[:, 0] = np.clip(pop[:, 0], 0.1, 10.0)
+        pop[:, 1:1 + k] = np.clip(pop[:, 1:1 + k], 0.0, 3.0)
+        cand = np.concatenate([pop, mu[None]])
+        obs, total = env.reset(), np.zeros(len(cand))
+        for step in range(int(cfg["horizon"])):
+            a = np.clip(cand[:, 1:1 + k] * np.sin(2 * np.pi * cand[:, :1] * dt * step + cand[:, 1 + k:]), -1, 1)
+            _, r, term, trunc = env.step(a)
+            total += r  # locomotion tasks used here do not terminate (HalfCheetah); horizon < time limit
+        snapshots.append(mu.copy()); returns.append(float(total[-1]))
+        elite = pop[np.argsort(total[:-1])[-int(cfg["elites"]):]]
+        mu, sd = elite.mean(0), elite.std(0) + float(cfg["min_sd"])
+    return {"snapshots": [s.tolist() for s in snapshots], "returns": returns}
+
+
+def pick_gaits(search: dict, medium_fraction: float) -> dict:
+    """'expert' = the best snapshot; 'medium' = the first snapshot whose return reaches medium_fraction of the
+    expert's (D4RL: a policy stopped early at about a third of the expert's score)."""
+    r = np.asarray(search["returns"])
+    best = int(np.argmax(r))
+    medium = int(np.flatnonzero(r >= medium_fraction * r[best])[0])
+    return {"expert": search["snapshots"][best], "medium": search["snapshots"][medium],
+            "expert_iter": best, "medium_iter": medium}
+
+
+def scripted_policy(kind: dict, rng: np.random.Generator, gaits: dict | None = None, dt: float = 0.0,
+                    act_dim: int = 1):
+    """A D4RL-style behaviour policy: the expert's action (Pendulum: the scripted swing-up; MuJoCo: the gait of
+    level kind['level'] from `gaits`) with Gaussian noise `noise`, replaced by a uniform random action with
+    probability `random_prob` (random_prob = 1 is the 'random' dataset)."""
+    noise, p_rand = float(kind["noise"]), float(kind["random_prob"])
+    if gaits is None:
+        base = pendulum_expert
+    else:
+        params = np.asarray(gaits[kind.get("level", "expert")])
+        base = lambda obs, t: gait_action(params, t, dt)  # noqa: E731
+
+    def act(obs: np.ndarray, t=None) -> np.ndarray:
+        n = len(obs)
+        a = base(obs, t) + noise * rng.standard_normal((n, act_dim))
+        rand = rng.uniform(-1.0, 1.0, (n, act_dim))
+        use_rand = rng.random((n, 1)) < p_rand
         return np.clip(np.where(use_rand, rand, a), -1.0, 1.0)
 
     return act
+
+
+_MJ_SEEN: set = set()
+
+
+def _route_mujoco_warnings() -> None:
+    """MuJoCo prints its warnings (gymnasium's HalfCheetah XML triggers a 'settotalmass is deprecated' one on every
+    load with mujoco 4) and appends them to MUJOCO_LOG.TXT in the working directory, i.e. the repository root
+    under Snakemake; route each distinct warning once to the job's log instead."""
+    try:
+        import mujoco
+    except ImportError:
+        return
+    if mujoco.get_mju_user_warning() is None:
+        from methods.common.io import log
+
+        def warn(msg: str) -> None:
+            if msg not in _MJ_SEEN:
+                _MJ_SEEN.add(msg)
+                log(f"mujoco warning: {msg.strip()}")
+
+        mujoco.set_mju_user_warning(warn)
 
 
 class GymVec:
@@ -108,6 +185,7 @@ class GymVec:
         except ImportError as e:
             raise ImportError(f"cfdg env {env_id!r} needs gymnasium (and mujoco, imageio for MuJoCo tasks): "
                               f"pip install 'gymnasium[mujoco]'; the tiny scale uses env 'pendulum'") from e
+        _route_mujoco_warnings()
         self.envs = [gym.make(env_id) for _ in range(n)]
         self.n, self.seed = n, seed
         space = self.envs[0].action_space
@@ -115,8 +193,11 @@ class GymVec:
         self.obs_dim = self.envs[0].observation_space.shape[0]
         self.act_dim = space.shape[0]
         self.horizon = self.envs[0].spec.max_episode_steps
+        self.dt = float(self.envs[0].unwrapped.dt)
+        self.t = np.zeros(n, dtype=int)
 
     def reset(self) -> np.ndarray:
+        self.t[:] = 0
         return np.stack([e.reset(seed=self.seed + i)[0] for i, e in enumerate(self.envs)])
 
     def step(self, action: np.ndarray):
@@ -125,8 +206,10 @@ class GymVec:
         self.last_obs = np.stack([o[0] for o in out])
         obs, rew = self.last_obs.copy(), np.array([o[1] for o in out], dtype=float)
         term = np.array([o[2] for o in out]); trunc = np.array([o[3] for o in out])
+        self.t += 1
         for i in np.flatnonzero(term | trunc):
             obs[i] = self.envs[i].reset()[0]
+            self.t[i] = 0
         return obs, rew, term, trunc
 
     def predict(self, obs: np.ndarray, action: np.ndarray):
@@ -154,7 +237,7 @@ def rollout(env, policy, n_steps: int):
     cols = {k: [] for k in ("obs", "act", "rew", "next_obs", "done")}
     ep_ret, returns = np.zeros(env.n), []
     for _ in range(n_steps):
-        a = policy(obs)
+        a = policy(obs, env.t.copy())
         nxt, r, term, trunc = env.step(a)
         cols["obs"].append(obs); cols["act"].append(a); cols["rew"].append(r)
         cols["next_obs"].append(env.last_obs.copy()); cols["done"].append(term.astype(float))

@@ -30,10 +30,14 @@ for _name, _spec in {
         raise ValueError(
             f"config cfdg.datasets.{_name}: source {_spec['source']!r} needs keys {_missing}; add them."
         )
-    if _spec["source"] == "scripted" and CF["env"] != "pendulum":
+    if (
+        _spec["source"] == "scripted"
+        and CF["env"] != "pendulum"
+        and "behaviour" not in CF
+    ):
         raise ValueError(
-            f"config cfdg.datasets.{_name}: source 'scripted' exists only for env 'pendulum' (scripted "
-            f"swing-up expert); for {CF['env']!r} use source: minari or npz."
+            f"config cfdg.datasets.{_name}: source 'scripted' on {CF['env']!r} needs cfdg.behaviour (the gait "
+            f"search that trains the behaviour policies); add it or use source: minari or npz."
         )
     if _spec["source"] == "scripted" and _spec["n_transitions"] % _spec["n_envs"]:
         raise ValueError(
@@ -59,6 +63,18 @@ if CF["reference"]["source"] == "fixed" and not {"random", "expert"} <= set(
     raise ValueError(
         "config cfdg.reference: source 'fixed' needs random and expert returns (D4RL reference scores)."
     )
+if (
+    CF["env"] != "pendulum"
+    and CF["reference"]["source"] == "scripted"
+    and "behaviour" not in CF
+):
+    raise ValueError(
+        "config cfdg.reference: source 'scripted' on a MuJoCo env needs cfdg.behaviour (its expert gait)."
+    )
+if "behaviour" in CF and CF["behaviour"]["elites"] > CF["behaviour"]["population"]:
+    raise ValueError(
+        "config cfdg.behaviour.elites must not exceed cfdg.behaviour.population."
+    )
 if len(CF["seeds"]) < 2:
     raise ValueError(
         "config cfdg.seeds: at least 2 seeds are needed for the confidence intervals of the return claims."
@@ -66,7 +82,7 @@ if len(CF["seeds"]) < 2:
 
 
 def cf_offline_files():
-    names = sorted(set(CF_O2O_DATASETS + [CF["quality"]["offline"]]))
+    names = sorted(CF["datasets"])
     return {n: f"{CF_OUT}/data/offline_{n}.npz" for n in names}
 
 

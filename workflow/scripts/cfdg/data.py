@@ -10,6 +10,7 @@ data_job(
     datasets={k: dict(v) for k, v in snakemake.params.datasets.items()},
     online=dict(snakemake.params.online),
     reference=dict(snakemake.params.reference),
+    behaviour=dict(snakemake.params.behaviour) if snakemake.params.behaviour else None,
     seed=snakemake.params.seed,
     threads=snakemake.threads,
     out_dir=snakemake.params.out_dir,
