@@ -136,6 +136,7 @@ def main(argv=None) -> None:
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--llc-factor", type=float, default=4.0, help="working set per format, in multiples of the LLC")
+    ap.add_argument("--fallback", action="store_true", help="also time the fp32 fallback paths (ICML25_CPU_VNNI=0)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "decode_bandwidth")
     args = ap.parse_args(argv)
     if not K.extension_available():
@@ -162,19 +163,25 @@ def main(argv=None) -> None:
                 xb = x.bfloat16()
                 res = {}
                 for fmt, (ws, nb) in fmts.items():
-                    sec = time_pass(fmt, ws, x, xb, reps)
                     act = x.numel() * (2 if fmt == "torch int4" else 4) + m * n * 4
-                    res[fmt] = (sec, nb + act, len(ws) * nb)
+                    res[fmt] = (time_pass(fmt, ws, x, xb, reps), nb + act, len(ws) * nb)
+                    if args.fallback and fmt != "torch int4":
+                        os.environ["ICML25_CPU_VNNI"] = "0"  # the fp32 path (read by the op at every call)
+                        try:
+                            res[fmt + " [fp32 fallback]"] = (time_pass(fmt, ws, x, xb, reps), nb + act, len(ws) * nb)
+                        finally:
+                            os.environ.pop("ICML25_CPU_VNNI")
                 for fmt, (sec, by, wsb) in res.items():
                     gbs = by / sec / 1e9
                     rows.append({
                         "shape": f"{n}x{k}", "threads": t, "batch": m, "method": fmt,
-                        "bytes_per_weight": round(bpw[fmt], 5), "working_set_MiB": round(wsb / 2**20, 1),
+                        "vnni": bool(torch.ops.icml25.cpu_vnni_enabled("2:4" in fmt)) and "fallback" not in fmt and fmt != "torch int4",
+                        "bytes_per_weight": round(bpw[fmt.split(" [")[0]], 5), "working_set_MiB": round(wsb / 2**20, 1),
                         "ms": round(sec * 1e3, 4), "GB/s": round(gbs, 2), "read_bw_GB/s": round(bws[t], 2),
                         "bw_fraction": round(gbs / bws[t], 3), "x_vs_torch_int4": round(res["torch int4"][0] / sec, 3),
                     })
                     r = rows[-1]
-                    print(f"{r['shape']:>10} t={t} m={m:<2} {fmt:<16} {r['ms']:8.3f} ms {r['GB/s']:6.1f} GB/s "
+                    print(f"{r['shape']:>10} t={t} m={m:<2} {fmt:<31} {r['ms']:8.3f} ms {r['GB/s']:6.1f} GB/s "
                           f"{r['bw_fraction']:5.2f} of bw  {r['x_vs_torch_int4']:5.2f}x torch int4", flush=True)
         del fmts
     load1 = os.getloadavg()
@@ -205,11 +212,11 @@ def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
         f"Bandwidth bound on speed-ups: 2:4+int4 vs torch int4 <= {b_t4 / b_s24:.3f}x, vs icml25 int4 <= {b_i4 / b_s24:.3f}x; "
         f"icml25 int4 vs torch int4 <= {b_t4 / b_i4:.3f}x (at equal fractions of the bandwidth).",
         "",
-        "| shape | threads | batch | method | ms | GB/s | bw_fraction | x_vs_torch_int4 |",
-        "|---|---|---|---|---|---|---|---|",
+        "| shape | threads | batch | method | VNNI | ms | GB/s | bw_fraction | x_vs_torch_int4 |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['shape']} | {r['threads']} | {r['batch']} | {r['method']} | {r['ms']:.3f} | {r['GB/s']:.1f} | "
+        lines.append(f"| {r['shape']} | {r['threads']} | {r['batch']} | {r['method']} | {'yes' if r['vnni'] else 'no'} | {r['ms']:.3f} | {r['GB/s']:.1f} | "
                      f"{r['bw_fraction']:.3f} | {r['x_vs_torch_int4']:.3f} |")
     tmp = out.with_suffix(".md.tmp")
     tmp.write_text("\n".join(lines) + "\n")

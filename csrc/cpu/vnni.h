@@ -1,0 +1,293 @@
+// AVX-512 VNNI paths of the int4 and 2:4+int4 linear ops (vpdpwssd: int16 x int16 -> int32 dot products).
+//
+// Activations are quantized per (row m, scale group g) to int16: q = round(x / a), a = max|x| / 32767 over the
+// group, so |x - a q| <= a / 2 (a relative error <= 1.5e-5 of the group's largest activation, ~250x finer than
+// the bf16 activations of torch's int4 kernel). The weight integers (int4 nibbles, or the 2:4 format's signed
+// codes) are exact in int16, so each group's dot product sum_k u_k q_k is exact in int32, and one float FMA
+// per (row, group) applies s[n, g] * a[m, g]; the zero point enters as s z sum_k a q_k. Only whole scale
+// groups with group_size % 64 == 0 take this path; the columns of a last partial group run the scalar fp32
+// loop on x itself.
+//
+// Dispatch: compiled where the compiler targets AVX512-BW + VNNI (the 2:4 path also VBMI's multishift),
+// taken when the running CPU reports them (__builtin_cpu_supports) and ICML25_CPU_VNNI is not "0"; the
+// fp32 paths in int4.h / sparse24.h are the fallback.
+#pragma once
+#include "common.h"
+
+#include <cstdlib>
+#include <vector>
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define ICML25_VNNI 1
+#endif
+
+namespace icml25 {
+
+// Whether the VNNI paths may run: compiled in, supported by this CPU, and not switched off by ICML25_CPU_VNNI=0.
+inline bool vnni_enabled(bool need_vbmi) {
+#ifdef ICML25_VNNI
+  const char* e = std::getenv("ICML25_CPU_VNNI");
+  if (e != nullptr && e[0] == '0') return false;
+  static const bool cpu = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
+#ifdef __AVX512VBMI__
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+#else
+  const bool vbmi = false;
+#endif
+  return cpu && (!need_vbmi || vbmi);
+#else
+  (void)need_vbmi;
+  return false;
+#endif
+}
+
+// int16 activations of the first GF whole groups: q [M, GF * gs] (or de-interleaved into qe / qo [M, GF * gs / 2]),
+// scale a [M, GF] and sum_k a q_k over the group [M, GF].
+struct QAct {
+  std::vector<int16_t> q, qe, qo;
+  std::vector<float> a, sum;
+  int64_t GF = 0, KQ = 0, ld = 0;  // ld: row stride of q / qe / qo, padded by one cache line (no 4 KiB aliasing)
+};
+
+inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64_t GF, bool deinterleave) {
+  QAct r;
+  r.GF = GF;
+  r.KQ = GF * gs;
+  const int64_t KQ = r.KQ;
+  const int64_t ld = r.ld = (deinterleave ? KQ / 2 : KQ) + 32;
+  if (deinterleave) {
+    r.qe.resize(M * ld);
+    r.qo.resize(M * ld);
+  } else {
+    r.q.resize(M * ld);
+  }
+  r.a.resize(M * GF);
+  r.sum.resize(M * GF);
+  at::parallel_for(0, M * GF, 16, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t m = i / GF, g = i % GF;
+      const float* xg = x + m * K + g * gs;
+      float amax = 0.f;
+      for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
+      const float a = amax / 32767.f, inv = amax > 0.f ? 32767.f / amax : 0.f;
+      int64_t qs = 0;
+      for (int64_t k = 0; k < gs; ++k) {
+        const float v = std::nearbyint(xg[k] * inv);
+        const int16_t q = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, v)));
+        qs += q;
+        const int64_t kk = g * gs + k;
+        if (deinterleave)
+          ((kk & 1) ? r.qo : r.qe)[m * ld + (kk >> 1)] = q;
+        else
+          r.q[m * ld + kk] = q;
+      }
+      r.a[i] = a;
+      r.sum[i] = a * static_cast<float>(qs);
+    }
+  });
+  return r;
+}
+
+#ifdef ICML25_VNNI
+
+struct I4V {
+  const QAct* qa;
+  const float* x;     // [M, K] (the scalar tail)
+  const uint8_t* w;   // [N, K2]
+  const float* s;     // [N, G]
+  const float* z;     // [N, G]
+  float* y;           // [M, N]
+  int64_t M, N, K, K2, G, gs;
+};
+
+// y[m0 .. m0 + MT, n] += (scale groups [g0, g1) of row n) . x; the scalar tail of a last partial group when g1 == G.
+template <int MT>
+inline void int4_vnni_row(const I4V& a, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
+  constexpr int U = 2;  // chunks of 64 weights in flight (independent dot-product chains)
+  const QAct& qa = *a.qa;
+  const int64_t ld = qa.ld, GF = qa.GF, half = a.gs / 2;
+  const uint8_t* w = a.w + n * a.K2;
+  const float* s = a.s + n * a.G;
+  const float* z = a.z + n * a.G;
+  const __m512i lo4 = _mm512_set1_epi16(15);
+  __m512 af[MT];
+  float zt[MT], tail[MT];
+  for (int m = 0; m < MT; ++m) {
+    af[m] = _mm512_setzero_ps();
+    zt[m] = tail[m] = 0.f;
+  }
+  const int64_t gv = std::min(g1, GF);
+  for (int64_t g = g0; g < gv; ++g) {
+    __m512i al[U][MT], ah[U][MT];
+    for (int u = 0; u < U; ++u)
+      for (int m = 0; m < MT; ++m) al[u][m] = ah[u][m] = _mm512_setzero_si512();
+    const int64_t j0 = g * half;
+    auto chunk = [&](int64_t j, __m512i* l, __m512i* h) __attribute__((always_inline)) {
+      // 32 bytes = 64 weights: low nibbles pair with the even columns, high nibbles with the odd ones
+      const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j)));
+      const __m512i wl = _mm512_and_si512(b, lo4), wh = _mm512_srli_epi16(b, 4);
+      for (int m = 0; m < MT; ++m) {
+        const int64_t off = (m0 + m) * ld + j;
+        l[m] = _mm512_dpwssd_epi32(l[m], wl, _mm512_loadu_si512(qa.qe.data() + off));
+        h[m] = _mm512_dpwssd_epi32(h[m], wh, _mm512_loadu_si512(qa.qo.data() + off));
+      }
+    };
+    int64_t c = 0;
+    if constexpr (U == 2)
+      for (; c + 64 <= half; c += 64) {
+        chunk(j0 + c, al[0], ah[0]);
+        chunk(j0 + c + 32, al[1], ah[1]);
+      }
+    for (; c < half; c += 32) chunk(j0 + c, al[0], ah[0]);
+    for (int m = 0; m < MT; ++m) {
+      __m512i t = _mm512_add_epi32(al[0][m], ah[0][m]);
+      if constexpr (U == 2) t = _mm512_add_epi32(t, _mm512_add_epi32(al[1][m], ah[1][m]));
+      const int64_t i = (m0 + m) * GF + g;
+      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(s[g] * qa.a[i]), af[m]);
+      zt[m] += s[g] * z[g] * qa.sum[i];
+    }
+  }
+  if (g1 == a.G)
+    for (int64_t g = std::max(g0, GF); g < a.G; ++g)
+      for (int64_t k = g * a.gs; k < std::min(a.K, (g + 1) * a.gs); ++k) {
+        const float wk = s[g] * (static_cast<float>((w[k >> 1] >> ((k & 1) * 4)) & 15) - z[g]);
+        for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + k];
+      }
+  for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += (_mm512_reduce_add_ps(af[m]) - zt[m]) + tail[m];
+}
+
+inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t M,
+                             int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
+  const QAct qa = quantize_act(x, M, K, gs, K / gs, true);
+  const I4V a{&qa, x, w, s, z, y, M, N, K, K2, G, gs};
+  // Tiles of 2 activation rows over whole weight rows (measured here: 4- and 8-row tiles and column blocking were
+  // slower); a tile of 64 weight rows (128 KB at K = 4096) stays in L2 while the batch's row pairs pass over it.
+  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
+    for (int64_t t0 = n0; t0 < n1; t0 += 64) {
+      const int64_t t1 = std::min(n1, t0 + 64);
+      int64_t m = 0;
+      for (; m + 2 <= M; m += 2)
+        for (int64_t n = t0; n < t1; ++n) int4_vnni_row<2>(a, n, m, 0, G);
+      for (; m < M; ++m)
+        for (int64_t n = t0; n < t1; ++n) int4_vnni_row<1>(a, n, m, 0, G);
+    }
+  });
+}
+
+#ifdef __AVX512VBMI__
+
+struct S24V {
+  const QAct* qa;
+  const float* x;      // [M, K]
+  const uint8_t* v;    // [N, K4]
+  const uint8_t* meta; // [N, KM]
+  const float* s;      // [N, G]
+  float* y;            // [M, N]
+  int64_t M, N, K, K4, KM, G, gs;
+};
+
+// 64 columns = 32 slots: the 32 signed codes (int16) and the 32 slot columns (0..63) of row n at column k.
+struct Sp24Consts {
+  __m512i ctrl_v, ctrl_m, base, m3, m15, eight, sel;
+  Sp24Consts() {
+    alignas(64) int8_t cv[64], cm[64];
+    alignas(64) int16_t bs[32];
+    for (int b = 0; b < 64; ++b) {
+      const int wd = b / 2;  // word (slot) of byte b; only the low byte of each word matters
+      cv[b] = static_cast<int8_t>((b & 1) ? 0 : 4 * (wd % 16));  // nibble wd of the value qword
+      cm[b] = static_cast<int8_t>((b & 1) ? 0 : 2 * wd);         // 2-bit position wd of the meta qword
+    }
+    for (int i = 0; i < 32; ++i) bs[i] = static_cast<int16_t>(4 * (i / 2));
+    ctrl_v = _mm512_load_si512(cv);
+    ctrl_m = _mm512_load_si512(cm);
+    base = _mm512_load_si512(bs);
+    m3 = _mm512_set1_epi16(3);
+    m15 = _mm512_set1_epi16(15);
+    eight = _mm512_set1_epi16(8);
+    sel = _mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0);  // value qword 0 -> slots 0..15, qword 1 -> slots 16..31
+  }
+};
+
+template <int MT>
+inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
+  constexpr int U = 2;  // chunks of 64 columns in flight (independent dot-product chains)
+  const QAct& qa = *a.qa;
+  const int64_t ld = qa.ld, GF = qa.GF;
+  const uint8_t* v = a.v + n * a.K4;
+  const uint8_t* mt = a.meta + n * a.KM;
+  const float* s = a.s + n * a.G;
+  __m512 af[MT];
+  float tail[MT];
+  for (int m = 0; m < MT; ++m) {
+    af[m] = _mm512_setzero_ps();
+    tail[m] = 0.f;
+  }
+  const int64_t gv = std::min(g1, GF);
+  for (int64_t g = g0; g < gv; ++g) {
+    __m512i acc[U][MT];
+    for (int u = 0; u < U; ++u)
+      for (int m = 0; m < MT; ++m) acc[u][m] = _mm512_setzero_si512();
+    auto chunk = [&](int64_t k, __m512i* ac) __attribute__((always_inline)) {
+      const __m512i vb = _mm512_permutexvar_epi64(C.sel, _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + (k >> 2)))));
+      const __m512i q = _mm512_sub_epi16(_mm512_and_si512(_mm512_multishift_epi64_epi8(C.ctrl_v, vb), C.m15), C.eight);
+      uint64_t mw;
+      std::memcpy(&mw, mt + (k >> 3), 8);
+      const __m512i raw = _mm512_multishift_epi64_epi8(C.ctrl_m, _mm512_set1_epi64(static_cast<long long>(mw)));
+      const __m512i idx = _mm512_ternarylogic_epi32(raw, C.m3, C.base, 0xEA);  // (raw & 3) | base
+      for (int m = 0; m < MT; ++m) {
+        const int16_t* xr = qa.q.data() + (m0 + m) * ld + k;
+        const __m512i xg = _mm512_permutex2var_epi16(_mm512_loadu_si512(xr), idx, _mm512_loadu_si512(xr + 32));
+        ac[m] = _mm512_dpwssd_epi32(ac[m], q, xg);
+      }
+    };
+    const int64_t k0 = g * a.gs, k1 = k0 + a.gs;
+    int64_t k = k0;
+    if constexpr (U == 2)
+      for (; k + 128 <= k1; k += 128) {
+        chunk(k, acc[0]);
+        chunk(k + 64, acc[1]);
+      }
+    for (; k < k1; k += 64) chunk(k, acc[0]);
+    for (int m = 0; m < MT; ++m) {
+      __m512i t = acc[0][m];
+      if constexpr (U == 2) t = _mm512_add_epi32(t, acc[1][m]);
+      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(s[g] * qa.a[(m0 + m) * GF + g]), af[m]);
+    }
+  }
+  if (g1 == a.G && GF < a.G) {
+    // the slots of the last partial group, scalar on fp32 x (each slot's scale looked up by its column)
+    for (int64_t j = GF * a.gs / 4; j < a.K4; ++j) {
+      const int nibm = (mt[j >> 1] >> ((j & 1) * 4)) & 15;
+      for (int t = 0; t < 2; ++t) {
+        const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
+        const int q = ((v[j] >> (4 * t)) & 15) - 8;
+        if (q == 0 || col >= a.K) continue;
+        const float wk = s[col / a.gs] * static_cast<float>(q);
+        for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + col];
+      }
+    }
+  }
+  for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += _mm512_reduce_add_ps(af[m]) + tail[m];
+}
+
+inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t* meta, const float* s, float* y,
+                                 int64_t M, int64_t N, int64_t K, int64_t K4, int64_t KM, int64_t G, int64_t gs) {
+  const QAct qa = quantize_act(x, M, K, gs, K / gs, false);
+  const S24V a{&qa, x, v, meta, s, y, M, N, K, K4, KM, G, gs};
+  const Sp24Consts C;
+  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
+    for (int64_t t0 = n0; t0 < n1; t0 += 64) {
+      const int64_t t1 = std::min(n1, t0 + 64);
+      int64_t m = 0;
+      for (; m + 2 <= M; m += 2)
+        for (int64_t n = t0; n < t1; ++n) sp24_vnni_row<2>(a, C, n, m, 0, G);
+      for (; m < M; ++m)
+        for (int64_t n = t0; n < t1; ++n) sp24_vnni_row<1>(a, C, n, m, 0, G);
+    }
+  });
+}
+
+#endif  // __AVX512VBMI__
+#endif  // ICML25_VNNI
+
+}  // namespace icml25
