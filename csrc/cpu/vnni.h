@@ -100,52 +100,68 @@ struct I4V {
   int64_t M, N, K, K2, G, gs;
 };
 
+// Per (row m, group g) of a weight row: sa = s[g] * a[m, g] (the float factor of the group's integer dot product),
+// and zt[m] = sum_g s[g] z[g] sum[m, g] (the zero points' term; z == nullptr: none), vectorized over groups so
+// that the inner loop's epilogue per (row, group) is one convert and one FMA with a broadcast operand.
+template <int MT>
+inline void group_factors(const QAct& qa, const float* s, const float* z, int64_t m0, int64_t g0, int64_t gv,
+                          float* sa, float* zt) {
+  const int64_t GF = qa.GF;
+  for (int m = 0; m < MT; ++m) {
+    const float* am = qa.a.data() + (m0 + m) * GF;
+    const float* sm = qa.sum.data() + (m0 + m) * GF;
+    __m512 v = _mm512_setzero_ps();
+    for (int64_t g = g0; g < gv; g += 16) {
+      const __mmask16 k = gv - g >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (gv - g)) - 1);
+      const __m512 sv = _mm512_maskz_loadu_ps(k, s + g);
+      _mm512_mask_storeu_ps(sa + m * GF + g, k, _mm512_mul_ps(sv, _mm512_maskz_loadu_ps(k, am + g)));
+      if (z != nullptr)
+        v = _mm512_fmadd_ps(_mm512_mul_ps(sv, _mm512_maskz_loadu_ps(k, z + g)), _mm512_maskz_loadu_ps(k, sm + g), v);
+    }
+    zt[m] = z != nullptr ? _mm512_reduce_add_ps(v) : 0.f;
+  }
+}
+
+inline float* scratch(int64_t n) {
+  thread_local std::vector<float> buf;
+  if (static_cast<int64_t>(buf.size()) < n) buf.resize(n);
+  return buf.data();
+}
+
 // y[m0 .. m0 + MT, n] += (scale groups [g0, g1) of row n) . x; the scalar tail of a last partial group when g1 == G.
 template <int MT>
 inline void int4_vnni_row(const I4V& a, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
-  constexpr int U = 2;  // chunks of 64 weights in flight (independent dot-product chains)
   const QAct& qa = *a.qa;
   const int64_t ld = qa.ld, GF = qa.GF, half = a.gs / 2;
   const uint8_t* w = a.w + n * a.K2;
   const float* s = a.s + n * a.G;
   const float* z = a.z + n * a.G;
   const __m512i lo4 = _mm512_set1_epi16(15);
-  __m512 af[MT];
+  const int64_t gv = std::min(g1, GF);
+  float* sa = scratch(MT * GF);
   float zt[MT], tail[MT];
+  group_factors<MT>(qa, s, z, m0, g0, gv, sa, zt);
+  __m512 af[MT];
   for (int m = 0; m < MT; ++m) {
     af[m] = _mm512_setzero_ps();
-    zt[m] = tail[m] = 0.f;
+    tail[m] = 0.f;
   }
-  const int64_t gv = std::min(g1, GF);
   for (int64_t g = g0; g < gv; ++g) {
-    __m512i al[U][MT], ah[U][MT];
-    for (int u = 0; u < U; ++u)
-      for (int m = 0; m < MT; ++m) al[u][m] = ah[u][m] = _mm512_setzero_si512();
-    const int64_t j0 = g * half;
-    auto chunk = [&](int64_t j, __m512i* l, __m512i* h) __attribute__((always_inline)) {
+    // one int32 accumulator per row and group: the chains of successive groups are independent
+    __m512i acc[MT];
+    for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_si512();
+    for (int64_t j = g * half; j < (g + 1) * half; j += 32) {
       // 32 bytes = 64 weights: low nibbles pair with the even columns, high nibbles with the odd ones
       const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j)));
       const __m512i wl = _mm512_and_si512(b, lo4), wh = _mm512_srli_epi16(b, 4);
       for (int m = 0; m < MT; ++m) {
         const int64_t off = (m0 + m) * ld + j;
-        l[m] = _mm512_dpwssd_epi32(l[m], wl, _mm512_loadu_si512(qa.qe.data() + off));
-        h[m] = _mm512_dpwssd_epi32(h[m], wh, _mm512_loadu_si512(qa.qo.data() + off));
+        acc[m] = _mm512_dpwssd_epi32(acc[m], wl, _mm512_loadu_si512(qa.qe.data() + off));
+        acc[m] = _mm512_dpwssd_epi32(acc[m], wh, _mm512_loadu_si512(qa.qo.data() + off));
       }
-    };
-    int64_t c = 0;
-    if constexpr (U == 2)
-      for (; c + 64 <= half; c += 64) {
-        chunk(j0 + c, al[0], ah[0]);
-        chunk(j0 + c + 32, al[1], ah[1]);
-      }
-    for (; c < half; c += 32) chunk(j0 + c, al[0], ah[0]);
-    for (int m = 0; m < MT; ++m) {
-      __m512i t = _mm512_add_epi32(al[0][m], ah[0][m]);
-      if constexpr (U == 2) t = _mm512_add_epi32(t, _mm512_add_epi32(al[1][m], ah[1][m]));
-      const int64_t i = (m0 + m) * GF + g;
-      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(s[g] * qa.a[i]), af[m]);
-      zt[m] += s[g] * z[g] * qa.sum[i];
     }
+    for (int m = 0; m < MT; ++m)
+      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m]), _mm512_set1_ps(sa[m * GF + g]), af[m]);
   }
   if (g1 == a.G)
     for (int64_t g = std::max(g0, GF); g < a.G; ++g)
@@ -210,24 +226,24 @@ struct Sp24Consts {
 
 template <int MT>
 inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
-  constexpr int U = 2;  // chunks of 64 columns in flight (independent dot-product chains)
   const QAct& qa = *a.qa;
   const int64_t ld = qa.ld, GF = qa.GF;
   const uint8_t* v = a.v + n * a.K4;
   const uint8_t* mt = a.meta + n * a.KM;
   const float* s = a.s + n * a.G;
+  const int64_t gv = std::min(g1, GF);
+  float* sa = scratch(MT * GF);
+  float zt[MT], tail[MT];
+  group_factors<MT>(qa, s, nullptr, m0, g0, gv, sa, zt);
   __m512 af[MT];
-  float tail[MT];
   for (int m = 0; m < MT; ++m) {
     af[m] = _mm512_setzero_ps();
     tail[m] = 0.f;
   }
-  const int64_t gv = std::min(g1, GF);
   for (int64_t g = g0; g < gv; ++g) {
-    __m512i acc[U][MT];
-    for (int u = 0; u < U; ++u)
-      for (int m = 0; m < MT; ++m) acc[u][m] = _mm512_setzero_si512();
-    auto chunk = [&](int64_t k, __m512i* ac) __attribute__((always_inline)) {
+    __m512i acc[MT];
+    for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_si512();
+    for (int64_t k = g * a.gs; k < (g + 1) * a.gs; k += 64) {
       const __m512i vb = _mm512_permutexvar_epi64(C.sel, _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + (k >> 2)))));
       const __m512i q = _mm512_sub_epi16(_mm512_and_si512(_mm512_multishift_epi64_epi8(C.ctrl_v, vb), C.m15), C.eight);
       uint64_t mw;
@@ -237,22 +253,11 @@ inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t
       for (int m = 0; m < MT; ++m) {
         const int16_t* xr = qa.q.data() + (m0 + m) * ld + k;
         const __m512i xg = _mm512_permutex2var_epi16(_mm512_loadu_si512(xr), idx, _mm512_loadu_si512(xr + 32));
-        ac[m] = _mm512_dpwssd_epi32(ac[m], q, xg);
+        acc[m] = _mm512_dpwssd_epi32(acc[m], q, xg);
       }
-    };
-    const int64_t k0 = g * a.gs, k1 = k0 + a.gs;
-    int64_t k = k0;
-    if constexpr (U == 2)
-      for (; k + 128 <= k1; k += 128) {
-        chunk(k, acc[0]);
-        chunk(k + 64, acc[1]);
-      }
-    for (; k < k1; k += 64) chunk(k, acc[0]);
-    for (int m = 0; m < MT; ++m) {
-      __m512i t = acc[0][m];
-      if constexpr (U == 2) t = _mm512_add_epi32(t, acc[1][m]);
-      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(s[g] * qa.a[(m0 + m) * GF + g]), af[m]);
     }
+    for (int m = 0; m < MT; ++m)
+      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m]), _mm512_set1_ps(sa[m * GF + g]), af[m]);
   }
   if (g1 == a.G && GF < a.G) {
     // the slots of the last partial group, scalar on fp32 x (each slot's scale looked up by its column)
