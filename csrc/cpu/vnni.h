@@ -63,7 +63,8 @@ inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64
   }
   r.a.resize(M * GF);
   r.sum.resize(M * GF);
-  at::parallel_for(0, M * GF, 16, [&](int64_t i0, int64_t i1) {
+  // in one thread up to ~64K activations (decode batches): a fork / join costs more than the work there
+  at::parallel_for(0, M * GF, std::max<int64_t>(16, 65536 / gs), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t m = i / GF, g = i % GF;
       const float* xg = x + m * K + g * gs;
