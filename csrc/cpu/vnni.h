@@ -1,8 +1,9 @@
 // AVX-512 VNNI paths of the int4 and 2:4+int4 linear ops (vpdpwssd: int16 x int16 -> int32 dot products).
 //
 // Activations are quantized per (row m, scale group g) to int16: q = round(x / a), a = max|x| / 32767 over the
-// group, so |x - a q| <= a / 2 (a relative error <= 1.5e-5 of the group's largest activation, ~250x finer than
-// the bf16 activations of torch's int4 kernel). The weight integers (int4 nibbles, or the 2:4 format's signed
+// group, so |x - a q| <= a / 2: at most 1.5e-5 of the group's largest activation (bf16, as torch's int4 kernel
+// takes activations, rounds each value by up to 2^-9 of itself, ~130x more at the largest one). The weight
+// integers (int4 nibbles, or the 2:4 format's signed
 // codes) are exact in int16, so each group's dot product sum_k u_k q_k is exact in int32, and one float FMA
 // per (row, group) applies s[n, g] * a[m, g]; the zero point enters as s z sum_k a q_k. Only whole scale
 // groups with group_size % 64 == 0 take this path; the columns of a last partial group run the scalar fp32
