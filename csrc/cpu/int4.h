@@ -6,6 +6,7 @@
 // the nibble (vpermps), so a weight is exactly the reference's dequantized value (and a zero weight is 0).
 #pragma once
 #include "common.h"
+#include "vnni.h"
 
 namespace icml25 {
 
@@ -91,6 +92,13 @@ inline at::Tensor int4_linear_cpu(const at::Tensor& x, const at::Tensor& packed,
   check_shape(zeros, "zeros", {N, G});
   auto y = at::zeros({M, N}, x.options());
   if (M == 0 || N == 0) return y;
+#ifdef ICML25_VNNI
+  if (group_size % 64 == 0 && K >= group_size && vnni_enabled(false)) {
+    int4_linear_vnni(x.data_ptr<float>(), packed.data_ptr<uint8_t>(), scales.data_ptr<float>(), zeros.data_ptr<float>(),
+                     y.data_ptr<float>(), M, N, K, K2, G, group_size);
+    return y;
+  }
+#endif
   // de-interleave x
   auto xp = at::constant_pad_nd(x, {0, 2 * K2 - K}).view({M, K2, 2});
   auto xe = xp.select(2, 0).contiguous(), xo = xp.select(2, 1).contiguous();

@@ -10,6 +10,8 @@ TORCH_LIBRARY(icml25, m) {
   m.def("sparse24_int4_linear(Tensor x, Tensor values, Tensor meta, Tensor scales, int group_size, int k, "
         "Tensor? lora_l=None, Tensor? lora_r=None) -> Tensor");
   m.def("e8_nearest(Tensor x) -> Tensor");
+  // no tensor arguments: a catch-all kernel saying whether the next int4 (or 2:4) call takes the VNNI path
+  m.def("cpu_vnni_enabled(bool sparse24=False) -> bool", [](bool sparse24) { return icml25::vnni_enabled(sparse24); });
   m.def("nestquant_encode(Tensor x, int q, Tensor betas) -> (Tensor, Tensor)");
   m.def("nestquant_decode(Tensor codes, Tensor beta_idx, int q, Tensor betas) -> Tensor");
   m.def("nestquant_matmul(Tensor x, Tensor codes, Tensor beta_idx, int q, Tensor betas, int n, int k) -> Tensor");
@@ -28,3 +30,4 @@ TORCH_LIBRARY_IMPL(icml25, CPU, m) {
   m.impl("decode_attention", &icml25::decode_attention_cpu);
   m.impl("spec_decode_attention", &icml25::spec_decode_attention_cpu);
 }
+

@@ -5,6 +5,7 @@
 // gather indices from one 32-bit meta word, and a two-register permute of the 32 x values.
 #pragma once
 #include "common.h"
+#include "vnni.h"
 
 namespace icml25 {
 
@@ -127,7 +128,15 @@ inline at::Tensor sparse24_int4_linear_cpu(const at::Tensor& x, const at::Tensor
   check_shape(scales, "scales", {N, G});
   TORCH_CHECK(lora_l.has_value() == lora_r.has_value(), "lora_l/lora_r: pass both or neither");
   auto y = at::zeros({M, N}, x.options());
-  if (M > 0 && N > 0) {
+  bool done = false;
+#if defined(ICML25_VNNI) && defined(__AVX512VBMI__)
+  if (M > 0 && N > 0 && group_size % 64 == 0 && K >= group_size && vnni_enabled(true)) {
+    sparse24_linear_vnni(x.data_ptr<float>(), values.data_ptr<uint8_t>(), meta.data_ptr<uint8_t>(), scales.data_ptr<float>(),
+                         y.data_ptr<float>(), M, N, K, K4, KM, G, group_size);
+    done = true;
+  }
+#endif
+  if (M > 0 && N > 0 && !done) {
     Sp24Args a{x.data_ptr<float>(), values.data_ptr<uint8_t>(), meta.data_ptr<uint8_t>(), scales.data_ptr<float>(),
                y.data_ptr<float>(), M, N, K, K4, KM, G, group_size};
     // cache blocking over ~512 columns, as in int4_linear_cpu

@@ -7,6 +7,12 @@ csrc/cuda). The functions below call the compiled op when the extension is built
 fall back to the reference, with a one-line warning, when it is not. ``ICML25_KERNELS=reference`` in the
 environment forces the reference.
 
+CPU paths: where the CPU has AVX-512 VNNI (and VBMI for 2:4), ``int4_linear`` and ``sparse24_int4_linear``
+with a group size that is a multiple of 64 quantize the activations per (row, group) to int16 and use
+int16 dot products (csrc/cpu/vnni.h; error <= half an activation step, 1.5e-5 of the group's largest
+|x|); ``ICML25_CPU_VNNI=0`` in the environment forces the fp32 paths. ``cpu_vnni_enabled(sparse24)`` says
+which path the next call takes.
+
 Ops
 - int4 weight-only: ``pack_int4`` / ``quantize_int4_rtn`` -> ``Int4Weight``; ``int4_linear(x, w)``.
 - 2:4 sparse + int4 (SLiM's format): ``pack_sparse24_int4`` -> ``Sparse24Int4Weight``;
@@ -85,6 +91,11 @@ def _register_fakes() -> None:
     @fake("spec_decode_attention")
     def _(q, k, v, sink, window, lam, scale):
         return torch.empty_like(q), torch.empty_like(q), q.new_empty(q.shape[:2], dtype=torch.bool)
+
+
+def cpu_vnni_enabled(sparse24: bool = False) -> bool:
+    """Whether the next CPU int4 (sparse24=False) or 2:4+int4 call takes the AVX-512 VNNI path (see the module doc)."""
+    return _LOADED and bool(torch.ops.icml25.cpu_vnni_enabled(sparse24))
 
 
 def extension_available() -> bool:
@@ -358,6 +369,7 @@ _load()
 __all__ = [
     "Int4Weight",
     "Sparse24Int4Weight",
+    "cpu_vnni_enabled",
     "decode_attention",
     "e8_nearest",
     "extension_available",

@@ -1,0 +1,228 @@
+"""Decode-realistic CPU benchmark of the int4 and 2:4+int4 linear ops: weights streamed from DRAM.
+
+    .venv/bin/python benchmarks/decode_bandwidth.py              # Llama-7B shapes, batch 1..32, 1 and 2 threads
+    .venv/bin/python benchmarks/decode_bandwidth.py --quick      # one shape, batch 1 and 8 (a smoke check)
+
+benchmarks/kernels.py multiplies one matrix again and again, so an 8 MB int4 matrix stays in the L3 cache.
+Decoding a model reads every layer's weights once per token, from DRAM. Here each timed pass cycles
+through enough distinct copies of a matrix (per format) that the pass reads >= 4x the last-level cache,
+as a layer stack does, and the time per matrix is the pass time / copies. In the same process:
+
+- read bandwidth: a STREAM-like sum over a buffer >= 8x the LLC (bytes read / time), per thread count;
+- each kernel's effective GB/s = bytes it must read (packed weights + metadata + scales + activations)
+  / time, and its fraction of the read bandwidth;
+- ratios against torch's own int4 CPU kernel (aten._weight_int4pack_mm_for_cpu, group 128, bf16
+  activations), measured in the same pass loop, same process.
+
+All figures are medians over repeated passes. The machine may be shared: the load average at start and
+end is written with the results. Results: benchmarks/results/decode_bandwidth.{csv,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import methods.kernels as K  # noqa: E402
+
+LLAMA_7B = [(4096, 4096), (11008, 4096), (4096, 11008)]  # (N out, K in): q/k/v/o, gate/up, down
+GS = 128
+
+
+def llc_bytes() -> int:
+    """Size of the largest cache level (sysfs); 32 MiB when unknown."""
+    best = 0
+    for idx in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            s = (idx / "size").read_text().strip()
+        except OSError:
+            continue
+        mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(s[-1], 1)
+        best = max(best, int(s.rstrip("KMG")) * mult)
+    return best or 32 * 2**20
+
+
+def bytes_per_weight(group_size: int = GS) -> dict[str, float]:
+    """Exact bytes per weight of each format (payload + metadata + scales / zero points), K a multiple of 128."""
+    return {
+        # packed nibbles (1/2 B) + float32 scale and float32 zero point per group
+        "icml25 int4": 0.5 + 8 / group_size,
+        # 2 kept nibbles per 4 weights (1/4 B) + 2-bit positions of the 2 slots (1/8 B) + float32 scale per group
+        "icml25 2:4+int4": 0.25 + 0.125 + 4 / group_size,
+        # torch: packed nibbles (1/2 B) + bf16 (scale, zero) pair per group
+        "torch int4": 0.5 + 4 / group_size,
+    }
+
+
+def read_bandwidth(llc: int, reps: int) -> float:
+    """GB/s of a sum over a float32 buffer of >= 8x the LLC (bytes read / time, median)."""
+    a = torch.empty(max(8 * llc, 256 * 2**20) // 4)
+    a.normal_()
+    a.sum()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        a.sum()
+        ts.append(time.perf_counter() - t0)
+    return a.numel() * 4 / statistics.median(ts) / 1e9
+
+
+def make_formats(n: int, k: int, working_set: int, gen: torch.Generator):
+    """Distinct copies of one random matrix per format, enough copies that each format's copies read >= working_set
+    bytes. Values do not change the kernels' speed; the copies only keep the cache from holding the weights."""
+    q = torch.randint(0, 16, (n, k), dtype=torch.int32, generator=gen)
+    s = torch.rand(n, k // GS, generator=gen) * 0.01 + 1e-3
+    i4 = K.pack_int4(q, s, torch.full_like(s, 8.0), GS)
+    top = torch.rand(n, k // 4, 4, generator=gen).topk(2, -1).indices
+    keep = torch.zeros(n, k // 4, 4, dtype=torch.bool).scatter(-1, top, True).reshape(n, k)
+    s24 = K.pack_sparse24_int4(torch.where(keep, q - 8, 0).to(torch.int64), s, GS, mask=keep)
+    t4 = torch.ops.aten._convert_weight_to_int4pack_for_cpu(q, 2)
+    t4sz = torch.stack([s.t(), torch.zeros_like(s.t())], -1).bfloat16().contiguous()  # [K/GS, N, 2]
+
+    def copies(nbytes, clone):
+        return [clone() for _ in range(max(2, math.ceil(working_set / nbytes)))]
+
+    def clone_i4():
+        return K.Int4Weight(i4.packed.clone(), i4.scales.clone(), i4.zeros.clone(), GS, (n, k))
+
+    def clone_s24():
+        return K.Sparse24Int4Weight(s24.values.clone(), s24.meta.clone(), s24.scales.clone(), GS, (n, k))
+
+    t4_bytes = t4.numel() * t4.element_size() + t4sz.numel() * t4sz.element_size()
+    return {
+        "torch int4": (copies(t4_bytes, lambda: (t4.clone(), t4sz.clone())), t4_bytes),
+        "icml25 int4": (copies(i4.nbytes, clone_i4), i4.nbytes),
+        "icml25 2:4+int4": (copies(s24.nbytes, clone_s24), s24.nbytes),
+    }
+
+
+def call(fmt: str, w, x: torch.Tensor, xb: torch.Tensor):
+    if fmt == "torch int4":
+        return torch.ops.aten._weight_int4pack_mm_for_cpu(xb, w[0], GS, w[1])
+    if fmt == "icml25 int4":
+        return K.int4_linear(x, w)
+    return K.sparse24_int4_linear(x, w)
+
+
+def time_pass(fmt, ws, x, xb, reps) -> float:
+    """Median seconds per matrix of a pass over all copies (one warm-up pass)."""
+    for w in ws:
+        call(fmt, w, x, xb)
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for w in ws:
+            call(fmt, w, x, xb)
+        ts.append((time.perf_counter() - t0) / len(ws))
+    return statistics.median(ts)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="4096x4096 only, batch 1 and 8, 3 passes")
+    ap.add_argument("--reps", type=int, default=7, help="timed passes per case (the median is reported)")
+    ap.add_argument("--batches", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--llc-factor", type=float, default=4.0, help="working set per format, in multiples of the LLC")
+    ap.add_argument("--fallback", action="store_true", help="also time the fp32 fallback paths (ICML25_CPU_VNNI=0)")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "decode_bandwidth")
+    args = ap.parse_args(argv)
+    if not K.extension_available():
+        sys.exit("methods.kernels: the compiled extension is not built (run `python -m methods.kernels.build`)")
+    shapes, batches, reps = LLAMA_7B, args.batches, args.reps
+    if args.quick:
+        shapes, batches, reps = LLAMA_7B[:1], [1, 8], 3
+    llc = llc_bytes()
+    ws_bytes = int(args.llc_factor * llc)
+    load0 = os.getloadavg()
+    bpw = bytes_per_weight()
+    gen = torch.Generator().manual_seed(0)
+    rows, bws = [], {}
+    for t in args.threads:
+        torch.set_num_threads(t)
+        bws[t] = read_bandwidth(llc, max(reps, 5))
+        print(f"threads {t}: read bandwidth {bws[t]:.1f} GB/s", flush=True)
+    for n, k in shapes:
+        fmts = make_formats(n, k, ws_bytes, gen)
+        for t in args.threads:
+            torch.set_num_threads(t)
+            for m in batches:
+                x = torch.randn(m, k, generator=gen)
+                xb = x.bfloat16()
+                res = {}
+                for fmt, (ws, nb) in fmts.items():
+                    act = x.numel() * (2 if fmt == "torch int4" else 4) + m * n * 4
+                    res[fmt] = (time_pass(fmt, ws, x, xb, reps), nb + act, len(ws) * nb)
+                    if args.fallback and fmt != "torch int4":
+                        os.environ["ICML25_CPU_VNNI"] = "0"  # the fp32 path (read by the op at every call)
+                        try:
+                            res[fmt + " [fp32 fallback]"] = (time_pass(fmt, ws, x, xb, reps), nb + act, len(ws) * nb)
+                        finally:
+                            os.environ.pop("ICML25_CPU_VNNI")
+                for fmt, (sec, by, wsb) in res.items():
+                    gbs = by / sec / 1e9
+                    rows.append({
+                        "shape": f"{n}x{k}", "threads": t, "batch": m, "method": fmt,
+                        "vnni": bool(torch.ops.icml25.cpu_vnni_enabled("2:4" in fmt)) and "fallback" not in fmt and fmt != "torch int4",
+                        "bytes_per_weight": round(bpw[fmt.split(" [")[0]], 5), "working_set_MiB": round(wsb / 2**20, 1),
+                        "ms": round(sec * 1e3, 4), "GB/s": round(gbs, 2), "read_bw_GB/s": round(bws[t], 2),
+                        "bw_fraction": round(gbs / bws[t], 3), "x_vs_torch_int4": round(res["torch int4"][0] / sec, 3),
+                    })
+                    r = rows[-1]
+                    print(f"{r['shape']:>10} t={t} m={m:<2} {fmt:<31} {r['ms']:8.3f} ms {r['GB/s']:6.1f} GB/s "
+                          f"{r['bw_fraction']:5.2f} of bw  {r['x_vs_torch_int4']:5.2f}x torch int4", flush=True)
+        del fmts
+    load1 = os.getloadavg()
+    write(args.out, rows, bpw, llc, bws, load0, load1, reps)
+
+
+def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_suffix(".csv.tmp"), "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+        wr.writeheader()
+        wr.writerows(rows)
+    os.replace(out.with_suffix(".csv.tmp"), out.with_suffix(".csv"))
+    b_i4, b_s24, b_t4 = bpw["icml25 int4"], bpw["icml25 2:4+int4"], bpw["torch int4"]
+    lines = [
+        f"# Decode bandwidth: int4 and 2:4+int4 linear with weights streamed from DRAM "
+        f"({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())})",
+        "",
+        f"{platform.processor() or platform.machine()}, LLC {llc / 2**20:.0f} MiB, torch {torch.__version__}, "
+        f"working set per format >= {4 * llc / 2**20:.0f} MiB (distinct copies cycled), {reps} passes, medians; "
+        f"load average {load0[0]:.2f} at start, {load1[0]:.2f} at end.",
+        "Read bandwidth (sum over a large buffer): " + ", ".join(f"{t} thread(s) {b:.1f} GB/s" for t, b in bws.items()) + ".",
+        "",
+        "Bytes per weight (group 128, payload + metadata + scales): "
+        f"icml25 int4 {b_i4:.5f} (nibbles 0.5 + fp32 scale and zero 8/128); "
+        f"icml25 2:4+int4 {b_s24:.5f} (values 0.25 + 2-bit positions 0.125 + fp32 scale 4/128); "
+        f"torch int4 {b_t4:.5f} (nibbles 0.5 + bf16 scale and zero 4/128).",
+        f"Bandwidth bound on speed-ups: 2:4+int4 vs torch int4 <= {b_t4 / b_s24:.3f}x, vs icml25 int4 <= {b_i4 / b_s24:.3f}x; "
+        f"icml25 int4 vs torch int4 <= {b_t4 / b_i4:.3f}x (at equal fractions of the bandwidth).",
+        "",
+        "| shape | threads | batch | method | VNNI | ms | GB/s | bw_fraction | x_vs_torch_int4 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['shape']} | {r['threads']} | {r['batch']} | {r['method']} | {'yes' if r['vnni'] else 'no'} | {r['ms']:.3f} | {r['GB/s']:.1f} | "
+                     f"{r['bw_fraction']:.3f} | {r['x_vs_torch_int4']:.3f} |")
+    tmp = out.with_suffix(".md.tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    os.replace(tmp, out.with_suffix(".md"))
+    print(f"wrote {out.with_suffix('.csv')} and {out.with_suffix('.md')}")
+
+
+if __name__ == "__main__":
+    main()

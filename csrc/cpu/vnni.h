@@ -1,0 +1,300 @@
+// AVX-512 VNNI paths of the int4 and 2:4+int4 linear ops (vpdpwssd: int16 x int16 -> int32 dot products).
+//
+// Activations are quantized per (row m, scale group g) to int16: q = round(x / a), a = max|x| / 32767 over the
+// group, so |x - a q| <= a / 2: at most 1.5e-5 of the group's largest activation (bf16, as torch's int4 kernel
+// takes activations, rounds each value by up to 2^-9 of itself, ~130x more at the largest one). The weight
+// integers (int4 nibbles, or the 2:4 format's signed
+// codes) are exact in int16, so each group's dot product sum_k u_k q_k is exact in int32, and one float FMA
+// per (row, group) applies s[n, g] * a[m, g]; the zero point enters as s z sum_k a q_k. Only whole scale
+// groups with group_size % 64 == 0 take this path; the columns of a last partial group run the scalar fp32
+// loop on x itself.
+//
+// Dispatch: compiled where the compiler targets AVX512-BW + VNNI (the 2:4 path also VBMI's multishift),
+// taken when the running CPU reports them (__builtin_cpu_supports) and ICML25_CPU_VNNI is not "0"; the
+// fp32 paths in int4.h / sparse24.h are the fallback.
+#pragma once
+#include "common.h"
+
+#include <cstdlib>
+#include <vector>
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define ICML25_VNNI 1
+#endif
+
+namespace icml25 {
+
+// Whether the VNNI paths may run: compiled in, supported by this CPU, and not switched off by ICML25_CPU_VNNI=0.
+inline bool vnni_enabled(bool need_vbmi) {
+#ifdef ICML25_VNNI
+  const char* e = std::getenv("ICML25_CPU_VNNI");
+  if (e != nullptr && e[0] == '0') return false;
+  static const bool cpu = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
+#ifdef __AVX512VBMI__
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+#else
+  const bool vbmi = false;
+#endif
+  return cpu && (!need_vbmi || vbmi);
+#else
+  (void)need_vbmi;
+  return false;
+#endif
+}
+
+// int16 activations of the first GF whole groups: q [M, GF * gs] (or de-interleaved into qe / qo [M, GF * gs / 2]),
+// scale a [M, GF] and sum_k a q_k over the group [M, GF].
+struct QAct {
+  std::vector<int16_t> q, qe, qo;
+  std::vector<float> a, sum;
+  int64_t GF = 0, KQ = 0, ld = 0;  // ld: row stride of q / qe / qo, padded by one cache line (no 4 KiB aliasing)
+};
+
+inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64_t GF, bool deinterleave) {
+  QAct r;
+  r.GF = GF;
+  r.KQ = GF * gs;
+  const int64_t KQ = r.KQ;
+  const int64_t ld = r.ld = (deinterleave ? KQ / 2 : KQ) + 32;
+  if (deinterleave) {
+    r.qe.resize(M * ld);
+    r.qo.resize(M * ld);
+  } else {
+    r.q.resize(M * ld);
+  }
+  r.a.resize(M * GF);
+  r.sum.resize(M * GF);
+  // in one thread up to ~64K activations (decode batches): a fork / join costs more than the work there
+  at::parallel_for(0, M * GF, std::max<int64_t>(16, 65536 / gs), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t m = i / GF, g = i % GF;
+      const float* xg = x + m * K + g * gs;
+      float amax = 0.f;
+      for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
+      const float a = amax / 32767.f, inv = amax > 0.f ? 32767.f / amax : 0.f;
+      int64_t qs = 0;
+      for (int64_t k = 0; k < gs; ++k) {
+        const float v = std::nearbyint(xg[k] * inv);
+        const int16_t q = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, v)));
+        qs += q;
+        const int64_t kk = g * gs + k;
+        if (deinterleave)
+          ((kk & 1) ? r.qo : r.qe)[m * ld + (kk >> 1)] = q;
+        else
+          r.q[m * ld + kk] = q;
+      }
+      r.a[i] = a;
+      r.sum[i] = a * static_cast<float>(qs);
+    }
+  });
+  return r;
+}
+
+#ifdef ICML25_VNNI
+
+struct I4V {
+  const QAct* qa;
+  const float* x;     // [M, K] (the scalar tail)
+  const uint8_t* w;   // [N, K2]
+  const float* s;     // [N, G]
+  const float* z;     // [N, G]
+  float* y;           // [M, N]
+  int64_t M, N, K, K2, G, gs;
+};
+
+// Per (row m, group g) of a weight row: sa = s[g] * a[m, g] (the float factor of the group's integer dot product),
+// and zt[m] = sum_g s[g] z[g] sum[m, g] (the zero points' term; z == nullptr: none), vectorized over groups so
+// that the inner loop's epilogue per (row, group) is one convert and one FMA with a broadcast operand.
+template <int MT>
+inline void group_factors(const QAct& qa, const float* s, const float* z, int64_t m0, int64_t g0, int64_t gv,
+                          float* sa, float* zt) {
+  const int64_t GF = qa.GF;
+  for (int m = 0; m < MT; ++m) {
+    const float* am = qa.a.data() + (m0 + m) * GF;
+    const float* sm = qa.sum.data() + (m0 + m) * GF;
+    __m512 v = _mm512_setzero_ps();
+    for (int64_t g = g0; g < gv; g += 16) {
+      const __mmask16 k = gv - g >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (gv - g)) - 1);
+      const __m512 sv = _mm512_maskz_loadu_ps(k, s + g);
+      _mm512_mask_storeu_ps(sa + m * GF + g, k, _mm512_mul_ps(sv, _mm512_maskz_loadu_ps(k, am + g)));
+      if (z != nullptr)
+        v = _mm512_fmadd_ps(_mm512_mul_ps(sv, _mm512_maskz_loadu_ps(k, z + g)), _mm512_maskz_loadu_ps(k, sm + g), v);
+    }
+    zt[m] = z != nullptr ? _mm512_reduce_add_ps(v) : 0.f;
+  }
+}
+
+inline float* scratch(int64_t n) {
+  thread_local std::vector<float> buf;
+  if (static_cast<int64_t>(buf.size()) < n) buf.resize(n);
+  return buf.data();
+}
+
+// y[m0 .. m0 + MT, n] += (scale groups [g0, g1) of row n) . x; the scalar tail of a last partial group when g1 == G.
+template <int MT>
+inline void int4_vnni_row(const I4V& a, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
+  const QAct& qa = *a.qa;
+  const int64_t ld = qa.ld, GF = qa.GF, half = a.gs / 2;
+  const uint8_t* w = a.w + n * a.K2;
+  const float* s = a.s + n * a.G;
+  const float* z = a.z + n * a.G;
+  const __m512i lo4 = _mm512_set1_epi16(15);
+  const int64_t gv = std::min(g1, GF);
+  float* sa = scratch(MT * GF);
+  float zt[MT], tail[MT];
+  group_factors<MT>(qa, s, z, m0, g0, gv, sa, zt);
+  __m512 af[MT];
+  for (int m = 0; m < MT; ++m) {
+    af[m] = _mm512_setzero_ps();
+    tail[m] = 0.f;
+  }
+  for (int64_t g = g0; g < gv; ++g) {
+    // one int32 accumulator per row and group: the chains of successive groups are independent
+    __m512i acc[MT];
+    for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_si512();
+    for (int64_t j = g * half; j < (g + 1) * half; j += 32) {
+      // 32 bytes = 64 weights: low nibbles pair with the even columns, high nibbles with the odd ones
+      const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j)));
+      const __m512i wl = _mm512_and_si512(b, lo4), wh = _mm512_srli_epi16(b, 4);
+      for (int m = 0; m < MT; ++m) {
+        const int64_t off = (m0 + m) * ld + j;
+        acc[m] = _mm512_dpwssd_epi32(acc[m], wl, _mm512_loadu_si512(qa.qe.data() + off));
+        acc[m] = _mm512_dpwssd_epi32(acc[m], wh, _mm512_loadu_si512(qa.qo.data() + off));
+      }
+    }
+    for (int m = 0; m < MT; ++m)
+      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m]), _mm512_set1_ps(sa[m * GF + g]), af[m]);
+  }
+  if (g1 == a.G)
+    for (int64_t g = std::max(g0, GF); g < a.G; ++g)
+      for (int64_t k = g * a.gs; k < std::min(a.K, (g + 1) * a.gs); ++k) {
+        const float wk = s[g] * (static_cast<float>((w[k >> 1] >> ((k & 1) * 4)) & 15) - z[g]);
+        for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + k];
+      }
+  for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += (_mm512_reduce_add_ps(af[m]) - zt[m]) + tail[m];
+}
+
+inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t M,
+                             int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
+  const QAct qa = quantize_act(x, M, K, gs, K / gs, true);
+  const I4V a{&qa, x, w, s, z, y, M, N, K, K2, G, gs};
+  // Tiles of 2 activation rows over whole weight rows (measured here: 4- and 8-row tiles and column blocking were
+  // slower); a tile of 64 weight rows (128 KB at K = 4096) stays in L2 while the batch's row pairs pass over it.
+  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
+    for (int64_t t0 = n0; t0 < n1; t0 += 64) {
+      const int64_t t1 = std::min(n1, t0 + 64);
+      int64_t m = 0;
+      for (; m + 2 <= M; m += 2)
+        for (int64_t n = t0; n < t1; ++n) int4_vnni_row<2>(a, n, m, 0, G);
+      for (; m < M; ++m)
+        for (int64_t n = t0; n < t1; ++n) int4_vnni_row<1>(a, n, m, 0, G);
+    }
+  });
+}
+
+#ifdef __AVX512VBMI__
+
+struct S24V {
+  const QAct* qa;
+  const float* x;      // [M, K]
+  const uint8_t* v;    // [N, K4]
+  const uint8_t* meta; // [N, KM]
+  const float* s;      // [N, G]
+  float* y;            // [M, N]
+  int64_t M, N, K, K4, KM, G, gs;
+};
+
+// 64 columns = 32 slots: the 32 signed codes (int16) and the 32 slot columns (0..63) of row n at column k.
+struct Sp24Consts {
+  __m512i ctrl_v, ctrl_m, base, m3, m15, eight, sel;
+  Sp24Consts() {
+    alignas(64) int8_t cv[64], cm[64];
+    alignas(64) int16_t bs[32];
+    for (int b = 0; b < 64; ++b) {
+      const int wd = b / 2;  // word (slot) of byte b; only the low byte of each word matters
+      cv[b] = static_cast<int8_t>((b & 1) ? 0 : 4 * (wd % 16));  // nibble wd of the value qword
+      cm[b] = static_cast<int8_t>((b & 1) ? 0 : 2 * wd);         // 2-bit position wd of the meta qword
+    }
+    for (int i = 0; i < 32; ++i) bs[i] = static_cast<int16_t>(4 * (i / 2));
+    ctrl_v = _mm512_load_si512(cv);
+    ctrl_m = _mm512_load_si512(cm);
+    base = _mm512_load_si512(bs);
+    m3 = _mm512_set1_epi16(3);
+    m15 = _mm512_set1_epi16(15);
+    eight = _mm512_set1_epi16(8);
+    sel = _mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0);  // value qword 0 -> slots 0..15, qword 1 -> slots 16..31
+  }
+};
+
+template <int MT>
+inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
+  const QAct& qa = *a.qa;
+  const int64_t ld = qa.ld, GF = qa.GF;
+  const uint8_t* v = a.v + n * a.K4;
+  const uint8_t* mt = a.meta + n * a.KM;
+  const float* s = a.s + n * a.G;
+  const int64_t gv = std::min(g1, GF);
+  float* sa = scratch(MT * GF);
+  float zt[MT], tail[MT];
+  group_factors<MT>(qa, s, nullptr, m0, g0, gv, sa, zt);
+  __m512 af[MT];
+  for (int m = 0; m < MT; ++m) {
+    af[m] = _mm512_setzero_ps();
+    tail[m] = 0.f;
+  }
+  for (int64_t g = g0; g < gv; ++g) {
+    __m512i acc[MT];
+    for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_si512();
+    for (int64_t k = g * a.gs; k < (g + 1) * a.gs; k += 64) {
+      const __m512i vb = _mm512_permutexvar_epi64(C.sel, _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + (k >> 2)))));
+      const __m512i q = _mm512_sub_epi16(_mm512_and_si512(_mm512_multishift_epi64_epi8(C.ctrl_v, vb), C.m15), C.eight);
+      uint64_t mw;
+      std::memcpy(&mw, mt + (k >> 3), 8);
+      const __m512i raw = _mm512_multishift_epi64_epi8(C.ctrl_m, _mm512_set1_epi64(static_cast<long long>(mw)));
+      const __m512i idx = _mm512_ternarylogic_epi32(raw, C.m3, C.base, 0xEA);  // (raw & 3) | base
+      for (int m = 0; m < MT; ++m) {
+        const int16_t* xr = qa.q.data() + (m0 + m) * ld + k;
+        const __m512i xg = _mm512_permutex2var_epi16(_mm512_loadu_si512(xr), idx, _mm512_loadu_si512(xr + 32));
+        acc[m] = _mm512_dpwssd_epi32(acc[m], q, xg);
+      }
+    }
+    for (int m = 0; m < MT; ++m)
+      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m]), _mm512_set1_ps(sa[m * GF + g]), af[m]);
+  }
+  if (g1 == a.G && GF < a.G) {
+    // the slots of the last partial group, scalar on fp32 x (each slot's scale looked up by its column)
+    for (int64_t j = GF * a.gs / 4; j < a.K4; ++j) {
+      const int nibm = (mt[j >> 1] >> ((j & 1) * 4)) & 15;
+      for (int t = 0; t < 2; ++t) {
+        const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
+        const int q = ((v[j] >> (4 * t)) & 15) - 8;
+        if (q == 0 || col >= a.K) continue;
+        const float wk = s[col / a.gs] * static_cast<float>(q);
+        for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + col];
+      }
+    }
+  }
+  for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += _mm512_reduce_add_ps(af[m]) + tail[m];
+}
+
+inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t* meta, const float* s, float* y,
+                                 int64_t M, int64_t N, int64_t K, int64_t K4, int64_t KM, int64_t G, int64_t gs) {
+  const QAct qa = quantize_act(x, M, K, gs, K / gs, false);
+  const S24V a{&qa, x, v, meta, s, y, M, N, K, K4, KM, G, gs};
+  const Sp24Consts C;
+  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
+    for (int64_t t0 = n0; t0 < n1; t0 += 64) {
+      const int64_t t1 = std::min(n1, t0 + 64);
+      int64_t m = 0;
+      for (; m + 2 <= M; m += 2)
+        for (int64_t n = t0; n < t1; ++n) sp24_vnni_row<2>(a, C, n, m, 0, G);
+      for (; m < M; ++m)
+        for (int64_t n = t0; n < t1; ++n) sp24_vnni_row<1>(a, C, n, m, 0, G);
+    }
+  });
+}
+
+#endif  // __AVX512VBMI__
+#endif  // ICML25_VNNI
+
+}  // namespace icml25
