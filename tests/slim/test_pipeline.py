@@ -79,12 +79,16 @@ def test_dag_steps(artifacts, tmp_path):
     assert "wordsim353" in mini["slim_lora"]
     speed_json = str(tmp_path / "speed.json")
     pipeline.speed(str(root / "llama"), [[64, 128]], [1, 4], 0.1, 2,
-                   {"prompt_len": 4, "new_tokens": 3, "repeats": 1},
+                   {"prompt_len": 4, "new_tokens": 3, "repeats": 1, "batch_sizes": [1, 2]},
                    {"adapter_bits": 4, "adapter_group_size": 128,
                     "reference_model": {"name": "LLaMA-2-7B", "hidden": 4096, "intermediate": 11008,
                                         "layers": 32, "vocab": 32000}}, 1, speed_json)
     s = json.loads(open(speed_json).read())
-    assert set(s["decode_tokens_per_s"]) == {"dense_fp32", "dense_bf16", "torch_int4", "slim"}
+    formats = {"dense_fp32", "dense_bf16", "torch_int4", "k1_int4", "slim_2_4_int4", "slim"}
+    assert set(s["decode_tokens_per_s"]) == formats
+    assert set(s["decode_tokens_per_s_by_batch"]) == {"1", "2"}
+    assert s["decode_tokens_per_s"] == s["decode_tokens_per_s_by_batch"]["1"]
+    assert all(set(v) == formats and min(v.values()) > 0 for v in s["decode_tokens_per_s_by_batch"].values())
     assert 0.1 < s["memory_reference"]["ratio"] < 0.5
     pipeline.ladder_figure(lm_files, mini_files, names[:5], str(tmp_path / "ladder.png"))
     pipeline.speed_figure(speed_json, str(tmp_path / "speed.png"))

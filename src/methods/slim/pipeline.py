@@ -152,6 +152,11 @@ def minilm_ladder(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str],
 
 # --- speed and memory -----------------------------------------------------------------------------
 
+# Formats of the end-to-end decode: dense fp32 / bf16, torch's int4 kernel, our int4 kernel, SLiM's 2:4 + int4
+# base alone and with its rank-r adapters (both through our 2:4 + int4 kernel).
+DECODE_FORMATS = ("dense_fp32", "dense_bf16", "torch_int4", "k1_int4", "slim_2_4_int4", "slim")
+
+
 def speed(model_dir: str, shapes: list[list[int]], batch_sizes: list[int], rank_ratio: float, repeats: int,
           decode: dict, memory: dict, threads: int, out_json: str) -> None:
     """Per-layer times at the configured shapes, decode tokens/s of the small Llama, memory ratios."""
@@ -166,13 +171,16 @@ def speed(model_dir: str, shapes: list[list[int]], batch_sizes: list[int], rank_
             layers.append({"n": n, "k": k, "m": m, "seconds": t})
             log(f"layer {n}x{k}, M={m}: " + ", ".join(f"{f} {s * 1e3:.3f} ms" for f, s in t.items()))
     model, _ = load_causal_lm(model_dir)
-    prompt = torch.randint(1, model.config.vocab_size, (1, decode["prompt_len"]),
-                           generator=torch.Generator().manual_seed(0))
-    tokens_per_s = {}
-    for fmt in ("dense_fp32", "dense_bf16", "torch_int4", "slim"):
-        m = speed_mod.model_in_format(model, fmt, rank_ratio)
-        tokens_per_s[fmt] = speed_mod.decode_speed(m, prompt, decode["new_tokens"], decode["repeats"])
-        log(f"decode {fmt}: {tokens_per_s[fmt]:.1f} tokens/s")
+    by_batch = {}
+    for b in decode.get("batch_sizes", [1]):
+        prompt = torch.randint(1, model.config.vocab_size, (b, decode["prompt_len"]),
+                               generator=torch.Generator().manual_seed(0))
+        by_batch[str(b)] = {}
+        for fmt in DECODE_FORMATS:
+            m = speed_mod.model_in_format(model, fmt, rank_ratio)
+            by_batch[str(b)][fmt] = speed_mod.decode_speed(m, prompt, decode["new_tokens"], decode["repeats"])
+            log(f"decode batch {b}, {fmt}: {by_batch[str(b)][fmt]:.1f} tokens/s")
+    tokens_per_s = by_batch[str(min(decode.get("batch_sizes", [1])))]
     cfg = model.config
     kv = cfg.num_key_value_heads * (cfg.hidden_size // cfg.num_attention_heads)
     small_shapes = speed_mod.llama_linear_shapes(cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers, kv)
@@ -184,6 +192,7 @@ def speed(model_dir: str, shapes: list[list[int]], batch_sizes: list[int], rank_
     write_json(out_json, {
         "device": "cpu", "threads": threads, "compiled_kernels": kernels.extension_available(),
         "rank_ratio": rank_ratio, "layers": layers, "decode_tokens_per_s": tokens_per_s,
+        "decode_tokens_per_s_by_batch": by_batch, "kernels_cpu_vnni": kernels.cpu_vnni_enabled(),
         "memory_small": speed_mod.memory_bytes(small_shapes, *mem_args, small_other),
         "memory_reference": {"model": big["name"], **speed_mod.memory_bytes(big_shapes, *mem_args, big_other)},
     })
@@ -239,8 +248,15 @@ def speed_figure(speed_json: str, out_png: str) -> None:
     axes[0].set_xticks(x + 0.4 - width / 2, labels, fontsize=7)
     axes[0].set_title(f"speedup over dense fp32 (CPU, {s['threads']} threads)")
     axes[0].legend(fontsize=7)
-    tps = s["decode_tokens_per_s"]
-    axes[1].bar(list(tps), list(tps.values()), color="C0")
+    by_batch = s.get("decode_tokens_per_s_by_batch") or {"1": s["decode_tokens_per_s"]}
+    fmts = list(next(iter(by_batch.values())))
+    x = np.arange(len(fmts))
+    width = 0.8 / len(by_batch)
+    for i, (b, tps) in enumerate(by_batch.items()):
+        axes[1].bar(x + i * width, [tps[f] for f in fmts], width, label=f"batch {b}")
+    axes[1].set_xticks(x + 0.4 - width / 2, fmts, fontsize=7, rotation=20)
+    axes[1].set_yscale("log")
+    axes[1].legend(fontsize=7)
     axes[1].set_title("small Llama greedy decode, tokens/s (CPU)")
     save_figure(fig, out_png)
 

@@ -55,6 +55,22 @@ class TorchInt4Linear(nn.Module):
         return y.reshape(*shape[:-1], self.out_features).to(dtype)
 
 
+class K1Int4Linear(nn.Module):
+    """Weight-only int4 (per-group symmetric RTN, group 128) through the project's compiled kernel
+    (`methods.kernels.int4_linear`; AVX-512 VNNI where the CPU has it); fp32 activations and output."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, group_size: int = TORCH_INT4_GROUP):
+        super().__init__()
+        self.w = kernels.quantize_int4_rtn(weight.detach().float(), group_size=group_size)
+        self.bias = None if bias is None else bias.detach().float()
+
+    def forward(self, x):
+        y = kernels.int4_linear(x, self.w)
+        if self.bias is not None:
+            y = y + self.bias
+        return y.to(x.dtype)
+
+
 def random_slim_weight(n: int, k: int, rank_ratio: float, seed: int = 0) -> CompressedWeight:
     """A 2:4 + SLiM-Quant 4-bit weight with rank-r adapters of the right shapes (timing needs no real values)."""
     g = torch.Generator().manual_seed(seed)
@@ -97,7 +113,8 @@ def _replace_linears(model: nn.Module, make) -> nn.Module:
 
 
 def model_in_format(model: nn.Module, fmt: str, rank_ratio: float) -> nn.Module:
-    """A copy of `model` whose target linears use `fmt`: dense_fp32 | dense_bf16 | torch_int4 | slim."""
+    """A copy of `model` whose target linears use `fmt`: dense_fp32 | dense_bf16 | torch_int4 | k1_int4 (our
+    int4 kernel) | slim_2_4_int4 (SLiM's 2:4 + int4 base without adapters) | slim (with rank-r adapters)."""
     import copy
 
     m = copy.deepcopy(model)
@@ -107,12 +124,16 @@ def model_in_format(model: nn.Module, fmt: str, rank_ratio: float) -> nn.Module:
         return m.to(torch.bfloat16)
     if fmt == "torch_int4":
         return _replace_linears(m, lambda lin: TorchInt4Linear(lin.weight, lin.bias))
-    if fmt == "slim":
+    if fmt == "k1_int4":
+        return _replace_linears(m, lambda lin: K1Int4Linear(lin.weight, lin.bias))
+    if fmt in ("slim", "slim_2_4_int4"):
         def make(lin):
             w = lin.weight.detach().float()
             mask = mask_2_4(w.abs())
             base = quantize_matrix(w * mask, "slim", 4)
-            r = adapter_rank(tuple(w.shape), rank_ratio)
+            r = adapter_rank(tuple(w.shape), rank_ratio) if fmt == "slim" else 0
+            if r == 0:
+                return SlimLinear(CompressedWeight(base, mask, None, None), lin.bias, backend="kernel")
             e = w - base.dequantize()
             u, s, vh = torch.linalg.svd(e, full_matrices=False)
             cw = CompressedWeight(base, mask, u[:, :r] * s[:r], vh[:r])
