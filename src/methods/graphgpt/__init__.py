@@ -13,7 +13,9 @@ What is implemented, and where:
   masked positions -> [MASK] 80% / random 0% / unchanged 20%), pre-training and fine-tuning loops.
 - `graphs`: molecules (RDKit) and random graphs for the triangle-counting structure task.
 - `ogb_data`: the paper's datasets (PCQM4Mv2, ogbl-ppa) through the `ogb` loaders, full scale.
-- `pipeline`: one function per DAG step (workflow/rules/graphgpt.smk); `figures`.
+- `pipeline`: one function per DAG step (workflow/rules/graphgpt.smk); a step covers a whole
+  domain (data and pools; pre-training of every model) or task (fine-tuning of every model, every
+  seed), so Python and torch start once per job. `results` (claims, no torch); `figures`.
 
 Read against the paper and the official code (alibaba/graph-gpt); no code was copied. Differences,
 by necessity of a CPU: a 2-layer, 64-wide model instead of Base (113M) and larger; a pool of

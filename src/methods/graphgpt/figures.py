@@ -8,27 +8,30 @@ import numpy as np
 from methods.common.io import read_json
 from methods.common.plotting import new_figure, save_figure
 
+from .results import metric_runs
+
 MODEL_ORDER = ["get_smtp", "get_ntp", "get_noreindex", "get_scratch", "edgelist_smtp", "gin"]
 
 
 def _by_task(metric_files, kind):
     out = {}
-    for f in metric_files:
-        m = read_json(f)
+    for m in metric_runs(metric_files):
         if m["kind"] == kind:
             out.setdefault(m["task"], {})[m["model"]] = m
     return out
 
 
 def plot_pretrain_loss(history_files: list[str], path: str) -> None:
-    """Pre-training loss per step (moving average over 20 steps), one line per run."""
+    """Pre-training loss per step (moving average over 20 steps), one line per run
+    (history files: one per domain, {model: history})."""
     fig, ax = new_figure()
     for f in history_files:
-        h = read_json(f)
-        loss = np.asarray(h["loss"])
-        k = min(20, len(loss))
-        smooth = np.convolve(loss, np.ones(k) / k, mode="valid")
-        ax.plot(np.arange(len(smooth)) + k, smooth, label=Path(f).name.split(".")[0])
+        domain = Path(f).name.split(".")[0]
+        for model, h in read_json(f).items():
+            loss = np.asarray(h["loss"])
+            k = min(20, len(loss))
+            smooth = np.convolve(loss, np.ones(k) / k, mode="valid")
+            ax.plot(np.arange(len(smooth)) + k, smooth, label=f"{domain}_{model}")
     ax.set_xlabel("pre-training step")
     ax.set_ylabel("cross-entropy (NTP: every token, SMTP: masked tokens)")
     ax.legend()

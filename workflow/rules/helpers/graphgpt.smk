@@ -40,39 +40,53 @@ def gg_data_input(wc):
     return []
 
 
-def gg_pretrain_pool(wc):
-    serialization, pretrained = GG_MODELS[wc.model]
-    if not pretrained:
-        raise ValueError(f"graphgpt: model {wc.model!r} is not pre-trained")
-    return f"{GG_OUT}/pools/{wc.domain}_{serialization}.pt"
+def gg_pretrained_models(domain):
+    """The pre-trained models the tasks of `domain` use, in the order of GG_MODELS."""
+    used = {
+        m
+        for t, spec in GG_TASKS.items()
+        if gg_domain(t) == domain
+        for m in spec["models"]
+    }
+    return [m for m in GG_MODELS if m in used and GG_MODELS[m][1]]
+
+
+def gg_pools(domain, models):
+    """Named inputs: the pool of each serialization `models` use (eulerian=..., edgelist=...)."""
+    sers = {GG_MODELS[m][0] for m in models} - {None}
+    return {s: f"{GG_OUT}/pools/{domain}_{s}.pt" for s in sorted(sers)}
+
+
+def gg_pretrain_input(wc):
+    models = gg_pretrained_models(wc.domain)
+    if not models:
+        raise ValueError(
+            f"graphgpt: no task of domain {wc.domain!r} uses a pre-trained model"
+        )
+    return gg_pools(wc.domain, models)
 
 
 def gg_finetune_input(wc):
-    serialization, pretrained = GG_MODELS[wc.model]
+    """One job per task: the domain's data, the pools its models read, the domain's checkpoints."""
+    models = GG_TASKS[wc.task]["models"]
     domain = gg_domain(wc.task)
-    inputs = {"data": f"{GG_OUT}/data/{domain}.json"}
-    if serialization is not None:
-        inputs["pool"] = f"{GG_OUT}/pools/{domain}_{serialization}.pt"
-    if pretrained:
-        inputs["ckpt"] = f"{GG_OUT}/pretrain/{domain}_{wc.model}.pt"
+    inputs = {"data": f"{GG_OUT}/data/{domain}.json", **gg_pools(domain, models)}
+    if any(GG_MODELS[m][1] for m in models):
+        inputs["ckpt"] = f"{GG_OUT}/pretrain/{domain}.pt"
     return inputs
 
 
 def gg_metric_files():
-    return [
-        f"{GG_OUT}/metrics/{task}_{model}.json"
-        for task, spec in GG_TASKS.items()
-        for model in spec["models"]
-    ]
+    return [f"{GG_OUT}/metrics/{task}.json" for task in GG_TASKS]
 
 
 def gg_pretrain_histories():
-    runs = set()
-    for task, spec in GG_TASKS.items():
-        for model in spec["models"]:
-            if GG_MODELS[model][1]:
-                runs.add(f"{gg_domain(task)}_{model}")
-    return [f"{GG_OUT}/pretrain/{r}.history.json" for r in sorted(runs)]
+    domains = sorted({gg_domain(t) for t in GG_TASKS})
+    return [
+        f"{GG_OUT}/pretrain/{d}.history.json"
+        for d in domains
+        if gg_pretrained_models(d)
+    ]
 
 
 def gg_pool_stats():

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.graphgpt.pipeline import write_paper_claims
+from methods.graphgpt.results import write_paper_claims
 
 write_paper_claims(
     metric_files=list(snakemake.input.metrics),

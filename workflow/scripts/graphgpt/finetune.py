@@ -1,15 +1,15 @@
-"""Fine-tune one model ({model} wildcard) on one task ({task}) for every seed; test metrics."""
+"""Fine-tune every model of one task ({task} wildcard), every seed; test metrics."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.graphgpt.pipeline import finetune_model
+from methods.graphgpt.pipeline import finetune_task
 
-finetune_model(
+finetune_task(
     task_name=snakemake.wildcards.task,
-    model_name=snakemake.wildcards.model,
+    models=list(snakemake.params.models),
     data_json=snakemake.input.data,
-    pool_path=snakemake.input.get("pool"),
+    pool_paths={s: snakemake.input[s] for s in ("eulerian", "edgelist") if snakemake.input.get(s)},
     ckpt_path=snakemake.input.get("ckpt"),
     model_params=snakemake.params.model,
     train_params=snakemake.params.finetune,

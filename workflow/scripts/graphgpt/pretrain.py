@@ -1,13 +1,13 @@
-"""Pre-train GET for one pre-trained model ({model} wildcard) on a domain's sequences: SMTP (encoder) or NTP (decoder)."""
+"""Pre-train GET for every pre-trained model of one domain ({domain} wildcard): SMTP (encoder) or NTP (decoder)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.graphgpt.pipeline import pretrain_model
+from methods.graphgpt.pipeline import pretrain_domain
 
-pretrain_model(
-    pool_path=snakemake.input.pool,
-    model_name=snakemake.wildcards.model,
+pretrain_domain(
+    pool_paths={s: snakemake.input[s] for s in ("eulerian", "edgelist") if snakemake.input.get(s)},
+    models=list(snakemake.params.models),
     model_params=snakemake.params.model,
     train_params=snakemake.params.train,
     smtp=snakemake.params.smtp,

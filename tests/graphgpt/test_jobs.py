@@ -1,0 +1,81 @@
+"""The DAG's merged jobs (one per domain or task): a model's numbers do not depend on which other
+models share its job, and the claims read every model of the per-task files."""
+import pytest
+import torch
+
+from methods.common.io import load_torch, read_json
+from methods.graphgpt.pipeline import finetune_task, prepare_and_serialize, pretrain_domain
+from methods.graphgpt.results import measured_metrics
+
+MODEL = {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32}
+TRAIN = {"steps": 3, "batch_size": 4, "lr": 1e-3, "warmup": 1}
+FT = {**TRAIN, "eval_every": 2, "eval_views": 1}
+GIN = {"d": 8, "n_layers": 1, "train": dict(FT)}
+SMTP = {"mtp": [0.8, 0.0, 0.2], "schedule": "uniform"}
+SPEC = {"source": "random_graphs", "n_train": 16, "n_test": 6, "train_nodes": [5, 7], "ood_nodes": [9, 10],
+        "mean_degree": 2.0, "n_classes": 3}
+
+
+@pytest.fixture(scope="module")
+def domain(tmp_path_factory):
+    d = tmp_path_factory.mktemp("gg_jobs")
+    pools = {s: (str(d / f"{s}.pt"), str(d / f"{s}.json")) for s in ("eulerian", "edgelist")}
+    prepare_and_serialize("structure", SPEC, [], 0, str(d / "ogb"), str(d / "data.json"), 16, 2, pools, ["triangles"])
+    return d, {s: p for s, (p, _) in pools.items()}
+
+
+def _pretrain(d, pools, models, name):
+    pretrain_domain(pools, models, MODEL, TRAIN, SMTP, 0, str(d / f"{name}.pt"), str(d / f"{name}.json"))
+    return load_torch(str(d / f"{name}.pt")), read_json(d / f"{name}.json")
+
+
+def test_one_job_per_domain_writes_data_and_both_pools(domain):
+    d, pools = domain
+    assert set(read_json(d / "data.json")["tasks"]) == {"triangles"}
+    for s in pools:
+        assert read_json(d / f"{s}.json")["roundtrip_fraction"] == 1.0
+
+
+def test_pretraining_a_model_alone_or_with_others_gives_the_same_weights(domain):
+    d, pools = domain
+    both, h_both = _pretrain(d, pools, ["get_smtp", "get_ntp", "edgelist_smtp"], "all")
+    alone, h_alone = _pretrain(d, {"eulerian": pools["eulerian"]}, ["get_ntp"], "ntp")
+    assert set(both) == {"get_smtp", "get_ntp", "edgelist_smtp"} and set(alone) == {"get_ntp"}
+    assert h_both["get_ntp"]["loss"] == h_alone["get_ntp"]["loss"]
+    for k, v in alone["get_ntp"]["state"].items():
+        assert torch.equal(v, both["get_ntp"]["state"][k]), k
+    assert not torch.equal(both["get_smtp"]["state"]["embed.weight"], both["get_ntp"]["state"]["embed.weight"])
+
+
+def test_finetuning_a_model_alone_or_with_others_gives_the_same_metrics(domain):
+    d, pools = domain
+    ckpt = d / "ft_ckpt.pt"
+    _pretrain(d, pools, ["get_smtp"], "ft_ckpt")
+    args = dict(data_json=str(d / "data.json"), ckpt_path=str(ckpt), model_params=MODEL, train_params=FT,
+                gin_params=GIN, n_node_ids=16, val_fraction=0.2, seeds=[0, 1])
+    finetune_task("triangles", ["get_smtp", "get_scratch", "gin"], pool_paths={"eulerian": pools["eulerian"]},
+                  out_metrics=str(d / "all.json"), **args)
+    finetune_task("triangles", ["gin", "get_scratch"], pool_paths={"eulerian": pools["eulerian"]},
+                  out_metrics=str(d / "two.json"), **args)
+    many, two = read_json(d / "all.json")["models"], read_json(d / "two.json")["models"]
+    for model in ("gin", "get_scratch"):
+        for k in ("val", "test", "test_ood", "best_step", "history"):
+            assert many[model][k] == two[model][k], (model, k)
+    measured = measured_metrics([str(d / "all.json")], [])
+    for model in ("get_smtp", "get_scratch", "gin"):
+        assert measured[f"triangles_{model}_test"] == many[model]["test"] and len(many[model]["test"]) == 2
+    assert "triangles_majority_test_ood" in measured
+
+
+def test_a_pretrained_model_without_its_checkpoint_or_pool_is_named(domain):
+    d, pools = domain
+    args = dict(data_json=str(d / "data.json"), model_params=MODEL, train_params=FT, gin_params=GIN, n_node_ids=16,
+                val_fraction=0.2, seeds=[0], out_metrics=str(d / "x.json"))
+    with pytest.raises(ValueError, match="get_smtp.*checkpoint"):
+        finetune_task("triangles", ["get_smtp"], pool_paths={"eulerian": pools["eulerian"]}, ckpt_path=None, **args)
+    with pytest.raises(ValueError, match="edgelist_smtp.*edgelist pool"):
+        finetune_task("triangles", ["edgelist_smtp"], pool_paths={"eulerian": pools["eulerian"]},
+                      ckpt_path=str(d / "ft_ckpt.pt"), **args)
+    with pytest.raises(ValueError, match="edgelist_smtp.*edgelist pool"):
+        pretrain_domain({"eulerian": pools["eulerian"]}, ["edgelist_smtp"], MODEL, TRAIN, SMTP, 0,
+                        str(d / "y.pt"), str(d / "y.json"))
