@@ -27,7 +27,7 @@ from methods.common.io import log
 from .coverage import behaviour_policy, feature_index
 from .experiments import FAMILY_TAG, loglog_slope
 from .mdp import TabularMDP, make_mdp, one_hot, sample_trajectories, suboptimality
-from .reduction import Dataset, pessimistic_vi, relabel
+from .reduction import Dataset, box_fista, pessimistic_vi, relabel
 
 
 def trajectory_features(mdp: TabularMDP, data: Dataset) -> np.ndarray:
@@ -66,22 +66,8 @@ def fit_bt_rewards(mdp: TabularMDP, i1: np.ndarray, i2: np.ndarray, y: np.ndarra
     """
     D = mdp.H * mdp.S * mdp.A
     step = 1.0 / (mdp.H / 2.0 + ridge)
-    x = yk = np.full(D, 0.5)
-    t = 1.0
-    f_old, _ = bt_loss_and_grad(x, i1, i2, y, ridge)
-    for _ in range(max_iter):
-        _, g = bt_loss_and_grad(yk, i1, i2, y, ridge)
-        x_new = np.clip(yk - step * g, 0.0, 1.0)
-        f_new, _ = bt_loss_and_grad(x_new, i1, i2, y, ridge)
-        if f_new > f_old:  # adaptive restart keeps the iteration monotone
-            yk, t = x, 1.0
-            continue
-        t_new = 0.5 * (1 + np.sqrt(1 + 4 * t * t))
-        yk = x_new + ((t - 1) / t_new) * (x_new - x)
-        converged = f_old - f_new <= tol * max(1.0, abs(f_old))
-        x, t, f_old = x_new, t_new, f_new
-        if converged:
-            break
+    x = box_fista(lambda r: bt_loss_and_grad(r, i1, i2, y, ridge)[0],
+                  lambda r: bt_loss_and_grad(r, i1, i2, y, ridge)[1], np.full(D, 0.5), step, max_iter, tol)
     return x.reshape(mdp.H, mdp.S, mdp.A)
 
 

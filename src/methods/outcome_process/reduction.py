@@ -81,13 +81,13 @@ def fit_step_rewards(mdp: TabularMDP, data: Dataset, max_iter: int = 2000, tol: 
     return out.reshape(H, S, A)
 
 
-def _box_least_squares(G, b, x0, step, max_iter, tol):
-    """min 1/2 x^T G x - b^T x over [0, 1]^d: FISTA with restarts, then a free-set polish."""
-    obj = lambda x: 0.5 * x @ G @ x - b @ x  # noqa: E731
+def box_fista(obj, grad, x0, step, max_iter, tol):
+    """min obj(x) over the box [0, 1]^d by projected FISTA with adaptive restarts (monotone in obj);
+    `grad` is obj's gradient and `step` at most 1 / its Lipschitz constant."""
     x = y = np.clip(x0, 0, 1)
     t, f_old = 1.0, obj(x)
     for _ in range(max_iter):
-        x_new = np.clip(y - step * (G @ y - b), 0, 1)
+        x_new = np.clip(y - step * grad(y), 0, 1)
         f_new = obj(x_new)
         if f_new > f_old:                     # adaptive restart keeps the iteration monotone
             y, t = x, 1.0
@@ -98,6 +98,13 @@ def _box_least_squares(G, b, x0, step, max_iter, tol):
         x, t, f_old = x_new, t_new, f_new
         if converged:
             break
+    return x
+
+
+def _box_least_squares(G, b, x0, step, max_iter, tol):
+    """min 1/2 x^T G x - b^T x over [0, 1]^d: FISTA with restarts, then a free-set polish."""
+    obj = lambda x: 0.5 * x @ G @ x - b @ x  # noqa: E731
+    x = box_fista(obj, lambda y: G @ y - b, x0, step, max_iter, tol)
     return _polish(G, b, x, obj)
 
 
