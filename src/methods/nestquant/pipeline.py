@@ -183,17 +183,10 @@ def quantize_model(model, method: str, setting: str, q: int, betas: dict, bits: 
         if hessians is None:
             raise ValueError(f"quantize_model: method {method} needs calibration Hessians")
         weights = ldlq_weights(m, method, hessians, q, betas["weights"], bits, seed, names)
-    act_q = None
-    if setting == "w4a4kv4":
-        act_q = (lambda x: nestquant(x, q, betas["activations"])) if method.startswith("nestquant") else (
-            lambda x: rtn(x, bits))
+    act_q = _activation_quantizer(method, setting, q, betas, bits)
     quantize_linears(m, w_q, act_q, seed, rotate_input=rotated, weights=weights, names=names)
     if setting == "w4a4kv4":
-        for kind, suffixes, offset in (("keys", ("k_proj", "attention.self.key"), 10_000),
-                                       ("values", ("v_proj", "attention.self.value"), 20_000)):
-            kv_q = (lambda x, b=betas[kind]: nestquant(x, q, b)) if method.startswith("nestquant") else (
-                lambda x: rtn(x, bits))
-            quantize_kv(m, kv_q, head_dim, seed + offset, rotate_heads=rotated, names=suffixes)
+        _quantize_kv_cache(m, method, q, betas, bits, head_dim, seed, rotated)
     return m
 
 
@@ -446,6 +439,24 @@ def _layer_groups(names: list[str]) -> list[tuple[str | None, list[str]]]:
     return ([(None, groups[None])] if None in groups else []) + [(k, groups[k]) for k in blocks]
 
 
+def _activation_quantizer(method: str, setting: str, q: int, betas: dict, bits: int):
+    """The activation quantizer of a setting: NestQuant or RTN at w4a4kv4, none at w4."""
+    if setting != "w4a4kv4":
+        return None
+    return (lambda x: nestquant(x, q, betas["activations"])) if method.startswith("nestquant") else (
+        lambda x: rtn(x, bits))
+
+
+def _quantize_kv_cache(model, method: str, q: int, betas: dict, bits: int, head_dim: int, seed: int,
+                       rotated: bool) -> None:
+    """Quantize the keys and values as the KV cache stores them (seed offsets 10 000 / 20 000)."""
+    for kind, suffixes, offset in (("keys", ("k_proj", "attention.self.key"), 10_000),
+                                   ("values", ("v_proj", "attention.self.value"), 20_000)):
+        kv_q = (lambda x, b=betas[kind]: nestquant(x, q, b)) if method.startswith("nestquant") else (
+            lambda x: rtn(x, bits))
+        quantize_kv(model, kv_q, head_dim, seed + offset, rotate_heads=rotated, names=suffixes)
+
+
 def quantize_model_layerwise(model, method: str, setting: str, q: int, betas: dict, bits: int, seed: int,
                              head_dim: int, calib_ids, skip: tuple[str, ...], batch_size: int = 8):
     """`quantize_model` in place, one decoder block at a time, returning (model, weight proxy errors).
@@ -467,10 +478,7 @@ def quantize_model_layerwise(model, method: str, setting: str, q: int, betas: di
     index = {n: i for i, n in enumerate(names)}
     rotated = method in ROTATED
     w_q = _weight_quantizer(method, q, betas["weights"], bits)
-    act_q = None
-    if setting == "w4a4kv4":
-        act_q = (lambda x: nestquant(x, q, betas["activations"])) if method.startswith("nestquant") else (
-            lambda x: rtn(x, bits))
+    act_q = _activation_quantizer(method, setting, q, betas, bits)
     groups = _layer_groups(names)
     order = ([g for g in groups if g[0] is None] + [g for g in groups if g[0] is not None][::-1])
     errors = {}
@@ -504,9 +512,5 @@ def quantize_model_layerwise(model, method: str, setting: str, q: int, betas: di
             errors[name] = proxy_loss(w, mod.weight_hat, hf) / proxy_loss(w, torch.zeros_like(w), hf)
             del h, hf, w
     if setting == "w4a4kv4":
-        for kind, suffixes, offset in (("keys", ("k_proj", "attention.self.key"), 10_000),
-                                       ("values", ("v_proj", "attention.self.value"), 20_000)):
-            kv_q = (lambda x, b=betas[kind]: nestquant(x, q, b)) if method.startswith("nestquant") else (
-                lambda x: rtn(x, bits))
-            quantize_kv(model, kv_q, head_dim, seed + offset, rotate_heads=rotated, names=suffixes)
+        _quantize_kv_cache(model, method, q, betas, bits, head_dim, seed, rotated)
     return model, [float(errors[n]) for n in names]
