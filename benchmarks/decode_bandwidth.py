@@ -14,8 +14,9 @@ as a layer stack does, and the time per matrix is the pass time / copies. In the
 - ratios against torch's own int4 CPU kernel (aten._weight_int4pack_mm_for_cpu, group 128, bf16
   activations), measured in the same pass loop, same process.
 
-All figures are medians over repeated passes. The machine may be shared: the load average at start and
-end is written with the results. Results: benchmarks/results/decode_bandwidth.{csv,md}.
+All figures are medians over repeated passes; the formats take turns within each repeat and a speed-up is the
+median over repeats of the per-repeat ratio, so that a slow spell of a shared machine hits all formats alike.
+The load average at start and end is written with the results. Results: benchmarks/results/decode_bandwidth.{csv,md}.
 """
 
 from __future__ import annotations
@@ -116,23 +117,39 @@ def call(fmt: str, w, x: torch.Tensor, xb: torch.Tensor):
     return K.sparse24_int4_linear(x, w)
 
 
-def time_pass(fmt, ws, x, xb, reps) -> float:
-    """Median seconds per matrix of a pass over all copies (one warm-up pass)."""
-    for w in ws:
-        call(fmt, w, x, xb)
-    ts = []
+def time_passes(cases: dict, x, xb, reps) -> dict:
+    """Seconds per matrix of each pass over all copies, for every case (name -> (fmt, copies, env)), one warm-up
+    pass each. The cases take turns within each repeat, so that a slow spell of a shared machine hits all of them
+    alike: ratios are taken per repeat, then the median."""
+    def one(fmt, ws, env):
+        old = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)  # e.g. ICML25_CPU_VNNI=0 (read by the op at every call)
+        try:
+            t0 = time.perf_counter()
+            for w in ws:
+                call(fmt, w, x, xb)
+            return (time.perf_counter() - t0) / len(ws)
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    for fmt, ws, env in cases.values():
+        one(fmt, ws, env)
+    out = {name: [] for name in cases}
     for _ in range(reps):
-        t0 = time.perf_counter()
-        for w in ws:
-            call(fmt, w, x, xb)
-        ts.append((time.perf_counter() - t0) / len(ws))
-    return statistics.median(ts)
+        for name, (fmt, ws, env) in cases.items():
+            out[name].append(one(fmt, ws, env))
+    return out
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4096x4096 only, batch 1 and 8, 3 passes")
     ap.add_argument("--reps", type=int, default=7, help="timed passes per case (the median is reported)")
+    ap.add_argument("--shapes", nargs="+", default=[f"{n}x{k}" for n, k in LLAMA_7B], help="N x K shapes (default: Llama-7B's)")
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--llc-factor", type=float, default=4.0, help="working set per format, in multiples of the LLC")
@@ -141,7 +158,12 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if not K.extension_available():
         sys.exit("methods.kernels: the compiled extension is not built (run `python -m methods.kernels.build`)")
-    shapes, batches, reps = LLAMA_7B, args.batches, args.reps
+    try:
+        shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes]
+        assert all(len(s) == 2 and min(s) > 0 and s[1] % GS == 0 for s in shapes)
+    except (ValueError, AssertionError):
+        ap.error(f"--shapes: expected NxK with K a multiple of {GS} (e.g. 4096x11008), got {' '.join(args.shapes)}")
+    batches, reps = args.batches, args.reps
     if args.quick:
         shapes, batches, reps = LLAMA_7B[:1], [1, 8], 3
     llc = llc_bytes()
@@ -161,24 +183,26 @@ def main(argv=None) -> None:
             for m in batches:
                 x = torch.randn(m, k, generator=gen)
                 xb = x.bfloat16()
-                res = {}
+                cases = {}
                 for fmt, (ws, nb) in fmts.items():
-                    act = x.numel() * (2 if fmt == "torch int4" else 4) + m * n * 4
-                    res[fmt] = (time_pass(fmt, ws, x, xb, reps), nb + act, len(ws) * nb)
+                    cases[fmt] = (fmt, ws, {})
                     if args.fallback and fmt != "torch int4":
-                        os.environ["ICML25_CPU_VNNI"] = "0"  # the fp32 path (read by the op at every call)
-                        try:
-                            res[fmt + " [fp32 fallback]"] = (time_pass(fmt, ws, x, xb, reps), nb + act, len(ws) * nb)
-                        finally:
-                            os.environ.pop("ICML25_CPU_VNNI")
-                for fmt, (sec, by, wsb) in res.items():
+                        cases[fmt + " [fp32 fallback]"] = (fmt, ws, {"ICML25_CPU_VNNI": "0"})
+                times = time_passes(cases, x, xb, reps)
+                res = {}
+                for name, ts in times.items():
+                    ws, nb = fmts[cases[name][0]]
+                    act = x.numel() * (2 if name == "torch int4" else 4) + m * n * 4
+                    ratio = statistics.median(t0 / t for t0, t in zip(times["torch int4"], ts))
+                    res[name] = (statistics.median(ts), nb + act, len(ws) * nb, ratio)
+                for fmt, (sec, by, wsb, ratio) in res.items():
                     gbs = by / sec / 1e9
                     rows.append({
                         "shape": f"{n}x{k}", "threads": t, "batch": m, "method": fmt,
                         "vnni": bool(torch.ops.icml25.cpu_vnni_enabled("2:4" in fmt)) and "fallback" not in fmt and fmt != "torch int4",
                         "bytes_per_weight": round(bpw[fmt.split(" [")[0]], 5), "working_set_MiB": round(wsb / 2**20, 1),
                         "ms": round(sec * 1e3, 4), "GB/s": round(gbs, 2), "read_bw_GB/s": round(bws[t], 2),
-                        "bw_fraction": round(gbs / bws[t], 3), "x_vs_torch_int4": round(res["torch int4"][0] / sec, 3),
+                        "bw_fraction": round(gbs / bws[t], 3), "x_vs_torch_int4": round(ratio, 3),
                     })
                     r = rows[-1]
                     print(f"{r['shape']:>10} t={t} m={m:<2} {fmt:<31} {r['ms']:8.3f} ms {r['GB/s']:6.1f} GB/s "

@@ -16,6 +16,7 @@
 #include "common.h"
 
 #include <cstdlib>
+#include <type_traits>
 #include <vector>
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
@@ -42,26 +43,24 @@ inline bool vnni_enabled(bool need_vbmi) {
 #endif
 }
 
-// int16 activations of the first GF whole groups: q [M, GF * gs] (or de-interleaved into qe / qo [M, GF * gs / 2]),
-// scale a [M, GF] and sum_k a q_k over the group [M, GF].
+// int16 activations of the first GF whole groups: q [M, GF * gs], scale a [M, GF] and sum_k a q_k over the group
+// [M, GF]. Layout of q: natural column order, or (nibble_order, for int4's packed bytes) per chunk of 64 columns
+// the 32 even columns then the 32 odd ones, so that a byte's low nibbles meet the first half and its high nibbles
+// the second.
 struct QAct {
-  std::vector<int16_t> q, qe, qo;
+  at::Tensor qbuf;  // owns q: torch's CPU allocator aligns to 64 bytes, so every row of q starts a cache line
+  int16_t* q = nullptr;
   std::vector<float> a, sum;
-  int64_t GF = 0, KQ = 0, ld = 0;  // ld: row stride of q / qe / qo, padded by one cache line (no 4 KiB aliasing)
+  int64_t GF = 0, KQ = 0, ld = 0;  // ld: row stride of q, padded by one cache line (no 4 KiB aliasing)
 };
 
-inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64_t GF, bool deinterleave) {
+inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64_t GF, bool nibble_order) {
   QAct r;
   r.GF = GF;
   r.KQ = GF * gs;
-  const int64_t KQ = r.KQ;
-  const int64_t ld = r.ld = (deinterleave ? KQ / 2 : KQ) + 32;
-  if (deinterleave) {
-    r.qe.resize(M * ld);
-    r.qo.resize(M * ld);
-  } else {
-    r.q.resize(M * ld);
-  }
+  const int64_t ld = r.ld = r.KQ + 32;
+  r.qbuf = at::empty({M * ld}, at::kShort);
+  r.q = r.qbuf.data_ptr<int16_t>();
   r.a.resize(M * GF);
   r.sum.resize(M * GF);
   // in one thread up to ~64K activations (decode batches): a fork / join costs more than the work there
@@ -78,10 +77,8 @@ inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64
         const int16_t q = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, v)));
         qs += q;
         const int64_t kk = g * gs + k;
-        if (deinterleave)
-          ((kk & 1) ? r.qo : r.qe)[m * ld + (kk >> 1)] = q;
-        else
-          r.q[m * ld + kk] = q;
+        const int64_t pos = nibble_order ? (kk & ~int64_t{63}) + ((kk & 1) << 5) + ((kk & 63) >> 1) : kk;
+        r.q[m * ld + pos] = q;
       }
       r.a[i] = a;
       r.sum[i] = a * static_cast<float>(qs);
@@ -130,6 +127,36 @@ inline float* scratch(int64_t n) {
   return buf.data();
 }
 
+// Every weight row against every activation row, with the row kernel f<MT>(n, m0, g0, g1) over tiles of up to 4
+// activation rows (one register-blocked pass per tile) and blocks of scale groups small enough that a tile's int16
+// activations (MT x columns x 2 bytes <= 16 KB) stay in L1 while the block's weight rows stream past; the weight rows
+// of a thread's block of 64 stay in L2 between tiles.
+template <class F>
+inline void rows_by_tiles(int64_t M, int64_t N, int64_t G, int64_t gs, const F& f) {
+  constexpr int64_t MT = 4;
+  const int64_t gb = std::max<int64_t>(1, 8192 / std::min<int64_t>(M, MT) / gs);
+  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
+    for (int64_t t0 = n0; t0 < n1; t0 += 64) {
+      const int64_t t1 = std::min(n1, t0 + 64);
+      for (int64_t g0 = 0; g0 < G; g0 += gb) {
+        const int64_t g1 = std::min(G, g0 + gb);
+        for (int64_t m = 0; m < M; m += MT) {
+          const int64_t mr = std::min<int64_t>(MT, M - m);
+          for (int64_t n = t0; n < t1; ++n) {
+            switch (mr) {
+              case 4: f(std::integral_constant<int, 4>(), n, m, g0, g1); break;
+              case 3: f(std::integral_constant<int, 3>(), n, m, g0, g1); break;
+              case 2: f(std::integral_constant<int, 2>(), n, m, g0, g1); break;
+              default: f(std::integral_constant<int, 1>(), n, m, g0, g1); break;
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+
 // y[m0 .. m0 + MT, n] += (scale groups [g0, g1) of row n) . x; the scalar tail of a last partial group when g1 == G.
 template <int MT>
 inline void int4_vnni_row(const I4V& a, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
@@ -153,13 +180,15 @@ inline void int4_vnni_row(const I4V& a, int64_t n, int64_t m0, int64_t g0, int64
     __m512i acc[MT];
     for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_si512();
     for (int64_t j = g * half; j < (g + 1) * half; j += 32) {
+      // two rows ahead (the rows are contiguous): the loads of the weights from DRAM overlap this row's arithmetic
+      if ((j & 63) == 0) _mm_prefetch(reinterpret_cast<const char*>(w + 2 * a.K2 + j), _MM_HINT_T0);
       // 32 bytes = 64 weights: low nibbles pair with the even columns, high nibbles with the odd ones
       const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j)));
       const __m512i wl = _mm512_and_si512(b, lo4), wh = _mm512_srli_epi16(b, 4);
       for (int m = 0; m < MT; ++m) {
-        const int64_t off = (m0 + m) * ld + j;
-        acc[m] = _mm512_dpwssd_epi32(acc[m], wl, _mm512_loadu_si512(qa.qe.data() + off));
-        acc[m] = _mm512_dpwssd_epi32(acc[m], wh, _mm512_loadu_si512(qa.qo.data() + off));
+        const int16_t* xr = qa.q + (m0 + m) * ld + 2 * j;  // the chunk's even columns, then its odd ones
+        acc[m] = _mm512_dpwssd_epi32(acc[m], wl, _mm512_loadu_si512(xr));
+        acc[m] = _mm512_dpwssd_epi32(acc[m], wh, _mm512_loadu_si512(xr + 32));
       }
     }
     for (int m = 0; m < MT; ++m)
@@ -178,17 +207,8 @@ inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, c
                              int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
   const QAct qa = quantize_act(x, M, K, gs, K / gs, true);
   const I4V a{&qa, x, w, s, z, y, M, N, K, K2, G, gs};
-  // Tiles of 2 activation rows over whole weight rows (measured here: 4- and 8-row tiles and column blocking were
-  // slower); a tile of 64 weight rows (128 KB at K = 4096) stays in L2 while the batch's row pairs pass over it.
-  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
-    for (int64_t t0 = n0; t0 < n1; t0 += 64) {
-      const int64_t t1 = std::min(n1, t0 + 64);
-      int64_t m = 0;
-      for (; m + 2 <= M; m += 2)
-        for (int64_t n = t0; n < t1; ++n) int4_vnni_row<2>(a, n, m, 0, G);
-      for (; m < M; ++m)
-        for (int64_t n = t0; n < t1; ++n) int4_vnni_row<1>(a, n, m, 0, G);
-    }
+  rows_by_tiles(M, N, G, gs, [&](auto mt, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+    int4_vnni_row<decltype(mt)::value>(a, n, m, g0, g1);
   });
 }
 
@@ -226,6 +246,17 @@ struct Sp24Consts {
   }
 };
 
+// The 32 slots (codes q, columns idx) of the 64 columns at k of a row: codes as int16, columns 0..63.
+inline void sp24_slots(const uint8_t* v, const uint8_t* mt, int64_t k, const Sp24Consts& C, __m512i& q, __m512i& idx) {
+  const __m512i vb = _mm512_permutexvar_epi64(C.sel, _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + (k >> 2)))));
+  q = _mm512_sub_epi16(_mm512_and_si512(_mm512_multishift_epi64_epi8(C.ctrl_v, vb), C.m15), C.eight);
+  uint64_t mw;
+  std::memcpy(&mw, mt + (k >> 3), 8);
+  const __m512i raw = _mm512_multishift_epi64_epi8(C.ctrl_m, _mm512_set1_epi64(static_cast<long long>(mw)));
+  idx = _mm512_ternarylogic_epi32(raw, C.m3, C.base, 0xEA);  // (raw & 3) | base
+}
+
+
 template <int MT>
 inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
   const QAct& qa = *a.qa;
@@ -246,14 +277,15 @@ inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t
     __m512i acc[MT];
     for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_si512();
     for (int64_t k = g * a.gs; k < (g + 1) * a.gs; k += 64) {
-      const __m512i vb = _mm512_permutexvar_epi64(C.sel, _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + (k >> 2)))));
-      const __m512i q = _mm512_sub_epi16(_mm512_and_si512(_mm512_multishift_epi64_epi8(C.ctrl_v, vb), C.m15), C.eight);
-      uint64_t mw;
-      std::memcpy(&mw, mt + (k >> 3), 8);
-      const __m512i raw = _mm512_multishift_epi64_epi8(C.ctrl_m, _mm512_set1_epi64(static_cast<long long>(mw)));
-      const __m512i idx = _mm512_ternarylogic_epi32(raw, C.m3, C.base, 0xEA);  // (raw & 3) | base
+      // with several activation rows, two weight rows ahead (one prefetch per 64-byte line of values, 256 columns,
+      // and of positions, 512 columns): the loads from DRAM overlap this row's arithmetic (measured: it slows the
+      // one-row product, which the hardware prefetcher keeps fed)
+      if (MT > 1 && (k & 255) == 0) _mm_prefetch(reinterpret_cast<const char*>(v + 2 * a.K4 + (k >> 2)), _MM_HINT_T0);
+      if (MT > 1 && (k & 511) == 0) _mm_prefetch(reinterpret_cast<const char*>(mt + 2 * a.KM + (k >> 3)), _MM_HINT_T0);
+      __m512i q, idx;
+      sp24_slots(v, mt, k, C, q, idx);
       for (int m = 0; m < MT; ++m) {
-        const int16_t* xr = qa.q.data() + (m0 + m) * ld + k;
+        const int16_t* xr = qa.q + (m0 + m) * ld + k;
         const __m512i xg = _mm512_permutex2var_epi16(_mm512_loadu_si512(xr), idx, _mm512_loadu_si512(xr + 32));
         acc[m] = _mm512_dpwssd_epi32(acc[m], q, xg);
       }
@@ -282,15 +314,8 @@ inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t
   const QAct qa = quantize_act(x, M, K, gs, K / gs, false);
   const S24V a{&qa, x, v, meta, s, y, M, N, K, K4, KM, G, gs};
   const Sp24Consts C;
-  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
-    for (int64_t t0 = n0; t0 < n1; t0 += 64) {
-      const int64_t t1 = std::min(n1, t0 + 64);
-      int64_t m = 0;
-      for (; m + 2 <= M; m += 2)
-        for (int64_t n = t0; n < t1; ++n) sp24_vnni_row<2>(a, C, n, m, 0, G);
-      for (; m < M; ++m)
-        for (int64_t n = t0; n < t1; ++n) sp24_vnni_row<1>(a, C, n, m, 0, G);
-    }
+  rows_by_tiles(M, N, G, gs, [&](auto mt, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+    sp24_vnni_row<decltype(mt)::value>(a, C, n, m, g0, g1);
   });
 }
 

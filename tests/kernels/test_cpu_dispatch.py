@@ -50,7 +50,7 @@ def vnni_taken(sparse24, gs, k):
     return OPS().cpu_vnni_enabled(sparse24) and gs % 64 == 0 and k >= gs
 
 
-@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("m", [1, 3, 8, 11])
 @pytest.mark.parametrize("n,k,gs", SHAPES)
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_int4_paths_match_reference(ext, path, m, n, k, gs, symmetric):
@@ -67,7 +67,7 @@ def test_int4_paths_match_reference(ext, path, m, n, k, gs, symmetric):
         assert ((got - ref).abs() <= bound + 1e-5 * (1 + ref.abs().max())).all()
 
 
-@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("m", [1, 3, 8, 11])
 @pytest.mark.parametrize("n,k,gs", SHAPES)
 def test_sparse24_paths_match_reference(ext, path, m, n, k, gs):
     g = torch.Generator().manual_seed(m * 11 + k)
