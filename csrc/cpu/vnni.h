@@ -9,6 +9,13 @@
 // groups with group_size % 64 == 0 take this path; the columns of a last partial group run the scalar fp32
 // loop on x itself.
 //
+// Structure (measured on the 2-core AMD EPYC development VM, benchmarks/decode_bandwidth.py): each weight row
+// meets a tile of up to 4 activation rows in one register-blocked pass (its nibbles or slots decoded once per
+// tile); blocks of scale groups keep the tile's int16 activations in L1 (<= 16 KB); a software prefetch two
+// weight rows ahead overlaps the weights' DRAM traffic with the arithmetic. Tried and dropped, for being no faster
+// here: tiles of 2 weight rows x 4 activation rows decoded into an int16 buffer, 6- and 8-row activation tiles,
+// 2:4 slots decoded once per row for all tiles, a dense int16 expansion of the 2:4 rows.
+//
 // Dispatch: compiled where the compiler targets AVX512-BW + VNNI (the 2:4 path also VBMI's multishift),
 // taken when the running CPU reports them (__builtin_cpu_supports) and ICML25_CPU_VNNI is not "0"; the
 // fp32 paths in int4.h / sparse24.h are the fallback.
@@ -121,6 +128,13 @@ inline void group_factors(const QAct& qa, const float* s, const float* z, int64_
   }
 }
 
+// acc + the pairwise int16 dot products of a and b (vpdpwssd). Written in asm because GCC 12 copies the accumulator
+// to another register and back around every intrinsic vpdpwssd in these loops (two extra moves per instruction).
+ICML25_INLINE __m512i dpwssd(__m512i acc, __m512i a, __m512i b) {
+  asm("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "vm"(b));
+  return acc;
+}
+
 inline float* scratch(int64_t n) {
   thread_local std::vector<float> buf;
   if (static_cast<int64_t>(buf.size()) < n) buf.resize(n);
@@ -133,17 +147,15 @@ inline float* scratch(int64_t n) {
 // of a thread's block of 64 stay in L2 between tiles.
 template <class F>
 inline void rows_by_tiles(int64_t M, int64_t N, int64_t G, int64_t gs, const F& f) {
-  constexpr int64_t MT = 4;
-  const int64_t gb = std::max<int64_t>(1, 8192 / std::min<int64_t>(M, MT) / gs);
+  const int64_t gb = std::max<int64_t>(1, 8192 / std::min<int64_t>(M, 4) / gs);
   at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
     for (int64_t t0 = n0; t0 < n1; t0 += 64) {
       const int64_t t1 = std::min(n1, t0 + 64);
       for (int64_t g0 = 0; g0 < G; g0 += gb) {
         const int64_t g1 = std::min(G, g0 + gb);
-        for (int64_t m = 0; m < M; m += MT) {
-          const int64_t mr = std::min<int64_t>(MT, M - m);
+        for (int64_t m = 0; m < M; m += 4) {
           for (int64_t n = t0; n < t1; ++n) {
-            switch (mr) {
+            switch (std::min<int64_t>(4, M - m)) {
               case 4: f(std::integral_constant<int, 4>(), n, m, g0, g1); break;
               case 3: f(std::integral_constant<int, 3>(), n, m, g0, g1); break;
               case 2: f(std::integral_constant<int, 2>(), n, m, g0, g1); break;
@@ -155,7 +167,6 @@ inline void rows_by_tiles(int64_t M, int64_t N, int64_t G, int64_t gs, const F& 
     }
   });
 }
-
 
 // y[m0 .. m0 + MT, n] += (scale groups [g0, g1) of row n) . x; the scalar tail of a last partial group when g1 == G.
 template <int MT>
@@ -181,14 +192,14 @@ inline void int4_vnni_row(const I4V& a, int64_t n, int64_t m0, int64_t g0, int64
     for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_si512();
     for (int64_t j = g * half; j < (g + 1) * half; j += 32) {
       // two rows ahead (the rows are contiguous): the loads of the weights from DRAM overlap this row's arithmetic
-      if ((j & 63) == 0) _mm_prefetch(reinterpret_cast<const char*>(w + 2 * a.K2 + j), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + 2 * a.K2 + j), _MM_HINT_T0);
       // 32 bytes = 64 weights: low nibbles pair with the even columns, high nibbles with the odd ones
       const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j)));
       const __m512i wl = _mm512_and_si512(b, lo4), wh = _mm512_srli_epi16(b, 4);
       for (int m = 0; m < MT; ++m) {
         const int16_t* xr = qa.q + (m0 + m) * ld + 2 * j;  // the chunk's even columns, then its odd ones
-        acc[m] = _mm512_dpwssd_epi32(acc[m], wl, _mm512_loadu_si512(xr));
-        acc[m] = _mm512_dpwssd_epi32(acc[m], wh, _mm512_loadu_si512(xr + 32));
+        acc[m] = dpwssd(acc[m], wl, _mm512_loadu_si512(xr));
+        acc[m] = dpwssd(acc[m], wh, _mm512_loadu_si512(xr + 32));
       }
     }
     for (int m = 0; m < MT; ++m)
@@ -280,14 +291,14 @@ inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t
       // with several activation rows, two weight rows ahead (one prefetch per 64-byte line of values, 256 columns,
       // and of positions, 512 columns): the loads from DRAM overlap this row's arithmetic (measured: it slows the
       // one-row product, which the hardware prefetcher keeps fed)
-      if (MT > 1 && (k & 255) == 0) _mm_prefetch(reinterpret_cast<const char*>(v + 2 * a.K4 + (k >> 2)), _MM_HINT_T0);
-      if (MT > 1 && (k & 511) == 0) _mm_prefetch(reinterpret_cast<const char*>(mt + 2 * a.KM + (k >> 3)), _MM_HINT_T0);
+      if constexpr (MT > 1) _mm_prefetch(reinterpret_cast<const char*>(v + 2 * a.K4 + (k >> 2)), _MM_HINT_T0);
+      if constexpr (MT > 1) _mm_prefetch(reinterpret_cast<const char*>(mt + 2 * a.KM + (k >> 3)), _MM_HINT_T0);
       __m512i q, idx;
       sp24_slots(v, mt, k, C, q, idx);
       for (int m = 0; m < MT; ++m) {
         const int16_t* xr = qa.q + (m0 + m) * ld + k;
         const __m512i xg = _mm512_permutex2var_epi16(_mm512_loadu_si512(xr), idx, _mm512_loadu_si512(xr + 32));
-        acc[m] = _mm512_dpwssd_epi32(acc[m], q, xg);
+        acc[m] = dpwssd(acc[m], q, xg);
       }
     }
     for (int m = 0; m < MT; ++m)
