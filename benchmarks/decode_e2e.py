@@ -33,7 +33,8 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+# this folder holds benchmarks/kernels.py, which would shadow the `kernels` package that transformers imports
+sys.path = [str(ROOT / "src")] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 
 from methods import kernels  # noqa: E402
 from methods.slim import speed as S  # noqa: E402
