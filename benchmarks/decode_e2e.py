@@ -22,7 +22,6 @@ benchmarks/results/decode_e2e.{json,md}.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -37,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path = [str(ROOT / "src")] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 
 from methods import kernels  # noqa: E402
+from methods.common.io import atomic_path, write_json  # noqa: E402
 from methods.slim import speed as S  # noqa: E402
 
 FORMATS = ("dense_fp32", "dense_bf16", "torch_int4", "k1_int4", "slim_2_4_int4")
@@ -125,10 +125,7 @@ def main(argv=None) -> None:
 
 
 def write(out: Path, meta: dict, rows: list[dict]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    os.replace(tmp, out.with_suffix(".json"))
+    write_json(out.with_suffix(".json"), {"meta": meta, "rows": rows})
     lines = [
         f"# End-to-end decode at Llama-2-7B layer sizes ({meta['date']})",
         "",
@@ -143,9 +140,8 @@ def write(out: Path, meta: dict, rows: list[dict]) -> None:
     for r in rows:
         lines.append(f"| {r['batch']} | {r['format']} | {r['tokens_per_s']:.2f} | {r['x_vs_torch_int4']:.2f} | "
                      f"{r['weight_MiB']:.0f} | {r['weight_GB_per_s']:.1f} |")
-    tmp = out.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, out.with_suffix(".md"))
+    with atomic_path(out.with_suffix(".md")) as tmp:
+        tmp.write_text("\n".join(lines) + "\n")
     print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
 
 
