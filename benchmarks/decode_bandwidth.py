@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import methods.kernels as K  # noqa: E402
+from methods.common.io import atomic_path  # noqa: E402
 
 LLAMA_7B = [(4096, 4096), (11008, 4096), (4096, 11008)]  # (N out, K in): q/k/v/o, gate/up, down
 GS = 128
@@ -213,12 +214,10 @@ def main(argv=None) -> None:
 
 
 def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.with_suffix(".csv.tmp"), "w", newline="") as f:
+    with atomic_path(out.with_suffix(".csv")) as tmp, open(tmp, "w", newline="") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)
-    os.replace(out.with_suffix(".csv.tmp"), out.with_suffix(".csv"))
     b_i4, b_s24, b_t4 = bpw["icml25 int4"], bpw["icml25 2:4+int4"], bpw["torch int4"]
     lines = [
         f"# Decode bandwidth: int4 and 2:4+int4 linear with weights streamed from DRAM "
@@ -242,9 +241,8 @@ def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
     for r in rows:
         lines.append(f"| {r['shape']} | {r['threads']} | {r['batch']} | {r['method']} | {'yes' if r['vnni'] else 'no'} | {r['ms']:.3f} | {r['GB/s']:.1f} | "
                      f"{r['bw_fraction']:.3f} | {r['x_vs_torch_int4']:.3f} |")
-    tmp = out.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, out.with_suffix(".md"))
+    with atomic_path(out.with_suffix(".md")) as tmp:
+        tmp.write_text("\n".join(lines) + "\n")
     print(f"wrote {out.with_suffix('.csv')} and {out.with_suffix('.md')}")
 
 
