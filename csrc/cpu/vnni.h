@@ -12,7 +12,9 @@
 // Structure (measured on the 2-core AMD EPYC development VM, benchmarks/decode_bandwidth.py): each weight row
 // meets a tile of up to 4 activation rows in one register-blocked pass (its nibbles or slots decoded once per
 // tile); blocks of scale groups keep the tile's int16 activations in L1 (<= 16 KB); a software prefetch two
-// weight rows ahead overlaps the weights' DRAM traffic with the arithmetic. Tried and dropped, for being no faster
+// weight rows ahead overlaps the weights' DRAM traffic with the arithmetic. Two variants: one int4 activation row
+// longer than half of L1d meets 4 weight rows per pass (int4_vnni_rows), and batches of >= 12 rows of the 2:4
+// product run k-major, the batch along the vector lanes (s24k_*), which needs no gather. Tried and dropped, for being no faster
 // here: tiles of 2 weight rows x 4 activation rows decoded into an int16 buffer, 6- and 8-row activation tiles,
 // 2:4 slots decoded once per row for all tiles, a dense int16 expansion of the 2:4 rows.
 //
@@ -25,6 +27,8 @@
 #include <cstdlib>
 #include <type_traits>
 #include <vector>
+
+#include <unistd.h>
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
 #define ICML25_VNNI 1
@@ -215,10 +219,72 @@ inline void int4_vnni_row(const I4V& a, int64_t n, int64_t m0, int64_t g0, int64
   for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += (_mm512_reduce_add_ps(af[m]) - zt[m]) + tail[m];
 }
 
+// One activation row against NR = 4 weight rows per pass (whole rows): each int16 activation load serves 4 rows, and
+// the weights are prefetched into L2 only (NR rows ahead), so that the streamed weight lines do not evict the
+// activations from L1. Taken when the activation row fills more than half of L1d (down_proj's K = 11008: 22 KB),
+// where the one-row pass re-reads it from L2 for every weight row (measured at 4096x11008, DRAM-streamed: 1.26-1.48x
+// torch int4 against 0.89-0.96x; at K = 4096 the one-row pass stays as fast or faster, 1.07-1.60x).
+template <int NR>
+inline void int4_vnni_rows(const I4V& a, int64_t n) {
+  const QAct& qa = *a.qa;
+  const int64_t GF = qa.GF, half = a.gs / 2;
+  const __m512i lo4 = _mm512_set1_epi16(15);
+  __m512 af[NR];
+  float tot[NR];
+  for (int r = 0; r < NR; ++r) {
+    af[r] = _mm512_setzero_ps();
+    const float* s = a.s + (n + r) * a.G;
+    const float* z = a.z + (n + r) * a.G;
+    float t = 0.f;  // the zero points' term, sum_g s z sum_k a q_k
+    for (int64_t g = 0; g < GF; ++g) t += s[g] * z[g] * qa.sum[g];
+    tot[r] = -t;
+  }
+  for (int64_t g = 0; g < GF; ++g) {
+    __m512i acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_si512();
+    for (int64_t j = g * half; j < (g + 1) * half; j += 32) {
+      const __m512i x0 = _mm512_loadu_si512(qa.q + 2 * j), x1 = _mm512_loadu_si512(qa.q + 2 * j + 32);
+      for (int r = 0; r < NR; ++r) {
+        const uint8_t* w = a.w + (n + r) * a.K2 + j;
+        _mm_prefetch(reinterpret_cast<const char*>(w + NR * a.K2), _MM_HINT_T1);
+        const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+        acc[r] = dpwssd(acc[r], _mm512_and_si512(b, lo4), x0);
+        acc[r] = dpwssd(acc[r], _mm512_srli_epi16(b, 4), x1);
+      }
+    }
+    for (int r = 0; r < NR; ++r)
+      af[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r]), _mm512_set1_ps(a.s[(n + r) * a.G + g] * qa.a[g]), af[r]);
+  }
+  for (int r = 0; r < NR; ++r) {
+    const uint8_t* w = a.w + (n + r) * a.K2;
+    const float* s = a.s + (n + r) * a.G;
+    const float* z = a.z + (n + r) * a.G;
+    for (int64_t k = GF * a.gs; k < a.K; ++k)  // a last partial group: scalar fp32 on x
+      tot[r] += s[k / a.gs] * (static_cast<float>((w[k >> 1] >> ((k & 1) * 4)) & 15) - z[k / a.gs]) * a.x[k];
+    a.y[n + r] += _mm512_reduce_add_ps(af[r]) + tot[r];
+  }
+}
+
+inline int64_t l1d_bytes() {
+  static const int64_t b = [] {
+    const long v = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return v > 0 ? static_cast<int64_t>(v) : int64_t{32768};
+  }();
+  return b;
+}
+
 inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t M,
                              int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
   const QAct qa = quantize_act(x, M, K, gs, K / gs, true);
   const I4V a{&qa, x, w, s, z, y, M, N, K, K2, G, gs};
+  if (M == 1 && 2 * qa.KQ > l1d_bytes() / 2) {
+    at::parallel_for(0, N, 64, [&](int64_t n0, int64_t n1) {
+      int64_t n = n0;
+      for (; n + 4 <= n1; n += 4) int4_vnni_rows<4>(a, n);
+      for (; n < n1; ++n) int4_vnni_row<1>(a, n, 0, 0, G);
+    });
+    return;
+  }
   rows_by_tiles(M, N, G, gs, [&](auto mt, int64_t n, int64_t m, int64_t g0, int64_t g1) {
     int4_vnni_row<decltype(mt)::value>(a, n, m, g0, g1);
   });
@@ -321,8 +387,215 @@ inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t
   for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += _mm512_reduce_add_ps(af[m]) + tail[m];
 }
 
+// ---- batches of >= s24k_min_rows() rows: the k-major 2:4 product (no gather).
+//
+// The gather of the path above costs one permute per activation row and 64 columns, as much as the dot product it
+// feeds, so a compute-bound batch gains nothing from skipping half the weights. Here the batch runs along the
+// vector lanes instead: a chunk of up to MP = 16 or 32 activation rows is quantized k-major (qT[k][m]), and
+// for every aligned group of 4 columns and each of the 6 position pairs p0 < p1 it may keep, the lanes hold the
+// int16 pairs (qT[4j+p0][m], qT[4j+p1][m]) (the table X6: 6 / 4 x the activations, made once per call). A weight
+// row's kept pair of group j is then one broadcast int16 pair, and its product with all MP rows is one vpdpwssd
+// against the X6 entry its 2-bit positions select: two weights x MP rows per instruction, no permute. Positions
+// that are not increasing (pack_sparse24_int4 never writes them) send that (row, scale group) to the scalar fp32 loop.
+
+struct S24K {
+  const float* x;       // [M, K]
+  const uint8_t* v;     // [N, K4]
+  const uint8_t* meta;  // [N, KM]
+  const float* s;       // [N, G]
+  const int16_t* x6;    // [GF][QG][6][MP][2] for the chunk's rows
+  const float* at;      // [GF][MP]: activation scale of (group, lane); 0 on padding lanes
+  float* acc;           // [N][MP]
+  int64_t m0, mc, K, K4, KM, G, GF, gs;
+};
+
+// The pairs (int16 codes of slot 0 | slot 1 << 16) and X6 byte offsets of the QG quads of row n's scale group g;
+// true when a quad's positions are not increasing (the group then takes the scalar loop).
+template <int MP>
+inline bool s24k_decode(const S24K& a, int64_t n, int64_t g, int32_t* pair, int32_t* off) {
+  const int64_t QG = a.gs / 4, q0 = g * QG;
+  const uint8_t* vr = a.v + n * a.K4 + q0;
+  const uint8_t* mr = a.meta + n * a.KM + q0 / 2;  // QG is even: a group starts on a whole meta byte
+  constexpr int SH = MP == 16 ? 6 : 7;  // log2 of an X6 entry's bytes (MP lanes x 4)
+  // (p0 | p1 << 2) -> byte offset of the pair among (0,1) (0,2) (0,3) (1,2) (1,3) (2,3) within a quad's 6 entries;
+  // the sign bit marks positions that are not increasing
+  constexpr int X = INT32_MIN;
+  const __m512i lut = _mm512_setr_epi32(X, X, X, X, 0 << SH, X, X, X, 1 << SH, 3 << SH, X, X, 2 << SH, 4 << SH, 5 << SH, X);
+  // byte i of 8 meta bytes -> dwords 2i and 2i + 1, shifted so that quad j's nibble is the dword's low 4 bits
+  // (vpermd reads only those)
+  const __m128i dup = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m512i sh = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+  const __m512i nib_lo = _mm512_set1_epi32(0x000F000F), eight = _mm512_set1_epi16(8);
+  const __m512i step = _mm512_set1_epi32(16 * 6 << SH);
+  __m512i base = _mm512_setr_epi32(0, 6 << SH, 12 << SH, 18 << SH, 24 << SH, 30 << SH, 36 << SH, 42 << SH, 48 << SH,
+                                   54 << SH, 60 << SH, 66 << SH, 72 << SH, 78 << SH, 84 << SH, 90 << SH);
+  __m512i badv = _mm512_setzero_si512();
+  for (int64_t i = 0; i < QG; i += 16, base = _mm512_add_epi32(base, step)) {
+    // byte (u0 | u1 << 4) -> int16 pair (u0 - 8, u1 - 8) in one dword: (b | b << 12) & 0x000F000F, minus 8 per half
+    const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vr + i)));
+    const __m512i u = _mm512_ternarylogic_epi32(b, _mm512_slli_epi32(b, 12), nib_lo, 0xA8);  // (A | B) & C
+    _mm512_store_si512(pair + i, _mm512_sub_epi16(u, eight));
+    const __m128i mb = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mr + i / 2));
+    const __m512i nib = _mm512_srlv_epi32(_mm512_cvtepu8_epi32(_mm_shuffle_epi8(mb, dup)), sh);
+    const __m512i c = _mm512_permutexvar_epi32(nib, lut);
+    badv = _mm512_or_si512(badv, c);
+    _mm512_store_si512(off + i, _mm512_add_epi32(base, c));
+  }
+  const bool bad = _mm512_movepi32_mask(badv) != 0;
+  return bad;
+}
+
+// acc[n][0..MP) += row n's scale group g times the chunk's MP activation rows, from its decoded pairs and offsets.
+template <int MP>
+inline void s24k_group(const S24K& a, int64_t n, int64_t g, const int32_t* pair, const int32_t* off, bool bad) {
+  constexpr int NB = MP / 16;  // vectors of lanes per X6 entry
+  constexpr int P = 4 / NB;            // independent accumulators per vector (dpwssd's latency)
+  const int64_t QG = a.gs / 4, q0 = g * QG;
+  float* yr = a.acc + n * MP;
+  const float sg = a.s[n * a.G + g];
+  if (bad) {
+    const uint8_t* vr = a.v + n * a.K4 + q0;
+    const uint8_t* mr = a.meta + n * a.KM + q0 / 2;
+    for (int64_t j = 0; j < QG; ++j) {
+      const int nibm = (mr[j >> 1] >> ((j & 1) * 4)) & 15;
+      for (int t = 0; t < 2; ++t) {
+        const int64_t col = 4 * (q0 + j) + ((nibm >> (2 * t)) & 3);
+        const float w = sg * static_cast<float>(((vr[j] >> (4 * t)) & 15) - 8);
+        for (int64_t m = 0; m < a.mc; ++m) yr[m] += w * a.x[(a.m0 + m) * a.K + col];
+      }
+    }
+    return;
+  }
+  const char* xg = reinterpret_cast<const char*>(a.x6 + q0 * 6 * MP * 2);
+  __m512i acc[NB][P];
+  for (int bl = 0; bl < NB; ++bl)
+    for (int p = 0; p < P; ++p) acc[bl][p] = _mm512_setzero_si512();
+  for (int64_t j = 0; j < QG; j += P)
+    for (int p = 0; p < P; ++p) {
+      const char* e = xg + off[j + p];
+      const __m512i w = _mm512_set1_epi32(pair[j + p]);
+      for (int bl = 0; bl < NB; ++bl) acc[bl][p] = dpwssd(acc[bl][p], w, _mm512_load_si512(e + 64 * bl));
+    }
+  for (int bl = 0; bl < NB; ++bl) {
+    __m512i t = acc[bl][0];
+    for (int p = 1; p < P; ++p) t = _mm512_add_epi32(t, acc[bl][p]);
+    const __m512 f = _mm512_mul_ps(_mm512_set1_ps(sg), _mm512_load_ps(a.at + g * MP + 16 * bl));
+    _mm512_storeu_ps(yr + 16 * bl, _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), f, _mm512_loadu_ps(yr + 16 * bl)));
+  }
+}
+
+// The chunk of activation rows [m0, m0 + mc), mc <= MP, into y[m0 .. m0 + mc, :] (whole groups only: GF of them).
+template <int MP>
+inline void s24k_chunk(const float* x, const uint8_t* v, const uint8_t* meta, const float* s, float* y, int64_t m0,
+                       int64_t mc, int64_t N, int64_t K, int64_t K4, int64_t KM, int64_t G, int64_t gs) {
+  const int64_t GF = K / gs, KF = GF * gs, QG = gs / 4;
+  // k-major int16 activations, per (row, group) scale a = max|x| / 32767 as in quantize_act
+  std::vector<int16_t> qt(KF * MP, 0);
+  at::Tensor ascb = at::zeros({GF * MP}, at::kFloat);
+  float* asc = ascb.data_ptr<float>();
+  for (int64_t m = 0; m < mc; ++m)
+    for (int64_t g = 0; g < GF; ++g) {
+      const float* xg = x + (m0 + m) * K + g * gs;
+      float amax = 0.f;
+      for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
+      const float inv = amax > 0.f ? 32767.f / amax : 0.f;
+      asc[g * MP + m] = amax / 32767.f;
+      for (int64_t k = 0; k < gs; ++k)
+        qt[(g * gs + k) * MP + m] = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, std::nearbyint(xg[k] * inv))));
+    }
+  // X6[quad][pair][lane] = (qt[4 quad + p0][lane], qt[4 quad + p1][lane]) as one 32-bit word
+  static constexpr int P0[6] = {0, 0, 0, 1, 1, 2}, P1[6] = {1, 2, 3, 2, 3, 3};
+  at::Tensor x6b = at::empty({KF / 4 * 6 * MP * 2}, at::kShort);
+  uint32_t* x6 = reinterpret_cast<uint32_t*>(x6b.data_ptr<int16_t>());
+  for (int64_t j = 0; j < KF / 4; ++j)
+    for (int c = 0; c < 6; ++c) {
+      const uint16_t* r0 = reinterpret_cast<const uint16_t*>(qt.data()) + (4 * j + P0[c]) * MP;
+      const uint16_t* r1 = reinterpret_cast<const uint16_t*>(qt.data()) + (4 * j + P1[c]) * MP;
+      uint32_t* o = x6 + (j * 6 + c) * MP;
+      for (int m = 0; m < MP; ++m) o[m] = static_cast<uint32_t>(r0[m]) | (static_cast<uint32_t>(r1[m]) << 16);
+    }
+  at::Tensor accb = at::zeros({N * MP}, at::kFloat);
+  const S24K a{x, v, meta, s, x6b.data_ptr<int16_t>(), asc, accb.data_ptr<float>(), m0, mc, K, K4, KM, G, GF, gs};
+  // blocks of groups whose X6 (QG * 6 * MP * 4 bytes a group) stays in L2 while a tile of 64 weight rows passes
+  const int64_t gb = std::max<int64_t>(1, (256 << 10) / (QG * 6 * MP * 4));
+  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
+    alignas(64) int32_t pair[2][1024], off[2][1024];  // quads per group <= 1024 (gs <= 4096)
+    bool bad[2] = {false, false};
+    for (int64_t g0 = 0; g0 < GF; g0 += gb) {
+      const int64_t g1 = std::min(GF, g0 + gb);
+      for (int64_t t0 = n0; t0 < n1; t0 += 64)
+        for (int64_t g = g0; g < g1; ++g)
+          for (int64_t n = t0, t1 = std::min(n1, t0 + 64); n < t1; ++n) {
+            // the block's first group meets each weight row's segment [g0, g1) first: fetch it 8 rows ahead (the
+            // rows are K4 bytes apart, too far for the hardware prefetcher); the block's other groups find it cached
+            if (g == g0 && n + 8 < n1) {
+              const char* pv = reinterpret_cast<const char*>(v + (n + 8) * K4 + g0 * QG);
+              const char* pm = reinterpret_cast<const char*>(meta + (n + 8) * KM + g0 * QG / 2);
+              for (int64_t o = 0; o < (g1 - g0) * QG; o += 64) _mm_prefetch(pv + o, _MM_HINT_T0);
+              for (int64_t o = 0; o < (g1 - g0) * QG / 2; o += 64) _mm_prefetch(pm + o, _MM_HINT_T0);
+            }
+            // decoded one row ahead: a pair or offset is read back long after its vector store (read back at
+            // once, as the store-to-load forwarding of wide stores fails, it cost ~3x here)
+            const int cur = n & 1;
+            if (n == t0) bad[cur] = s24k_decode<MP>(a, n, g, pair[cur], off[cur]);
+            if (n + 1 < t1) bad[cur ^ 1] = s24k_decode<MP>(a, n + 1, g, pair[cur ^ 1], off[cur ^ 1]);
+            s24k_group<MP>(a, n, g, pair[cur], off[cur], bad[cur]);
+          }
+    }
+    // acc [n][lane] into y [m][n]: along y's rows in blocks of 64 weight rows (column by column, the mc rows of y,
+    // N floats apart, fall into one cache set and evict each other)
+    for (int64_t t0 = n0; t0 < n1; t0 += 64)
+      for (int64_t m = 0; m < mc; ++m)
+        for (int64_t n = t0; n < std::min(n1, t0 + 64); ++n) y[(m0 + m) * N + n] += a.acc[n * MP + m];
+  });
+}
+
+// Rows [m0, m1) of y through the k-major chunks (whole groups), then the columns of a last partial group.
+inline void sparse24_linear_vnni_kmajor(const float* x, const uint8_t* v, const uint8_t* meta, const float* s, float* y,
+                                        int64_t m0, int64_t m1, int64_t N, int64_t K, int64_t K4, int64_t KM, int64_t G,
+                                        int64_t gs) {
+  for (int64_t c0 = m0; c0 < m1; c0 += 32) {
+    const int64_t mc = std::min<int64_t>(32, m1 - c0);
+    if (mc > 16) s24k_chunk<32>(x, v, meta, s, y, c0, mc, N, K, K4, KM, G, gs);
+    else s24k_chunk<16>(x, v, meta, s, y, c0, mc, N, K, K4, KM, G, gs);
+  }
+  // the columns of a last partial group: scalar fp32, as in the row path
+  const int64_t GF = K / gs;
+  if (GF < G)
+    at::parallel_for(0, N, 64, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t j = GF * gs / 4; j < K4; ++j) {
+          const int nibm = (meta[n * KM + (j >> 1)] >> ((j & 1) * 4)) & 15;
+          for (int t = 0; t < 2; ++t) {
+            const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
+            const int q = ((v[n * K4 + j] >> (4 * t)) & 15) - 8;
+            if (q == 0 || col >= K) continue;
+            const float w = s[n * G + col / gs] * static_cast<float>(q);
+            for (int64_t m = m0; m < m1; ++m) y[m * N + n] += w * x[m * K + col];
+          }
+        }
+    });
+}
+
+// Fewest activation rows the k-major path takes (ICML25_S24_KMAJOR_ROWS overrides, for benchmarks): below, the
+// padding of a 16-lane chunk costs more than the gather (measured on the 2-core EPYC VM: 8 rows ran at 0.8x the
+// gather path, 16 rows at 1.4-1.6x).
+inline int64_t s24k_min_rows() {
+  const char* e = std::getenv("ICML25_S24_KMAJOR_ROWS");
+  return e != nullptr && e[0] != '\0' ? std::max(1, std::atoi(e)) : 12;
+}
+
 inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t* meta, const float* s, float* y,
                                  int64_t M, int64_t N, int64_t K, int64_t K4, int64_t KM, int64_t G, int64_t gs) {
+  // whole chunks of up to 32 rows k-major while at least s24k_min_rows() remain, the rest through the gather
+  int64_t mk = 0;
+  if (gs <= 4096)
+    for (const int64_t lo = s24k_min_rows(); M - mk >= lo;) mk += std::min<int64_t>(32, M - mk);
+  if (mk > 0) sparse24_linear_vnni_kmajor(x, v, meta, s, y, 0, mk, N, K, K4, KM, G, gs);
+  if (mk == M) return;
+  x += mk * K;
+  y += mk * N;
+  M -= mk;
   const QAct qa = quantize_act(x, M, K, gs, K / gs, false);
   const S24V a{&qa, x, v, meta, s, y, M, N, K, K4, KM, G, gs};
   const Sp24Consts C;

@@ -13,7 +13,11 @@ from methods.kernels import reference as R
 from .test_reference import random_24
 
 OPS = lambda: torch.ops.icml25  # noqa: E731
-SHAPES = [(7, 300, 64), (33, 257, 128), (5, 1000, 192), (9, 128, 64), (16, 64, 64)]  # (N, K, group size)
+# (N, K, group size); K = 8400: an int16 activation row over half of L1d (the 4-row int4 pass) and a partial group
+SHAPES = [(7, 300, 64), (33, 257, 128), (5, 1000, 192), (9, 128, 64), (16, 64, 64), (10, 8400, 128)]
+# batches: tiles of 4 rows and their remainder (1, 3, 8, 11); the k-major 2:4 chunks of 16 and 32 lanes (12, 17),
+# and 40 = a chunk of 32 + 8 rows through the gather
+BATCHES = [1, 3, 8, 11, 12, 17, 40]
 
 
 @pytest.fixture(params=["dispatch", "fallback"])
@@ -50,7 +54,7 @@ def vnni_taken(sparse24, gs, k):
     return OPS().cpu_vnni_enabled(sparse24) and gs % 64 == 0 and k >= gs
 
 
-@pytest.mark.parametrize("m", [1, 3, 8, 11])
+@pytest.mark.parametrize("m", BATCHES)
 @pytest.mark.parametrize("n,k,gs", SHAPES)
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_int4_paths_match_reference(ext, path, m, n, k, gs, symmetric):
@@ -67,7 +71,7 @@ def test_int4_paths_match_reference(ext, path, m, n, k, gs, symmetric):
         assert ((got - ref).abs() <= bound + 1e-5 * (1 + ref.abs().max())).all()
 
 
-@pytest.mark.parametrize("m", [1, 3, 8, 11])
+@pytest.mark.parametrize("m", BATCHES)
 @pytest.mark.parametrize("n,k,gs", SHAPES)
 def test_sparse24_paths_match_reference(ext, path, m, n, k, gs):
     g = torch.Generator().manual_seed(m * 11 + k)
@@ -98,7 +102,7 @@ def test_extreme_codes_and_scales(ext, path):
 def test_threads_do_not_change_vnni_results(ext, path):
     w = ext.quantize_int4_rtn(torch.randn(70, 512), 128)
     s = ext.pack_sparse24_int4(random_24(70, 512, seed=3), torch.rand(70, 4) + 0.1, 128)
-    x = torch.randn(5, 512)
+    x = torch.randn(37, 512)  # 32 rows k-major (2:4) + 5 through the tiles / gather
     n = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
@@ -106,3 +110,44 @@ def test_threads_do_not_change_vnni_results(ext, path):
     finally:
         torch.set_num_threads(n)
     assert torch.equal(one[0], ext.int4_linear(x, w)) and torch.equal(one[1], ext.sparse24_int4_linear(x, s))
+
+
+def swap_some_slots(w, frac, seed):
+    """The same matrix with the two slots of some groups of 4 swapped: positions decreasing there."""
+    g = torch.Generator().manual_seed(seed)
+    n, k4 = w.values.shape
+    sw = torch.rand(n, k4, generator=g) < frac
+    v = torch.where(sw, (w.values >> 4) | ((w.values & 15) << 4), w.values)
+    nib = torch.stack([w.meta & 15, w.meta >> 4], -1).reshape(n, -1)[:, :k4]
+    nib = torch.where(sw, (nib >> 2) | ((nib & 3) << 2), nib)
+    if k4 % 2:
+        nib = torch.cat([nib, nib.new_zeros(n, 1)], 1)
+    return v, (nib[:, 0::2] | (nib[:, 1::2] << 4)).to(torch.uint8), int(sw.sum())
+
+
+@pytest.mark.parametrize("m", [12, 33])
+def test_sparse24_decreasing_positions(ext, path, m):
+    """Slots whose positions are not increasing (pack_sparse24_int4 never writes them) take the scalar loop of their
+    scale group in the k-major path; the product is the same matrix's."""
+    n, k, gs = 20, 640, 128
+    w = ext.pack_sparse24_int4(random_24(n, k, seed=5), torch.rand(n, k // gs) + 0.1, gs)
+    v, meta, swapped = swap_some_slots(w, 0.02, seed=m)
+    assert swapped > 0 and not torch.equal(meta, w.meta)
+    x = torch.randn(m, k)
+    want = R.sparse24_int4_linear(x, w.values, w.meta, w.scales, gs, k)
+    close(R.sparse24_int4_linear(x, v, meta, w.scales, gs, k), want, rel=1e-6)  # the swap keeps the matrix
+    close(OPS().sparse24_int4_linear(x, v, meta, w.scales, gs, k), want)
+
+
+@pytest.mark.parametrize("m", [1, 3, 16])
+def test_sparse24_kmajor_forced_at_small_batches(ext, monkeypatch, m):
+    """ICML25_S24_KMAJOR_ROWS=1 sends every batch k-major (padding lanes of a 16-lane chunk): the result equals the
+    reference on the int16 activations, as the gather path's does."""
+    if not vnni_taken(True, 128, 384):
+        pytest.skip("no AVX-512 VNNI + VBMI on this CPU")
+    monkeypatch.setenv("ICML25_S24_KMAJOR_ROWS", "1")
+    w = ext.pack_sparse24_int4(random_24(9, 384, seed=m), torch.rand(9, 3) + 0.1, 128)
+    x = torch.randn(m, 384)
+    xq, _ = quantized_act(x, 384, 128)
+    got = OPS().sparse24_int4_linear(x, w.values, w.meta, w.scales, 128, 384)
+    close(got, R.sparse24_int4_linear(xq, w.values, w.meta, w.scales, 128, 384), rel=1e-5)
