@@ -12,9 +12,10 @@
 // Structure (measured on the 2-core AMD EPYC development VM, benchmarks/decode_bandwidth.py): each weight row
 // meets a tile of up to 4 activation rows in one register-blocked pass (its nibbles or slots decoded once per
 // tile); blocks of scale groups keep the tile's int16 activations in L1 (<= 16 KB); a software prefetch two
-// weight rows ahead overlaps the weights' DRAM traffic with the arithmetic. Two variants: one int4 activation row
-// longer than half of L1d meets 4 weight rows per pass (int4_vnni_rows), and batches of >= 12 rows of the 2:4
-// product run k-major, the batch along the vector lanes (s24k_*), which needs no gather. Tried and dropped, for being no faster
+// weight rows ahead overlaps the weights' DRAM traffic with the arithmetic. Variants: one int4 activation row
+// longer than half of L1d meets 4 weight rows per pass (int4_vnni_rows); batches run k-major, the batch along the
+// vector lanes, in chunks of up to 32 rows: int4 from 8 rows (i4k_*: a GEMM micro-kernel, each activation vector
+// reused by 4-8 weight rows), 2:4 from 12 rows (s24k_*: no gather). Tried and dropped, for being no faster
 // here: tiles of 2 weight rows x 4 activation rows decoded into an int16 buffer, 6- and 8-row activation tiles,
 // 2:4 slots decoded once per row for all tiles, a dense int16 expansion of the 2:4 rows.
 //
@@ -273,8 +274,182 @@ inline int64_t l1d_bytes() {
   return b;
 }
 
+// ---- k-major products: a chunk of up to MP activation rows along the vector lanes.
+
+// The int16 activations of rows [m0, m0 + mc) k-major, qt[k][lane] (padding lanes 0), with per (group, lane) the
+// scale a = max|x| / 32767 (as quantize_act) and a * sum_k q_k over the group; whole groups only.
+template <int MP>
+struct KAct {
+  std::vector<int16_t> qt;
+  at::Tensor asc, asum;  // [GF][MP] float, 64-byte aligned
+
+  KAct(const float* x, int64_t m0, int64_t mc, int64_t K, int64_t gs)
+      : qt((K / gs) * gs * MP, 0), asc(at::zeros({K / gs * MP}, at::kFloat)), asum(at::zeros({K / gs * MP}, at::kFloat)) {
+    float* as = asc.data_ptr<float>();
+    float* su = asum.data_ptr<float>();
+    for (int64_t m = 0; m < mc; ++m)
+      for (int64_t g = 0; g < K / gs; ++g) {
+        const float* xg = x + (m0 + m) * K + g * gs;
+        float amax = 0.f;
+        for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
+        const float inv = amax > 0.f ? 32767.f / amax : 0.f;
+        int64_t qs = 0;
+        for (int64_t k = 0; k < gs; ++k) {
+          const int16_t q = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, std::nearbyint(xg[k] * inv))));
+          qt[(g * gs + k) * MP + m] = q;
+          qs += q;
+        }
+        as[g * MP + m] = amax / 32767.f;
+        su[g * MP + m] = as[g * MP + m] * static_cast<float>(qs);
+      }
+  }
+  // the 32-bit word (qt[k0][lane], qt[k1][lane]): an int16 pair for vpdpwssd
+  uint32_t pair(int64_t k0, int64_t k1, int m) const {
+    return static_cast<uint16_t>(qt[k0 * MP + m]) | (static_cast<uint32_t>(static_cast<uint16_t>(qt[k1 * MP + m])) << 16);
+  }
+};
+
+// y[m0 + m][n] += acc[n][m] for the rows [n0, n1): along y's rows in blocks of 64 (column by column, the mc rows of y,
+// N floats apart, fall into one cache set and evict each other)
+template <int MP>
+inline void kmajor_store(const float* acc, float* y, int64_t m0, int64_t mc, int64_t N, int64_t n0, int64_t n1) {
+  for (int64_t t0 = n0; t0 < n1; t0 += 64)
+    for (int64_t m = 0; m < mc; ++m)
+      for (int64_t n = t0; n < std::min(n1, t0 + 64); ++n) y[(m0 + m) * N + n] += acc[n * MP + m];
+}
+
+// int4: the activations as column pairs xp[p][lane] = (q[2p], q[2p+1]) are shared by all weight rows, so a tile of NR
+// weight rows reuses each loaded vector of xp NR times, and each weight pair (one packed byte: u[2p] | u[2p+1] << 4,
+// decoded to two int16) is one broadcast: the micro-kernel of a GEMM, NR x MP outputs per pass.
+struct I4K {
+  const uint8_t* w;    // [N, K2]
+  const float* s;      // [N, G]
+  const float* z;      // [N, G]
+  const uint32_t* xp;  // [KF / 2][MP]
+  const float* asc;    // [GF][MP]
+  const float* asum;   // [GF][MP]
+  float* acc;          // [N][MP]
+  int64_t K2, G, GF, gs;
+};
+
+ICML25_INLINE __m256i dpwssd(__m256i acc, __m256i a, __m256i b) {
+  asm("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "vm"(b));
+  return acc;
+}
+
+// acc[n .. n + NR][0 .. MP) += rows n .. n + NR (whole groups) times the chunk's activations.
+template <int MP, int NR>
+inline void i4k_tile(const I4K& a, int64_t n) {
+  using V = std::conditional_t<MP == 8, __m256i, __m512i>;
+  constexpr int NB = MP == 8 ? 1 : MP / 16;  // vectors per row of xp
+  constexpr int L = MP == 8 ? 8 : 16;        // lanes per vector
+  const int64_t QP = a.gs / 2;               // pairs (bytes) per group
+  alignas(64) uint32_t wp[NR][32];           // decoded pairs, 32 at a time (a group has a multiple of 32)
+  const __m512i nib = _mm512_set1_epi32(0x000F000F);
+  for (int64_t g = 0; g < a.GF; ++g) {
+    V acc[NR][NB];
+    for (int r = 0; r < NR; ++r)
+      for (int b = 0; b < NB; ++b) acc[r][b] = V{};
+    for (int64_t p0 = 0; p0 < QP; p0 += 32) {
+      for (int r = 0; r < NR; ++r) {
+        const uint8_t* w = a.w + (n + r) * a.K2 + g * QP + p0;
+        _mm_prefetch(reinterpret_cast<const char*>(w + NR * a.K2), _MM_HINT_T0);  // the next tile's rows
+        for (int i = 0; i < 32; i += 16) {
+          // byte u0 | u1 << 4 -> the int16 pair (u0, u1): (b | b << 12) & 0x000F000F
+          const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i)));
+          _mm512_store_si512(wp[r] + i, _mm512_ternarylogic_epi32(b, _mm512_slli_epi32(b, 12), nib, 0xA8));
+        }
+      }
+      const uint32_t* xg = a.xp + (g * QP + p0) * MP;
+      for (int p = 0; p < 32; ++p) {
+        V xv[NB];
+        for (int b = 0; b < NB; ++b) xv[b] = *reinterpret_cast<const V*>(xg + p * MP + L * b);
+        for (int r = 0; r < NR; ++r) {
+          V wv;
+          if constexpr (MP == 8) wv = _mm256_set1_epi32(static_cast<int>(wp[r][p]));
+          else wv = _mm512_set1_epi32(static_cast<int>(wp[r][p]));
+          for (int b = 0; b < NB; ++b) acc[r][b] = dpwssd(acc[r][b], xv[b], wv);
+        }
+      }
+    }
+    // y += s a (sum u q) - s z (a sum q), per lane
+    for (int r = 0; r < NR; ++r) {
+      const float sg = a.s[(n + r) * a.G + g], szg = sg * a.z[(n + r) * a.G + g];
+      float* yr = a.acc + (n + r) * MP;
+      for (int b = 0; b < NB; ++b) {
+        if constexpr (MP == 8) {
+          const __m256 f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][b]), _mm256_mul_ps(_mm256_set1_ps(sg), _mm256_load_ps(a.asc + g * MP)),
+                                           _mm256_loadu_ps(yr));
+          _mm256_storeu_ps(yr, _mm256_fnmadd_ps(_mm256_set1_ps(szg), _mm256_load_ps(a.asum + g * MP), f));
+        } else {
+          const __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][b]),
+                                           _mm512_mul_ps(_mm512_set1_ps(sg), _mm512_load_ps(a.asc + g * MP + 16 * b)),
+                                           _mm512_loadu_ps(yr + 16 * b));
+          _mm512_storeu_ps(yr + 16 * b, _mm512_fnmadd_ps(_mm512_set1_ps(szg), _mm512_load_ps(a.asum + g * MP + 16 * b), f));
+        }
+      }
+    }
+  }
+}
+
+// Rows [m0, m0 + mc) of y, mc <= MP (whole groups; the caller adds a last partial group).
+template <int MP>
+inline void i4k_chunk(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t m0, int64_t mc,
+                      int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
+  constexpr int NR = MP == 32 ? 4 : 8;
+  const KAct<MP> ka(x, m0, mc, K, gs);
+  const int64_t GF = K / gs, KF = GF * gs;
+  at::Tensor xpb = at::empty({KF / 2 * MP}, at::kInt);
+  uint32_t* xp = reinterpret_cast<uint32_t*>(xpb.data_ptr<int32_t>());
+  for (int64_t p = 0; p < KF / 2; ++p)
+    for (int m = 0; m < MP; ++m) xp[p * MP + m] = ka.pair(2 * p, 2 * p + 1, m);
+  at::Tensor accb = at::zeros({N * MP}, at::kFloat);
+  const I4K a{w, s, z, xp, ka.asc.template data_ptr<float>(), ka.asum.template data_ptr<float>(), accb.data_ptr<float>(), K2, G, GF, gs};
+  at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
+    int64_t n = n0;
+    for (; n + NR <= n1; n += NR) i4k_tile<MP, NR>(a, n);
+    for (; n < n1; ++n) i4k_tile<MP, 1>(a, n);
+    kmajor_store<MP>(a.acc, y, m0, mc, N, n0, n1);
+  });
+}
+
+// Fewest activation rows of a k-major chunk (ICML25_KMAJOR_ROWS_INT4 / _SPARSE24 override it, for benchmarks).
+inline int64_t kmajor_min_rows(const char* env, int64_t dflt) {
+  const char* e = std::getenv(env);
+  return e != nullptr && e[0] != '\0' ? std::max(1, std::atoi(e)) : dflt;
+}
+
+// How many leading rows of a batch of M go through k-major chunks of up to 32 rows: whole chunks while at least
+// lo rows remain (the rest, fewer than lo, through the row tiles).
+inline int64_t kmajor_rows(int64_t M, int64_t lo) {
+  int64_t mk = 0;
+  while (M - mk >= lo) mk += std::min<int64_t>(32, M - mk);
+  return mk;
+}
+
 inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t M,
                              int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
+  // k-major chunks while at least 8 rows remain (ICML25_KMAJOR_ROWS_INT4), with the columns of a last partial group
+  // in fp32; the rest through the row tiles
+  const int64_t mk = kmajor_rows(M, kmajor_min_rows("ICML25_KMAJOR_ROWS_INT4", 8));
+  for (int64_t c0 = 0; c0 < mk; c0 += 32) {
+    const int64_t mc = std::min<int64_t>(32, mk - c0);
+    if (mc > 16) i4k_chunk<32>(x, w, s, z, y, c0, mc, N, K, K2, G, gs);
+    else if (mc > 8) i4k_chunk<16>(x, w, s, z, y, c0, mc, N, K, K2, G, gs);
+    else i4k_chunk<8>(x, w, s, z, y, c0, mc, N, K, K2, G, gs);
+  }
+  if (mk > 0 && K % gs != 0)
+    at::parallel_for(0, N, 64, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t k = K / gs * gs; k < K; ++k) {
+          const float wk = s[n * G + k / gs] * (static_cast<float>((w[n * K2 + (k >> 1)] >> ((k & 1) * 4)) & 15) - z[n * G + k / gs]);
+          for (int64_t m = 0; m < mk; ++m) y[m * N + n] += wk * x[m * K + k];
+        }
+    });
+  if (mk == M) return;
+  x += mk * K;
+  y += mk * N;
+  M -= mk;
   const QAct qa = quantize_act(x, M, K, gs, K / gs, true);
   const I4V a{&qa, x, w, s, z, y, M, N, K, K2, G, gs};
   if (M == 1 && 2 * qa.KQ > l1d_bytes() / 2) {
@@ -387,7 +562,7 @@ inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t
   for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += _mm512_reduce_add_ps(af[m]) + tail[m];
 }
 
-// ---- batches of >= s24k_min_rows() rows: the k-major 2:4 product (no gather).
+// ---- 2:4, batches of >= 12 rows (ICML25_KMAJOR_ROWS_SPARSE24): the k-major product (no gather).
 //
 // The gather of the path above costs one permute per activation row and 64 columns, as much as the dot product it
 // feeds, so a compute-bound batch gains nothing from skipping half the weights. Here the batch runs along the
@@ -489,33 +664,16 @@ template <int MP>
 inline void s24k_chunk(const float* x, const uint8_t* v, const uint8_t* meta, const float* s, float* y, int64_t m0,
                        int64_t mc, int64_t N, int64_t K, int64_t K4, int64_t KM, int64_t G, int64_t gs) {
   const int64_t GF = K / gs, KF = GF * gs, QG = gs / 4;
-  // k-major int16 activations, per (row, group) scale a = max|x| / 32767 as in quantize_act
-  std::vector<int16_t> qt(KF * MP, 0);
-  at::Tensor ascb = at::zeros({GF * MP}, at::kFloat);
-  float* asc = ascb.data_ptr<float>();
-  for (int64_t m = 0; m < mc; ++m)
-    for (int64_t g = 0; g < GF; ++g) {
-      const float* xg = x + (m0 + m) * K + g * gs;
-      float amax = 0.f;
-      for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
-      const float inv = amax > 0.f ? 32767.f / amax : 0.f;
-      asc[g * MP + m] = amax / 32767.f;
-      for (int64_t k = 0; k < gs; ++k)
-        qt[(g * gs + k) * MP + m] = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, std::nearbyint(xg[k] * inv))));
-    }
+  const KAct<MP> ka(x, m0, mc, K, gs);
   // X6[quad][pair][lane] = (qt[4 quad + p0][lane], qt[4 quad + p1][lane]) as one 32-bit word
   static constexpr int P0[6] = {0, 0, 0, 1, 1, 2}, P1[6] = {1, 2, 3, 2, 3, 3};
   at::Tensor x6b = at::empty({KF / 4 * 6 * MP * 2}, at::kShort);
   uint32_t* x6 = reinterpret_cast<uint32_t*>(x6b.data_ptr<int16_t>());
   for (int64_t j = 0; j < KF / 4; ++j)
-    for (int c = 0; c < 6; ++c) {
-      const uint16_t* r0 = reinterpret_cast<const uint16_t*>(qt.data()) + (4 * j + P0[c]) * MP;
-      const uint16_t* r1 = reinterpret_cast<const uint16_t*>(qt.data()) + (4 * j + P1[c]) * MP;
-      uint32_t* o = x6 + (j * 6 + c) * MP;
-      for (int m = 0; m < MP; ++m) o[m] = static_cast<uint32_t>(r0[m]) | (static_cast<uint32_t>(r1[m]) << 16);
-    }
+    for (int c = 0; c < 6; ++c)
+      for (int m = 0; m < MP; ++m) x6[(j * 6 + c) * MP + m] = ka.pair(4 * j + P0[c], 4 * j + P1[c], m);
   at::Tensor accb = at::zeros({N * MP}, at::kFloat);
-  const S24K a{x, v, meta, s, x6b.data_ptr<int16_t>(), asc, accb.data_ptr<float>(), m0, mc, K, K4, KM, G, GF, gs};
+  const S24K a{x, v, meta, s, x6b.data_ptr<int16_t>(), ka.asc.template data_ptr<float>(), accb.data_ptr<float>(), m0, mc, K, K4, KM, G, GF, gs};
   // blocks of groups whose X6 (QG * 6 * MP * 4 bytes a group) stays in L2 while a tile of 64 weight rows passes
   const int64_t gb = std::max<int64_t>(1, (256 << 10) / (QG * 6 * MP * 4));
   at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
@@ -542,11 +700,7 @@ inline void s24k_chunk(const float* x, const uint8_t* v, const uint8_t* meta, co
             s24k_group<MP>(a, n, g, pair[cur], off[cur], bad[cur]);
           }
     }
-    // acc [n][lane] into y [m][n]: along y's rows in blocks of 64 weight rows (column by column, the mc rows of y,
-    // N floats apart, fall into one cache set and evict each other)
-    for (int64_t t0 = n0; t0 < n1; t0 += 64)
-      for (int64_t m = 0; m < mc; ++m)
-        for (int64_t n = t0; n < std::min(n1, t0 + 64); ++n) y[(m0 + m) * N + n] += a.acc[n * MP + m];
+    kmajor_store<MP>(a.acc, y, m0, mc, N, n0, n1);
   });
 }
 
@@ -577,20 +731,11 @@ inline void sparse24_linear_vnni_kmajor(const float* x, const uint8_t* v, const 
     });
 }
 
-// Fewest activation rows the k-major path takes (ICML25_S24_KMAJOR_ROWS overrides, for benchmarks): below, the
-// padding of a 16-lane chunk costs more than the gather (measured on the 2-core EPYC VM: 8 rows ran at 0.8x the
-// gather path, 16 rows at 1.4-1.6x).
-inline int64_t s24k_min_rows() {
-  const char* e = std::getenv("ICML25_S24_KMAJOR_ROWS");
-  return e != nullptr && e[0] != '\0' ? std::max(1, std::atoi(e)) : 12;
-}
-
 inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t* meta, const float* s, float* y,
                                  int64_t M, int64_t N, int64_t K, int64_t K4, int64_t KM, int64_t G, int64_t gs) {
-  // whole chunks of up to 32 rows k-major while at least s24k_min_rows() remain, the rest through the gather
-  int64_t mk = 0;
-  if (gs <= 4096)
-    for (const int64_t lo = s24k_min_rows(); M - mk >= lo;) mk += std::min<int64_t>(32, M - mk);
+  // below 12 rows, the padding of a 16-lane chunk cost more than the gather (measured on the 2-core EPYC VM: 8 rows
+  // in 8 lanes ran at 0.8x the gather path, 16 rows at 1.4-1.6x)
+  const int64_t mk = gs <= 4096 ? kmajor_rows(M, kmajor_min_rows("ICML25_KMAJOR_ROWS_SPARSE24", 12)) : 0;
   if (mk > 0) sparse24_linear_vnni_kmajor(x, v, meta, s, y, 0, mk, N, K, K4, KM, G, gs);
   if (mk == M) return;
   x += mk * K;

@@ -15,9 +15,9 @@ from .test_reference import random_24
 OPS = lambda: torch.ops.icml25  # noqa: E731
 # (N, K, group size); K = 8400: an int16 activation row over half of L1d (the 4-row int4 pass) and a partial group
 SHAPES = [(7, 300, 64), (33, 257, 128), (5, 1000, 192), (9, 128, 64), (16, 64, 64), (10, 8400, 128)]
-# batches: tiles of 4 rows and their remainder (1, 3, 8, 11); the k-major 2:4 chunks of 16 and 32 lanes (12, 17),
-# and 40 = a chunk of 32 + 8 rows through the gather
-BATCHES = [1, 3, 8, 11, 12, 17, 40]
+# batches: tiles of 4 rows and their remainder (1, 3); k-major chunks of 8, 16 and 32 lanes (int4 from 8 rows, 2:4
+# from 12); 37 and 40 = a chunk of 32 + 5 / 8 rows, int4's 5 through the tiles, 2:4's 5 and 8 through the gather
+BATCHES = [1, 3, 8, 11, 12, 17, 37, 40]
 
 
 @pytest.fixture(params=["dispatch", "fallback"])
@@ -102,7 +102,7 @@ def test_extreme_codes_and_scales(ext, path):
 def test_threads_do_not_change_vnni_results(ext, path):
     w = ext.quantize_int4_rtn(torch.randn(70, 512), 128)
     s = ext.pack_sparse24_int4(random_24(70, 512, seed=3), torch.rand(70, 4) + 0.1, 128)
-    x = torch.randn(37, 512)  # 32 rows k-major (2:4) + 5 through the tiles / gather
+    x = torch.randn(37, 512)  # 32 rows k-major + 5 through the tiles / gather
     n = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
@@ -140,14 +140,21 @@ def test_sparse24_decreasing_positions(ext, path, m):
 
 
 @pytest.mark.parametrize("m", [1, 3, 16])
-def test_sparse24_kmajor_forced_at_small_batches(ext, monkeypatch, m):
-    """ICML25_S24_KMAJOR_ROWS=1 sends every batch k-major (padding lanes of a 16-lane chunk): the result equals the
-    reference on the int16 activations, as the gather path's does."""
-    if not vnni_taken(True, 128, 384):
-        pytest.skip("no AVX-512 VNNI + VBMI on this CPU")
-    monkeypatch.setenv("ICML25_S24_KMAJOR_ROWS", "1")
-    w = ext.pack_sparse24_int4(random_24(9, 384, seed=m), torch.rand(9, 3) + 0.1, 128)
-    x = torch.randn(m, 384)
-    xq, _ = quantized_act(x, 384, 128)
-    got = OPS().sparse24_int4_linear(x, w.values, w.meta, w.scales, 128, 384)
-    close(got, R.sparse24_int4_linear(xq, w.values, w.meta, w.scales, 128, 384), rel=1e-5)
+@pytest.mark.parametrize("fmt", ["int4", "sparse24"])
+def test_kmajor_forced_at_small_batches(ext, monkeypatch, fmt, m):
+    """ICML25_KMAJOR_ROWS_*=1 sends every batch k-major (padding lanes of an 8- or 16-lane chunk): the result equals
+    the reference on the int16 activations, as the row tiles' does."""
+    n, k, gs = 9, 384, 128
+    if not vnni_taken(fmt == "sparse24", gs, k):
+        pytest.skip("no AVX-512 VNNI (+ VBMI for 2:4) on this CPU")
+    monkeypatch.setenv("ICML25_KMAJOR_ROWS_" + fmt.upper(), "1")
+    x = torch.randn(m, k)
+    xq, _ = quantized_act(x, k, gs)
+    if fmt == "int4":
+        w = ext.quantize_int4_rtn(torch.randn(n, k), gs, False)
+        got = OPS().int4_linear(x, w.packed, w.scales, w.zeros, gs, k)
+        close(got, R.int4_linear(xq, w.packed, w.scales, w.zeros, gs, k), rel=1e-5)
+    else:
+        w = ext.pack_sparse24_int4(random_24(n, k, seed=m), torch.rand(n, k // gs) + 0.1, gs)
+        got = OPS().sparse24_int4_linear(x, w.values, w.meta, w.scales, gs, k)
+        close(got, R.sparse24_int4_linear(xq, w.values, w.meta, w.scales, gs, k), rel=1e-5)
