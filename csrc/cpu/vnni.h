@@ -9,15 +9,19 @@
 // groups with group_size % 64 == 0 take this path; the columns of a last partial group run the scalar fp32
 // loop on x itself.
 //
-// Structure (measured on the 2-core AMD EPYC development VM, benchmarks/decode_bandwidth.py): each weight row
-// meets a tile of up to 4 activation rows in one register-blocked pass (its nibbles or slots decoded once per
-// tile); blocks of scale groups keep the tile's int16 activations in L1 (<= 16 KB); a software prefetch two
-// weight rows ahead overlaps the weights' DRAM traffic with the arithmetic. Variants: one int4 activation row
-// longer than half of L1d meets 4 weight rows per pass (int4_vnni_rows); batches run k-major, the batch along the
-// vector lanes, in chunks of up to 32 rows: int4 from 8 rows (i4k_*: a GEMM micro-kernel, each activation vector
-// reused by 4-8 weight rows), 2:4 from 12 rows (s24k_*: no gather). Tried and dropped, for being no faster
-// here: tiles of 2 weight rows x 4 activation rows decoded into an int16 buffer, 6- and 8-row activation tiles,
-// 2:4 slots decoded once per row for all tiles, a dense int16 expansion of the 2:4 rows.
+// Structure (measured on the 2-core AMD EPYC development VM, benchmarks/decode_bandwidth.py):
+// - small batches (int4 below 8 rows, 2:4 below 12): a register-blocked pass takes NR weight rows (their nibbles or
+//   slots decoded once per pass) against a tile of up to 4 activation rows (each activation load shared by the NR
+//   rows); blocks of scale groups keep the tile's int16 activations in L1 (<= 16 KB); a software prefetch NR + 1
+//   weight rows ahead overlaps the weights' DRAM traffic with the arithmetic. One activation row against several
+//   weight rows prefetches into L2 only, so that the streamed weight lines do not evict the activations from L1.
+// - batches: k-major, the batch along the vector lanes, in chunks of up to 32 rows: int4 from 8 rows (i4k_*: a GEMM
+//   micro-kernel, each activation vector reused by 4-8 weight rows), 2:4 from 12 rows (s24k_*: no gather).
+// On this CPU a zmm vpdpwssd and a vpermt2w each issue once per cycle on the same pipes (measured), so the 2:4
+// gather costs as much as the second dot product dense int4 does instead: only the k-major 2:4 path skips the
+// zeros' work. Tried and dropped, for being no faster here: int4 weights decoded into an int16 buffer for tiles of 2
+// weight rows x 4 activation rows, 6- and 8-row activation tiles, 2:4 slots decoded once per row for all tiles, a
+// dense int16 expansion of the 2:4 rows, k-major 2:4 chunks of 8 lanes (ymm).
 //
 // Dispatch: compiled where the compiler targets AVX512-BW + VNNI (the 2:4 path also VBMI's multishift),
 // taken when the running CPU reports them (__builtin_cpu_supports) and ICML25_CPU_VNNI is not "0"; the
@@ -151,118 +155,91 @@ inline float* scratch(int64_t n) {
 // small enough that a tile's int16 activations (MT x columns x 2 bytes <= 16 KB) stay in L1 while the block's weight
 // rows stream past, the weight rows of a thread's block of 64 staying in L2 between tiles. One activation row takes
 // the whole row at once (measured: blocks of columns were slower there, by up to 10 % at K = 11008).
-template <class F>
+template <int NR = 1, class F>
 inline void rows_by_tiles(int64_t M, int64_t N, int64_t G, int64_t gs, const F& f) {
   const int64_t gb = M == 1 ? G : std::max<int64_t>(1, 8192 / std::min<int64_t>(M, 4) / gs);
+  using One = std::integral_constant<int, 1>;
+  using Nr = std::integral_constant<int, NR>;
   at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
     for (int64_t t0 = n0; t0 < n1; t0 += 64) {
       const int64_t t1 = std::min(n1, t0 + 64);
       for (int64_t g0 = 0; g0 < G; g0 += gb) {
         const int64_t g1 = std::min(G, g0 + gb);
         for (int64_t m = 0; m < M; m += 4) {
-          for (int64_t n = t0; n < t1; ++n) {
+          const auto row = [&](auto nr, int64_t n) {
             switch (std::min<int64_t>(4, M - m)) {
-              case 4: f(std::integral_constant<int, 4>(), n, m, g0, g1); break;
-              case 3: f(std::integral_constant<int, 3>(), n, m, g0, g1); break;
-              case 2: f(std::integral_constant<int, 2>(), n, m, g0, g1); break;
-              default: f(std::integral_constant<int, 1>(), n, m, g0, g1); break;
+              case 4: f(std::integral_constant<int, 4>(), nr, n, m, g0, g1); break;
+              case 3: f(std::integral_constant<int, 3>(), nr, n, m, g0, g1); break;
+              case 2: f(std::integral_constant<int, 2>(), nr, n, m, g0, g1); break;
+              default: f(std::integral_constant<int, 1>(), nr, n, m, g0, g1); break;
             }
-          }
+          };
+          int64_t n = t0;
+          for (; n + NR <= t1; n += NR) row(Nr(), n);
+          for (; n < t1; ++n) row(One(), n);
         }
       }
     }
   });
 }
 
-// y[m0 .. m0 + MT, n] += (scale groups [g0, g1) of row n) . x; the scalar tail of a last partial group when g1 == G.
-template <int MT>
-inline void int4_vnni_row(const I4V& a, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
+// y[m0 .. m0 + MT, n .. n + NR] += (scale groups [g0, g1) of rows n .. n + NR) . x, the NR weight rows sharing each
+// activation load; the scalar tail of a last partial group when g1 == G.
+template <int MT, int NR>
+inline void int4_vnni_rows(const I4V& a, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
   const QAct& qa = *a.qa;
   const int64_t ld = qa.ld, GF = qa.GF, half = a.gs / 2;
-  const uint8_t* w = a.w + n * a.K2;
-  const float* s = a.s + n * a.G;
-  const float* z = a.z + n * a.G;
   const __m512i lo4 = _mm512_set1_epi16(15);
   const int64_t gv = std::min(g1, GF);
-  float* sa = scratch(MT * GF);
-  float zt[MT], tail[MT];
-  group_factors<MT>(qa, s, z, m0, g0, gv, sa, zt);
-  __m512 af[MT];
-  for (int m = 0; m < MT; ++m) {
-    af[m] = _mm512_setzero_ps();
-    tail[m] = 0.f;
-  }
+  float* sa = scratch(NR * MT * GF);
+  float zt[NR][MT];
+  for (int r = 0; r < NR; ++r)
+    group_factors<MT>(qa, a.s + (n + r) * a.G, a.z + (n + r) * a.G, m0, g0, gv, sa + r * MT * GF, zt[r]);
+  __m512 af[NR][MT];
+  for (int r = 0; r < NR; ++r)
+    for (int m = 0; m < MT; ++m) af[r][m] = _mm512_setzero_ps();
   for (int64_t g = g0; g < gv; ++g) {
     // one int32 accumulator per row and group: the chains of successive groups are independent
-    __m512i acc[MT];
-    for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_si512();
+    __m512i acc[NR][MT];
+    for (int r = 0; r < NR; ++r)
+      for (int m = 0; m < MT; ++m) acc[r][m] = _mm512_setzero_si512();
     for (int64_t j = g * half; j < (g + 1) * half; j += 32) {
-      // two rows ahead (the rows are contiguous): the loads of the weights from DRAM overlap this row's arithmetic
-      _mm_prefetch(reinterpret_cast<const char*>(w + 2 * a.K2 + j), _MM_HINT_T0);
-      // 32 bytes = 64 weights: low nibbles pair with the even columns, high nibbles with the odd ones
-      const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j)));
-      const __m512i wl = _mm512_and_si512(b, lo4), wh = _mm512_srli_epi16(b, 4);
-      for (int m = 0; m < MT; ++m) {
-        const int16_t* xr = qa.q + (m0 + m) * ld + 2 * j;  // the chunk's even columns, then its odd ones
-        acc[m] = dpwssd(acc[m], wl, _mm512_loadu_si512(xr));
-        acc[m] = dpwssd(acc[m], wh, _mm512_loadu_si512(xr + 32));
-      }
-    }
-    for (int m = 0; m < MT; ++m)
-      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m]), _mm512_set1_ps(sa[m * GF + g]), af[m]);
-  }
-  if (g1 == a.G)
-    for (int64_t g = std::max(g0, GF); g < a.G; ++g)
-      for (int64_t k = g * a.gs; k < std::min(a.K, (g + 1) * a.gs); ++k) {
-        const float wk = s[g] * (static_cast<float>((w[k >> 1] >> ((k & 1) * 4)) & 15) - z[g]);
-        for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + k];
-      }
-  for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += (_mm512_reduce_add_ps(af[m]) - zt[m]) + tail[m];
-}
-
-// One activation row against NR = 4 weight rows per pass (whole rows): each int16 activation load serves 4 rows, and
-// the weights are prefetched into L2 only (NR rows ahead), so that the streamed weight lines do not evict the
-// activations from L1. Taken when the activation row fills more than half of L1d (down_proj's K = 11008: 22 KB),
-// where the one-row pass re-reads it from L2 for every weight row (measured at 4096x11008, DRAM-streamed: 1.26-1.48x
-// torch int4 against 0.89-0.96x; at K = 4096 the one-row pass stays as fast or faster, 1.07-1.60x).
-template <int NR>
-inline void int4_vnni_rows(const I4V& a, int64_t n) {
-  const QAct& qa = *a.qa;
-  const int64_t GF = qa.GF, half = a.gs / 2;
-  const __m512i lo4 = _mm512_set1_epi16(15);
-  __m512 af[NR];
-  float tot[NR];
-  for (int r = 0; r < NR; ++r) {
-    af[r] = _mm512_setzero_ps();
-    const float* s = a.s + (n + r) * a.G;
-    const float* z = a.z + (n + r) * a.G;
-    float t = 0.f;  // the zero points' term, sum_g s z sum_k a q_k
-    for (int64_t g = 0; g < GF; ++g) t += s[g] * z[g] * qa.sum[g];
-    tot[r] = -t;
-  }
-  for (int64_t g = 0; g < GF; ++g) {
-    __m512i acc[NR];
-    for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_si512();
-    for (int64_t j = g * half; j < (g + 1) * half; j += 32) {
-      const __m512i x0 = _mm512_loadu_si512(qa.q + 2 * j), x1 = _mm512_loadu_si512(qa.q + 2 * j + 32);
+      __m512i wl[NR], wh[NR];
       for (int r = 0; r < NR; ++r) {
         const uint8_t* w = a.w + (n + r) * a.K2 + j;
-        _mm_prefetch(reinterpret_cast<const char*>(w + NR * a.K2), _MM_HINT_T1);
+        // the weights NR + 1 rows ahead (the rows are contiguous), so that their DRAM traffic overlaps this pass's
+        // arithmetic; one activation row against several weight rows: NR rows ahead into L2 only, so that the
+        // streamed lines do not evict the activations from L1
+        if constexpr (MT == 1 && NR > 1) _mm_prefetch(reinterpret_cast<const char*>(w + NR * a.K2), _MM_HINT_T1);
+        else _mm_prefetch(reinterpret_cast<const char*>(w + (NR + 1) * a.K2), _MM_HINT_T0);
+        // 32 bytes = 64 weights: low nibbles pair with the even columns, high nibbles with the odd ones
         const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
-        acc[r] = dpwssd(acc[r], _mm512_and_si512(b, lo4), x0);
-        acc[r] = dpwssd(acc[r], _mm512_srli_epi16(b, 4), x1);
+        wl[r] = _mm512_and_si512(b, lo4);
+        wh[r] = _mm512_srli_epi16(b, 4);
+      }
+      for (int m = 0; m < MT; ++m) {
+        const int16_t* xr = qa.q + (m0 + m) * ld + 2 * j;  // the chunk's even columns, then its odd ones
+        const __m512i x0 = _mm512_loadu_si512(xr), x1 = _mm512_loadu_si512(xr + 32);
+        for (int r = 0; r < NR; ++r) acc[r][m] = dpwssd(dpwssd(acc[r][m], wl[r], x0), wh[r], x1);
       }
     }
     for (int r = 0; r < NR; ++r)
-      af[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r]), _mm512_set1_ps(a.s[(n + r) * a.G + g] * qa.a[g]), af[r]);
+      for (int m = 0; m < MT; ++m)
+        af[r][m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][m]), _mm512_set1_ps(sa[r * MT * GF + m * GF + g]), af[r][m]);
   }
   for (int r = 0; r < NR; ++r) {
     const uint8_t* w = a.w + (n + r) * a.K2;
     const float* s = a.s + (n + r) * a.G;
     const float* z = a.z + (n + r) * a.G;
-    for (int64_t k = GF * a.gs; k < a.K; ++k)  // a last partial group: scalar fp32 on x
-      tot[r] += s[k / a.gs] * (static_cast<float>((w[k >> 1] >> ((k & 1) * 4)) & 15) - z[k / a.gs]) * a.x[k];
-    a.y[n + r] += _mm512_reduce_add_ps(af[r]) + tot[r];
+    float tail[MT];
+    for (int m = 0; m < MT; ++m) tail[m] = 0.f;
+    if (g1 == a.G)
+      for (int64_t g = std::max(g0, GF); g < a.G; ++g)
+        for (int64_t k = g * a.gs; k < std::min(a.K, (g + 1) * a.gs); ++k) {
+          const float wk = s[g] * (static_cast<float>((w[k >> 1] >> ((k & 1) * 4)) & 15) - z[g]);
+          for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + k];
+        }
+    for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n + r] += (_mm512_reduce_add_ps(af[r][m]) - zt[r][m]) + tail[m];
   }
 }
 
@@ -452,17 +429,17 @@ inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, c
   M -= mk;
   const QAct qa = quantize_act(x, M, K, gs, K / gs, true);
   const I4V a{&qa, x, w, s, z, y, M, N, K, K2, G, gs};
-  if (M == 1 && 2 * qa.KQ > l1d_bytes() / 2) {
-    at::parallel_for(0, N, 64, [&](int64_t n0, int64_t n1) {
-      int64_t n = n0;
-      for (; n + 4 <= n1; n += 4) int4_vnni_rows<4>(a, n);
-      for (; n < n1; ++n) int4_vnni_row<1>(a, n, 0, 0, G);
+  // weight rows per pass (measured DRAM-streamed at the Llama-7B shapes, 1 thread, against torch int4): batches of
+  // 2-6, 4 rows: 1.01-1.33x (one row: 0.83-1.16x, two: 0.92-1.32x); one activation row, 4 rows when it fills more
+  // than half of L1d (K = 11008: 1.26-1.48x against 0.89-0.96x), else one row (K = 4096: 1.07-1.60x, 4 rows 1.21-1.46x)
+  const int nr = M > 1 || 2 * qa.KQ > l1d_bytes() / 2 ? 4 : 1;
+  const auto run = [&](auto nrc) {
+    rows_by_tiles<decltype(nrc)::value>(M, N, G, gs, [&](auto mt, auto nrr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+      int4_vnni_rows<decltype(mt)::value, decltype(nrr)::value>(a, n, m, g0, g1);
     });
-    return;
-  }
-  rows_by_tiles(M, N, G, gs, [&](auto mt, int64_t n, int64_t m, int64_t g0, int64_t g1) {
-    int4_vnni_row<decltype(mt)::value>(a, n, m, g0, g1);
-  });
+  };
+  if (nr == 4) run(std::integral_constant<int, 4>());
+  else run(std::integral_constant<int, 1>());
 }
 
 #ifdef __AVX512VBMI__
@@ -510,56 +487,68 @@ inline void sp24_slots(const uint8_t* v, const uint8_t* mt, int64_t k, const Sp2
 }
 
 
-template <int MT>
-inline void sp24_vnni_row(const S24V& a, const Sp24Consts& C, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
+// y[m0 .. m0 + MT, n .. n + NR] += (scale groups [g0, g1) of rows n .. n + NR) . x: the NR rows share each pair of
+// activation loads (one gather per row from the same two registers); the scalar tail of a last partial group when
+// g1 == G.
+template <int MT, int NR>
+inline void sp24_vnni_rows(const S24V& a, const Sp24Consts& C, int64_t n, int64_t m0, int64_t g0, int64_t g1) {
   const QAct& qa = *a.qa;
   const int64_t ld = qa.ld, GF = qa.GF;
-  const uint8_t* v = a.v + n * a.K4;
-  const uint8_t* mt = a.meta + n * a.KM;
-  const float* s = a.s + n * a.G;
   const int64_t gv = std::min(g1, GF);
-  float* sa = scratch(MT * GF);
-  float zt[MT], tail[MT];
-  group_factors<MT>(qa, s, nullptr, m0, g0, gv, sa, zt);
-  __m512 af[MT];
-  for (int m = 0; m < MT; ++m) {
-    af[m] = _mm512_setzero_ps();
-    tail[m] = 0.f;
-  }
+  float* sa = scratch(NR * MT * GF);
+  float zt[MT];
+  for (int r = 0; r < NR; ++r) group_factors<MT>(qa, a.s + (n + r) * a.G, nullptr, m0, g0, gv, sa + r * MT * GF, zt);
+  __m512 af[NR][MT];
+  for (int r = 0; r < NR; ++r)
+    for (int m = 0; m < MT; ++m) af[r][m] = _mm512_setzero_ps();
   for (int64_t g = g0; g < gv; ++g) {
-    __m512i acc[MT];
-    for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_si512();
+    __m512i acc[NR][MT];
+    for (int r = 0; r < NR; ++r)
+      for (int m = 0; m < MT; ++m) acc[r][m] = _mm512_setzero_si512();
     for (int64_t k = g * a.gs; k < (g + 1) * a.gs; k += 64) {
-      // with several activation rows, two weight rows ahead (one prefetch per 64-byte line of values, 256 columns,
-      // and of positions, 512 columns): the loads from DRAM overlap this row's arithmetic (measured: it slows the
-      // one-row product, which the hardware prefetcher keeps fed)
-      if constexpr (MT > 1) _mm_prefetch(reinterpret_cast<const char*>(v + 2 * a.K4 + (k >> 2)), _MM_HINT_T0);
-      if constexpr (MT > 1) _mm_prefetch(reinterpret_cast<const char*>(mt + 2 * a.KM + (k >> 3)), _MM_HINT_T0);
-      __m512i q, idx;
-      sp24_slots(v, mt, k, C, q, idx);
+      __m512i q[NR], idx[NR];
+      for (int r = 0; r < NR; ++r) {
+        const uint8_t* v = a.v + (n + r) * a.K4;
+        const uint8_t* mt = a.meta + (n + r) * a.KM;
+        // with several activation rows, NR + 1 weight rows ahead (one prefetch per 64-byte line of values, 256
+        // columns, and of positions, 512 columns): the loads from DRAM overlap this row's arithmetic (measured: it
+        // slows the one-row product, which the hardware prefetcher keeps fed)
+        if constexpr (MT > 1) _mm_prefetch(reinterpret_cast<const char*>(v + (NR + 1) * a.K4 + (k >> 2)), _MM_HINT_T0);
+        if constexpr (MT > 1) _mm_prefetch(reinterpret_cast<const char*>(mt + (NR + 1) * a.KM + (k >> 3)), _MM_HINT_T0);
+        if constexpr (MT == 1 && NR > 1) _mm_prefetch(reinterpret_cast<const char*>(v + NR * a.K4 + (k >> 2)), _MM_HINT_T1);
+        if constexpr (MT == 1 && NR > 1) _mm_prefetch(reinterpret_cast<const char*>(mt + NR * a.KM + (k >> 3)), _MM_HINT_T1);
+        sp24_slots(v, mt, k, C, q[r], idx[r]);
+      }
       for (int m = 0; m < MT; ++m) {
         const int16_t* xr = qa.q + (m0 + m) * ld + k;
-        const __m512i xg = _mm512_permutex2var_epi16(_mm512_loadu_si512(xr), idx, _mm512_loadu_si512(xr + 32));
-        acc[m] = dpwssd(acc[m], q, xg);
+        const __m512i x0 = _mm512_loadu_si512(xr), x1 = _mm512_loadu_si512(xr + 32);
+        for (int r = 0; r < NR; ++r) acc[r][m] = dpwssd(acc[r][m], q[r], _mm512_permutex2var_epi16(x0, idx[r], x1));
       }
     }
-    for (int m = 0; m < MT; ++m)
-      af[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m]), _mm512_set1_ps(sa[m * GF + g]), af[m]);
+    for (int r = 0; r < NR; ++r)
+      for (int m = 0; m < MT; ++m)
+        af[r][m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][m]), _mm512_set1_ps(sa[r * MT * GF + m * GF + g]), af[r][m]);
   }
-  if (g1 == a.G && GF < a.G) {
-    // the slots of the last partial group, scalar on fp32 x (each slot's scale looked up by its column)
-    for (int64_t j = GF * a.gs / 4; j < a.K4; ++j) {
-      const int nibm = (mt[j >> 1] >> ((j & 1) * 4)) & 15;
-      for (int t = 0; t < 2; ++t) {
-        const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
-        const int q = ((v[j] >> (4 * t)) & 15) - 8;
-        if (q == 0 || col >= a.K) continue;
-        const float wk = s[col / a.gs] * static_cast<float>(q);
-        for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + col];
+  for (int r = 0; r < NR; ++r) {
+    float tail[MT];
+    for (int m = 0; m < MT; ++m) tail[m] = 0.f;
+    if (g1 == a.G && GF < a.G) {
+      // the slots of the last partial group, scalar on fp32 x (each slot's scale looked up by its column)
+      const uint8_t* v = a.v + (n + r) * a.K4;
+      const uint8_t* mt = a.meta + (n + r) * a.KM;
+      for (int64_t j = GF * a.gs / 4; j < a.K4; ++j) {
+        const int nibm = (mt[j >> 1] >> ((j & 1) * 4)) & 15;
+        for (int t = 0; t < 2; ++t) {
+          const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
+          const int q = ((v[j] >> (4 * t)) & 15) - 8;
+          if (q == 0 || col >= a.K) continue;
+          const float wk = a.s[(n + r) * a.G + col / a.gs] * static_cast<float>(q);
+          for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + col];
+        }
       }
     }
+    for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n + r] += _mm512_reduce_add_ps(af[r][m]) + tail[m];
   }
-  for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n] += _mm512_reduce_add_ps(af[m]) + tail[m];
 }
 
 // ---- 2:4, batches of >= 12 rows (ICML25_KMAJOR_ROWS_SPARSE24): the k-major product (no gather).
@@ -744,9 +733,17 @@ inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t
   const QAct qa = quantize_act(x, M, K, gs, K / gs, false);
   const S24V a{&qa, x, v, meta, s, y, M, N, K, K4, KM, G, gs};
   const Sp24Consts C;
-  rows_by_tiles(M, N, G, gs, [&](auto mt, int64_t n, int64_t m, int64_t g0, int64_t g1) {
-    sp24_vnni_row<decltype(mt)::value>(a, C, n, m, g0, g1);
-  });
+  // weight rows per pass (measured as for int4): 4 for batches of 1-2 (1.13-1.46x torch int4 at batch 1, 1.10-1.20x
+  // at batch 2, against 0.83-0.90x and 0.78-0.82x with one row), 2 from 3 rows up (at 4 rows per tile, 4 weight rows
+  // run out of registers: batch 4 and 8 at 0.93-1.14x, against 0.70-0.84x with one row and 0.79-0.96x with 4)
+  if (M <= 2)
+    rows_by_tiles<4>(M, N, G, gs, [&](auto mt, auto nr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+      sp24_vnni_rows<decltype(mt)::value, decltype(nr)::value>(a, C, n, m, g0, g1);
+    });
+  else
+    rows_by_tiles<2>(M, N, G, gs, [&](auto mt, auto nr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+      sp24_vnni_rows<decltype(mt)::value, decltype(nr)::value>(a, C, n, m, g0, g1);
+    });
 }
 
 #endif  // __AVX512VBMI__
