@@ -12,8 +12,8 @@
 // Structure (measured on the 2-core AMD EPYC development VM, benchmarks/decode_bandwidth.py):
 // - small batches (int4 below 8 rows, 2:4 below 12): a register-blocked pass takes NR weight rows (their nibbles or
 //   slots decoded once per pass) against a tile of up to 4 activation rows (each activation load shared by the NR
-//   rows); blocks of scale groups keep the tile's int16 activations in L1 (<= 16 KB); a software prefetch NR + 1
-//   weight rows ahead overlaps the weights' DRAM traffic with the arithmetic. One activation row against several
+//   rows), whole rows at a time; a software prefetch NR + 1 weight rows ahead overlaps the weights' DRAM traffic
+//   with the arithmetic. One activation row against several
 //   weight rows prefetches into L2 only, so that the streamed weight lines do not evict the activations from L1.
 // - batches: k-major, the batch along the vector lanes, in chunks of up to 32 rows: int4 from 8 rows (i4k_*: a GEMM
 //   micro-kernel, each activation vector reused by 4-8 weight rows), 2:4 from 12 rows (s24k_*: no gather).
@@ -21,7 +21,8 @@
 // gather costs as much as the second dot product dense int4 does instead: only the k-major 2:4 path skips the
 // zeros' work. Tried and dropped, for being no faster here: int4 weights decoded into an int16 buffer for tiles of 2
 // weight rows x 4 activation rows, 6- and 8-row activation tiles, 2:4 slots decoded once per row for all tiles, a
-// dense int16 expansion of the 2:4 rows, k-major 2:4 chunks of 8 lanes (ymm).
+// dense int16 expansion of the 2:4 rows, k-major 2:4 chunks of 8 lanes (ymm), blocks of scale groups (above), and
+// for one activation row, software prefetches at other distances or into L2 (1, 2 or 4 rows, 2-16 KB ahead).
 //
 // Dispatch: compiled where the compiler targets AVX512-BW + VNNI (the 2:4 path also VBMI's multishift),
 // taken when the running CPU reports them (__builtin_cpu_supports) and ICML25_CPU_VNNI is not "0"; the
@@ -150,34 +151,30 @@ inline float* scratch(int64_t n) {
   return buf.data();
 }
 
-// Every weight row against every activation row, with the row kernel f<MT>(n, m0, g0, g1) over tiles of up to 4
-// activation rows (one register-blocked pass per tile); with several activation rows, over blocks of scale groups
-// small enough that a tile's int16 activations (MT x columns x 2 bytes <= 16 KB) stay in L1 while the block's weight
-// rows stream past, the weight rows of a thread's block of 64 staying in L2 between tiles. One activation row takes
-// the whole row at once (measured: blocks of columns were slower there, by up to 10 % at K = 11008).
+// Every weight row against every activation row: the pass f(MT, NR, n, m0, g0, g1) takes weight rows n .. n + NR (a
+// last remainder one at a time) against a tile of MT <= 4 activation rows, whole rows (g0 = 0, g1 = G), the tiles of
+// one block of 64 weight rows in turn, so that its rows stay in L2 between tiles. Measured with NR weight rows per
+// pass: blocks of scale groups that kept a tile's activations in L1 (<= 16 KB) were slower, at batch 2-6 1.00-1.31x
+// torch int4 against 1.16-1.56x for whole rows (the weight rows, read in segments, streamed worse).
 template <int NR = 1, class F>
-inline void rows_by_tiles(int64_t M, int64_t N, int64_t G, int64_t gs, const F& f) {
-  const int64_t gb = M == 1 ? G : std::max<int64_t>(1, 8192 / std::min<int64_t>(M, 4) / gs);
+inline void rows_by_tiles(int64_t M, int64_t N, int64_t G, const F& f) {
   using One = std::integral_constant<int, 1>;
   using Nr = std::integral_constant<int, NR>;
   at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
     for (int64_t t0 = n0; t0 < n1; t0 += 64) {
       const int64_t t1 = std::min(n1, t0 + 64);
-      for (int64_t g0 = 0; g0 < G; g0 += gb) {
-        const int64_t g1 = std::min(G, g0 + gb);
-        for (int64_t m = 0; m < M; m += 4) {
-          const auto row = [&](auto nr, int64_t n) {
-            switch (std::min<int64_t>(4, M - m)) {
-              case 4: f(std::integral_constant<int, 4>(), nr, n, m, g0, g1); break;
-              case 3: f(std::integral_constant<int, 3>(), nr, n, m, g0, g1); break;
-              case 2: f(std::integral_constant<int, 2>(), nr, n, m, g0, g1); break;
-              default: f(std::integral_constant<int, 1>(), nr, n, m, g0, g1); break;
-            }
-          };
-          int64_t n = t0;
-          for (; n + NR <= t1; n += NR) row(Nr(), n);
-          for (; n < t1; ++n) row(One(), n);
-        }
+      for (int64_t m = 0; m < M; m += 4) {
+        const auto pass = [&](auto nr, int64_t n) {
+          switch (std::min<int64_t>(4, M - m)) {
+            case 4: f(std::integral_constant<int, 4>(), nr, n, m, 0, G); break;
+            case 3: f(std::integral_constant<int, 3>(), nr, n, m, 0, G); break;
+            case 2: f(std::integral_constant<int, 2>(), nr, n, m, 0, G); break;
+            default: f(std::integral_constant<int, 1>(), nr, n, m, 0, G); break;
+          }
+        };
+        int64_t n = t0;
+        for (; n + NR <= t1; n += NR) pass(Nr(), n);
+        for (; n < t1; ++n) pass(One(), n);
       }
     }
   });
@@ -429,12 +426,12 @@ inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, c
   M -= mk;
   const QAct qa = quantize_act(x, M, K, gs, K / gs, true);
   const I4V a{&qa, x, w, s, z, y, M, N, K, K2, G, gs};
-  // weight rows per pass (measured DRAM-streamed at the Llama-7B shapes, 1 thread, against torch int4): batches of
-  // 2-6, 4 rows: 1.01-1.33x (one row: 0.83-1.16x, two: 0.92-1.32x); one activation row, 4 rows when it fills more
-  // than half of L1d (K = 11008: 1.26-1.48x against 0.89-0.96x), else one row (K = 4096: 1.07-1.60x, 4 rows 1.21-1.46x)
+  // weight rows per pass (measured DRAM-streamed at the Llama-7B shapes, 1 thread, against one row per pass): 4 at
+  // batches of 2-7; for one activation row, 4 when it fills more than half of L1d (K = 11008: the one-row pass
+  // re-read it from L2 for every weight row, 0.89-0.96x torch int4 against 1.26-1.48x), else one (K = 4096: as fast)
   const int nr = M > 1 || 2 * qa.KQ > l1d_bytes() / 2 ? 4 : 1;
   const auto run = [&](auto nrc) {
-    rows_by_tiles<decltype(nrc)::value>(M, N, G, gs, [&](auto mt, auto nrr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+    rows_by_tiles<decltype(nrc)::value>(M, N, G, [&](auto mt, auto nrr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
       int4_vnni_rows<decltype(mt)::value, decltype(nrr)::value>(a, n, m, g0, g1);
     });
   };
@@ -733,15 +730,14 @@ inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t
   const QAct qa = quantize_act(x, M, K, gs, K / gs, false);
   const S24V a{&qa, x, v, meta, s, y, M, N, K, K4, KM, G, gs};
   const Sp24Consts C;
-  // weight rows per pass (measured as for int4): 4 for batches of 1-2 (1.13-1.46x torch int4 at batch 1, 1.10-1.20x
-  // at batch 2, against 0.83-0.90x and 0.78-0.82x with one row), 2 from 3 rows up (at 4 rows per tile, 4 weight rows
-  // run out of registers: batch 4 and 8 at 0.93-1.14x, against 0.70-0.84x with one row and 0.79-0.96x with 4)
+  // weight rows per pass (measured as for int4): 4 at batches of 1-2 (at batch 1 1.13-1.46x torch int4 against
+  // 0.83-0.90x with one row); 2 from 3 rows up, where 4 weight rows x 4 activation rows run out of registers
   if (M <= 2)
-    rows_by_tiles<4>(M, N, G, gs, [&](auto mt, auto nr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+    rows_by_tiles<4>(M, N, G, [&](auto mt, auto nr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
       sp24_vnni_rows<decltype(mt)::value, decltype(nr)::value>(a, C, n, m, g0, g1);
     });
   else
-    rows_by_tiles<2>(M, N, G, gs, [&](auto mt, auto nr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+    rows_by_tiles<2>(M, N, G, [&](auto mt, auto nr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
       sp24_vnni_rows<decltype(mt)::value, decltype(nr)::value>(a, C, n, m, g0, g1);
     });
 }
