@@ -261,21 +261,23 @@ struct KAct {
       : qt((K / gs) * gs * MP, 0), asc(at::zeros({K / gs * MP}, at::kFloat)), asum(at::zeros({K / gs * MP}, at::kFloat)) {
     float* as = asc.data_ptr<float>();
     float* su = asum.data_ptr<float>();
-    for (int64_t m = 0; m < mc; ++m)
-      for (int64_t g = 0; g < K / gs; ++g) {
-        const float* xg = x + (m0 + m) * K + g * gs;
-        float amax = 0.f;
-        for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
-        const float inv = amax > 0.f ? 32767.f / amax : 0.f;
-        int64_t qs = 0;
-        for (int64_t k = 0; k < gs; ++k) {
-          const int16_t q = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, std::nearbyint(xg[k] * inv))));
-          qt[(g * gs + k) * MP + m] = q;
-          qs += q;
+    at::parallel_for(0, K / gs, std::max<int64_t>(1, 16384 / (gs * MP)), [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g)
+        for (int64_t m = 0; m < mc; ++m) {
+          const float* xg = x + (m0 + m) * K + g * gs;
+          float amax = 0.f;
+          for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
+          const float inv = amax > 0.f ? 32767.f / amax : 0.f;
+          int64_t qs = 0;
+          for (int64_t k = 0; k < gs; ++k) {
+            const int16_t q = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, std::nearbyint(xg[k] * inv))));
+            qt[(g * gs + k) * MP + m] = q;
+            qs += q;
+          }
+          as[g * MP + m] = amax / 32767.f;
+          su[g * MP + m] = as[g * MP + m] * static_cast<float>(qs);
         }
-        as[g * MP + m] = amax / 32767.f;
-        su[g * MP + m] = as[g * MP + m] * static_cast<float>(qs);
-      }
+    });
   }
   // the 32-bit word (qt[k0][lane], qt[k1][lane]): an int16 pair for vpdpwssd
   uint32_t pair(int64_t k0, int64_t k1, int m) const {
@@ -375,8 +377,10 @@ inline void i4k_chunk(const float* x, const uint8_t* w, const float* s, const fl
   const int64_t GF = K / gs, KF = GF * gs;
   at::Tensor xpb = at::empty({KF / 2 * MP}, at::kInt);
   uint32_t* xp = reinterpret_cast<uint32_t*>(xpb.data_ptr<int32_t>());
-  for (int64_t p = 0; p < KF / 2; ++p)
-    for (int m = 0; m < MP; ++m) xp[p * MP + m] = ka.pair(2 * p, 2 * p + 1, m);
+  at::parallel_for(0, KF / 2, 1024, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p)
+      for (int m = 0; m < MP; ++m) xp[p * MP + m] = ka.pair(2 * p, 2 * p + 1, m);
+  });
   at::Tensor accb = at::zeros({N * MP}, at::kFloat);
   const I4K a{w, s, z, xp, ka.asc.template data_ptr<float>(), ka.asum.template data_ptr<float>(), accb.data_ptr<float>(), K2, G, GF, gs};
   at::parallel_for(0, N, 16, [&](int64_t n0, int64_t n1) {
@@ -655,9 +659,11 @@ inline void s24k_chunk(const float* x, const uint8_t* v, const uint8_t* meta, co
   static constexpr int P0[6] = {0, 0, 0, 1, 1, 2}, P1[6] = {1, 2, 3, 2, 3, 3};
   at::Tensor x6b = at::empty({KF / 4 * 6 * MP * 2}, at::kShort);
   uint32_t* x6 = reinterpret_cast<uint32_t*>(x6b.data_ptr<int16_t>());
-  for (int64_t j = 0; j < KF / 4; ++j)
-    for (int c = 0; c < 6; ++c)
-      for (int m = 0; m < MP; ++m) x6[(j * 6 + c) * MP + m] = ka.pair(4 * j + P0[c], 4 * j + P1[c], m);
+  at::parallel_for(0, KF / 4, 256, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j)
+      for (int c = 0; c < 6; ++c)
+        for (int m = 0; m < MP; ++m) x6[(j * 6 + c) * MP + m] = ka.pair(4 * j + P0[c], 4 * j + P1[c], m);
+  });
   at::Tensor accb = at::zeros({N * MP}, at::kFloat);
   const S24K a{x, v, meta, s, x6b.data_ptr<int16_t>(), ka.asc.template data_ptr<float>(), accb.data_ptr<float>(), m0, mc, K, K4, KM, G, GF, gs};
   // blocks of groups whose X6 (QG * 6 * MP * 4 bytes a group) stays in L2 while a tile of 64 weight rows passes
