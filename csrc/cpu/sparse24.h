@@ -21,19 +21,9 @@ struct Sp24Args {
 // Scalar slots of groups [j0, j1) of row n, per-slot scale lookup (any group size).
 template <int MT>
 inline void sp24_scalar(const Sp24Args& a, int64_t n, int64_t m0, int64_t j0, int64_t j1, float* tot) {
-  const uint8_t* v = a.v + n * a.K4;
-  const uint8_t* mt = a.meta + n * a.KM;
-  const float* s = a.s + n * a.G;
-  for (int64_t j = j0; j < j1; ++j) {
-    const int nibm = (mt[j >> 1] >> ((j & 1) * 4)) & 15;
-    for (int t = 0; t < 2; ++t) {
-      const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
-      const int q = ((v[j] >> (4 * t)) & 15) - 8;
-      if (q == 0 || col >= a.K) continue;
-      const float w = s[col / a.gs] * static_cast<float>(q);
-      for (int m = 0; m < MT; ++m) tot[m] += w * a.x[(m0 + m) * a.K + col];
-    }
-  }
+  sp24_each_slot(a.v + n * a.K4, a.meta + n * a.KM, a.s + n * a.G, a.K, a.gs, j0, j1, [&](int64_t col, float w) {
+    for (int m = 0; m < MT; ++m) tot[m] += w * a.x[(m0 + m) * a.K + col];
+  });
 }
 
 template <int MT>

@@ -104,6 +104,22 @@ inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64
   return r;
 }
 
+// The kept slots of the groups of 4 [j0, j1) of one 2:4 row (values v, positions mt, scales s of the row), scalar:
+// f(column, weight) for each nonzero slot inside K, its scale looked up by its column (any group size).
+template <class F>
+inline void sp24_each_slot(const uint8_t* v, const uint8_t* mt, const float* s, int64_t K, int64_t gs, int64_t j0,
+                           int64_t j1, const F& f) {
+  for (int64_t j = j0; j < j1; ++j) {
+    const int nibm = (mt[j >> 1] >> ((j & 1) * 4)) & 15;
+    for (int t = 0; t < 2; ++t) {
+      const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
+      const int q = ((v[j] >> (4 * t)) & 15) - 8;
+      if (q == 0 || col >= K) continue;
+      f(col, s[col / gs] * static_cast<float>(q));
+    }
+  }
+}
+
 #ifdef ICML25_VNNI
 
 struct I4V {
@@ -535,18 +551,10 @@ inline void sp24_vnni_rows(const S24V& a, const Sp24Consts& C, int64_t n, int64_
     for (int m = 0; m < MT; ++m) tail[m] = 0.f;
     if (g1 == a.G && GF < a.G) {
       // the slots of the last partial group, scalar on fp32 x (each slot's scale looked up by its column)
-      const uint8_t* v = a.v + (n + r) * a.K4;
-      const uint8_t* mt = a.meta + (n + r) * a.KM;
-      for (int64_t j = GF * a.gs / 4; j < a.K4; ++j) {
-        const int nibm = (mt[j >> 1] >> ((j & 1) * 4)) & 15;
-        for (int t = 0; t < 2; ++t) {
-          const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
-          const int q = ((v[j] >> (4 * t)) & 15) - 8;
-          if (q == 0 || col >= a.K) continue;
-          const float wk = a.s[(n + r) * a.G + col / a.gs] * static_cast<float>(q);
-          for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + col];
-        }
-      }
+      sp24_each_slot(a.v + (n + r) * a.K4, a.meta + (n + r) * a.KM, a.s + (n + r) * a.G, a.K, a.gs, GF * a.gs / 4, a.K4,
+                     [&](int64_t col, float wk) {
+                       for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + col];
+                     });
     }
     for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n + r] += _mm512_reduce_add_ps(af[r][m]) + tail[m];
   }
@@ -619,16 +627,9 @@ inline void s24k_group(const S24K& a, int64_t n, int64_t g, const int32_t* pair,
   float* yr = a.acc + n * MP;
   const float sg = a.s[n * a.G + g];
   if (bad) {
-    const uint8_t* vr = a.v + n * a.K4 + q0;
-    const uint8_t* mr = a.meta + n * a.KM + q0 / 2;
-    for (int64_t j = 0; j < QG; ++j) {
-      const int nibm = (mr[j >> 1] >> ((j & 1) * 4)) & 15;
-      for (int t = 0; t < 2; ++t) {
-        const int64_t col = 4 * (q0 + j) + ((nibm >> (2 * t)) & 3);
-        const float w = sg * static_cast<float>(((vr[j] >> (4 * t)) & 15) - 8);
-        for (int64_t m = 0; m < a.mc; ++m) yr[m] += w * a.x[(a.m0 + m) * a.K + col];
-      }
-    }
+    sp24_each_slot(a.v + n * a.K4, a.meta + n * a.KM, a.s + n * a.G, a.K, a.gs, q0, q0 + QG, [&](int64_t col, float w) {
+      for (int64_t m = 0; m < a.mc; ++m) yr[m] += w * a.x[(a.m0 + m) * a.K + col];
+    });
     return;
   }
   const char* xg = reinterpret_cast<const char*>(a.x6 + q0 * 6 * MP * 2);
@@ -710,16 +711,9 @@ inline void sparse24_linear_vnni_kmajor(const float* x, const uint8_t* v, const 
   if (GF < G)
     at::parallel_for(0, N, 64, [&](int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n)
-        for (int64_t j = GF * gs / 4; j < K4; ++j) {
-          const int nibm = (meta[n * KM + (j >> 1)] >> ((j & 1) * 4)) & 15;
-          for (int t = 0; t < 2; ++t) {
-            const int64_t col = 4 * j + ((nibm >> (2 * t)) & 3);
-            const int q = ((v[n * K4 + j] >> (4 * t)) & 15) - 8;
-            if (q == 0 || col >= K) continue;
-            const float w = s[n * G + col / gs] * static_cast<float>(q);
-            for (int64_t m = m0; m < m1; ++m) y[m * N + n] += w * x[m * K + col];
-          }
-        }
+        sp24_each_slot(v + n * K4, meta + n * KM, s + n * G, K, gs, GF * gs / 4, K4, [&](int64_t col, float w) {
+          for (int64_t m = m0; m < m1; ++m) y[m * N + n] += w * x[m * K + col];
+        });
     });
 }
 
