@@ -5,13 +5,17 @@
 //     them anywhere (the CI compile check, tests/kernels/test_cuda_compile.py, does exactly that);
 //  2. under ICML25_WITH_CUDA (set by methods.kernels.build when torch has CUDA), the torch wrappers
 //     with argument checks, registered for the CUDA dispatch key of the icml25 ops.
-// Straightforward kernels, written for correctness first: one warp per output row for the GEMV/GEMMs,
+// The int4 and 2:4+int4 products have a bandwidth path for decode (below, "decode GEMV"): R weight rows per
+// block, 16- or 8-byte loads, batch rows in registers. Everything else is written for correctness first:
+// one warp per output row for the general GEMV/GEMMs (the fallback for shapes the fast path does not take),
 // one thread per 8-vector for the lattice ops, one block per (batch, head) for attention. The lattice
 // code uses __fmul_rn / __fadd_rn where the reference's rounding matters (no FMA contraction), so the
 // codes are bit-identical to the CPU ones.
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <type_traits>
 
 namespace icml25 {
 namespace cuda {
@@ -83,6 +87,338 @@ __global__ void sparse24_kernel(const float* __restrict__ x, const uint8_t* __re
       if (lane == 0 && m0 + i < M) y[(m0 + i) * N + n] = r;
     }
   }
+}
+
+// ----------------------------------------------------------------------------- decode GEMV (bandwidth path)
+//
+// Taken when K and the group size are multiples of 32 and the weights and x are 16-byte aligned. The unit
+// of work is 32 columns of one weight row: 16 bytes of int4, or 8 value bytes + 4 metadata bytes of 2:4.
+// A unit lies inside one scale group, so the int4 unit's sum is factored as s·(Σ q·x − z·Σ x) and the 2:4
+// unit's as s·Σ q·x. Nibbles become floats exactly through the bit pattern 2^23 + b (a byte permute, then
+// one subtraction), avoiding the slower integer-to-float conversion. Each x vector loaded serves the R
+// weight rows a thread holds, and each decoded weight serves every batch row of the pass (up to 8).
+//  * batch 1 (gemv_b1_*): a block of 128 threads owns R rows; its threads stride over the rows' units (a
+//    warp reads 512 contiguous bytes of an int4 row), the next units are loaded before the current ones
+//    are used, and one block reduction writes the R outputs. x (16 KB at K = 4096) stays in L1/L2.
+//  * batches 2-8 (gemv_sk_*): x is 8x larger, and reading it from L1 per block of rows went to L2 at
+//    every block (measured: 0.03 of the read bandwidth on an H200). Split-K instead: a block owns a chunk
+//    of SK_COLS columns and SK_ROWS rows, stages x's chunk in shared memory once (swizzled so that a warp's
+//    16-byte reads hit distinct banks), and each warp covers the chunk for R rows at a time, a unit per
+//    lane. Partial sums go to a workspace [chunks, M, N], summed in a fixed order by a second kernel (no
+//    atomics: the result is the same on every run).
+
+constexpr int VEC_THREADS = 128;
+constexpr int VEC_MB = 8;       // batch rows per pass; larger batches take several passes
+constexpr int SK_COLS = 1024;   // split-K chunk: 32 units, one per lane
+constexpr int SK_ROWS = 32;     // weight rows per split-K block
+constexpr int SK_SLOTS = SK_COLS / 4;  // float4 slots of one batch row's chunk
+// Weight rows per thread in the batch-1 kernel: 4, or 2 at 8 batch rows (registers).
+template <int MB>
+constexpr int vec_rows() { return MB == VEC_MB ? 2 : 4; }
+
+// Byte i of `bytes` (< 256) as a float minus `off` (exact: 2^23 + b is representable, as is 2^23 + off).
+__device__ __forceinline__ float byte_f(uint32_t bytes, int i, float off) {
+  return __int_as_float(static_cast<int>(__byte_perm(bytes, 0x4B00u, 0x5440u + i))) - (8388608.f + off);
+}
+
+__device__ __forceinline__ float pick(const float4& v, uint32_t p) {
+  return (p & 2) ? ((p & 1) ? v.w : v.z) : ((p & 1) ? v.y : v.x);
+}
+
+__device__ __forceinline__ uint32_t word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+// One int4 unit of R rows: d[r][m] += Σ q·x, X[m] += Σ x; xv(m, i) is float4 i (of 8) of the unit's x.
+template <int R, int MB, class XV>
+__device__ __forceinline__ void int4_unit(const uint4 (&wv)[R], XV xv, float (&d)[R][MB], float (&X)[MB]) {
+#pragma unroll
+  for (int wi = 0; wi < 4; ++wi) {  // 8 columns per 32-bit word: low nibbles are the even columns
+    float4 xa[MB], xb[MB];
+#pragma unroll
+    for (int m = 0; m < MB; ++m) {
+      xa[m] = xv(m, 2 * wi);
+      xb[m] = xv(m, 2 * wi + 1);
+      X[m] += (xa[m].x + xa[m].y) + (xa[m].z + xa[m].w) + (xb[m].x + xb[m].y) + (xb[m].z + xb[m].w);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const uint32_t wd = word(wv[r], wi), lo = wd & 0x0F0F0F0Fu, hi = (wd >> 4) & 0x0F0F0F0Fu;
+      const float q0 = byte_f(lo, 0, 0.f), q1 = byte_f(hi, 0, 0.f), q2 = byte_f(lo, 1, 0.f), q3 = byte_f(hi, 1, 0.f);
+      const float q4 = byte_f(lo, 2, 0.f), q5 = byte_f(hi, 2, 0.f), q6 = byte_f(lo, 3, 0.f), q7 = byte_f(hi, 3, 0.f);
+#pragma unroll
+      for (int m = 0; m < MB; ++m) {
+        float t = d[r][m];
+        t = fmaf(q0, xa[m].x, t);
+        t = fmaf(q1, xa[m].y, t);
+        t = fmaf(q2, xa[m].z, t);
+        t = fmaf(q3, xa[m].w, t);
+        t = fmaf(q4, xb[m].x, t);
+        t = fmaf(q5, xb[m].y, t);
+        t = fmaf(q6, xb[m].z, t);
+        d[r][m] = fmaf(q7, xb[m].w, t);
+      }
+    }
+  }
+}
+
+// One 2:4 unit of R rows: 8 groups of 4 columns, each a value byte (two kept nibbles, q + 8) and a
+// metadata nibble (the two kept positions, 2 bits each, in the order of the value nibbles). d += Σ q·x.
+template <int R, int MB, class XV>
+__device__ __forceinline__ void sparse24_unit(const uint2 (&v)[R], const uint32_t (&mt)[R], XV xv, float (&d)[R][MB]) {
+#pragma unroll(MB == VEC_MB ? 2 : 8)
+  for (int j = 0; j < 8; ++j) {
+    float4 xg[MB];
+#pragma unroll
+    for (int m = 0; m < MB; ++m) xg[m] = xv(m, j);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const uint32_t vw = j < 4 ? v[r].x : v[r].y;
+      const float qa = byte_f(vw & 0x0F0F0F0Fu, j & 3, 8.f), qb = byte_f((vw >> 4) & 0x0F0F0F0Fu, j & 3, 8.f);
+      const uint32_t nib = mt[r] >> (4 * j), pa = nib & 3, pb = (nib >> 2) & 3;
+#pragma unroll
+      for (int m = 0; m < MB; ++m) d[r][m] = fmaf(qb, pick(xg[m], pb), fmaf(qa, pick(xg[m], pa), d[r][m]));
+    }
+  }
+}
+
+template <int R, int MB>
+__device__ __forceinline__ void zero(float (&a)[R][MB]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int m = 0; m < MB; ++m) a[r][m] = 0.f;
+}
+
+// x's float4 slot i of the unit starting at column c0, batch row m (zero past M).
+template <int MB>
+struct GlobalX {
+  const float* x;
+  int64_t M, K, c0;
+  __device__ __forceinline__ float4 operator()(int m, int i) const {
+    return m < M ? __ldg(reinterpret_cast<const float4*>(x + m * K + c0) + i) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+};
+
+// Sum acc over the block's threads; thread r*MB+m writes y[m, n0 + r].
+template <int R, int MB>
+__device__ __forceinline__ void block_store(float (&acc)[R][MB], float* __restrict__ y, int64_t M, int64_t N, int64_t n0) {
+  __shared__ float red[VEC_THREADS / WARP][R * MB];
+  const int lane = threadIdx.x % WARP, wid = threadIdx.x / WARP;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int m = 0; m < MB; ++m) {
+      const float v = warp_sum(acc[r][m]);
+      if (lane == 0) red[wid][r * MB + m] = v;
+    }
+  __syncthreads();
+  if (threadIdx.x < R * MB) {
+    const int r = threadIdx.x / MB, m = threadIdx.x % MB;
+    if (n0 + r < N && m < M) {
+      float v = 0.f;
+      for (int i = 0; i < VEC_THREADS / WARP; ++i) v += red[i][threadIdx.x];
+      y[m * N + n0 + r] = v;
+    }
+  }
+}
+
+template <int R, int MB>
+__global__ void __launch_bounds__(VEC_THREADS)
+    gemv_b1_int4(const float* __restrict__ x, const uint8_t* __restrict__ w, const float* __restrict__ s,
+                 const float* __restrict__ z, float* __restrict__ y, int64_t M, int64_t N, int64_t K, int64_t gs) {
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, U = K / 32, G = (K + gs - 1) / gs;
+  const uint4* rows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const uint4*>(w + (n0 + r < N ? n0 + r : n0) * (K / 2));
+  float acc[R][MB];
+  zero(acc);
+  uint4 cur[R];
+  const uint4 zero4 = make_uint4(0, 0, 0, 0);
+  int64_t u = threadIdx.x;
+#pragma unroll
+  for (int r = 0; r < R; ++r) cur[r] = (u < U && n0 + r < N) ? __ldcs(rows[r] + u) : zero4;
+  for (; u < U; u += VEC_THREADS) {
+    uint4 nxt[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) nxt[r] = (u + VEC_THREADS < U && n0 + r < N) ? __ldcs(rows[r] + u + VEC_THREADS) : zero4;
+    float d[R][MB], X[MB];
+    zero(d);
+#pragma unroll
+    for (int m = 0; m < MB; ++m) X[m] = 0.f;
+    int4_unit<R, MB>(cur, GlobalX<MB>{x, M, K, u * 32}, d, X);
+    const int64_t g = u * 32 / gs;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int64_t n = n0 + r < N ? n0 + r : n0;
+      const float sr = s[n * G + g], zr = z[n * G + g];
+#pragma unroll
+      for (int m = 0; m < MB; ++m) acc[r][m] = fmaf(sr, fmaf(-zr, X[m], d[r][m]), acc[r][m]);
+      cur[r] = nxt[r];
+    }
+  }
+  block_store<R, MB>(acc, y, M, N, n0);
+}
+
+template <int R, int MB>
+__global__ void __launch_bounds__(VEC_THREADS)
+    gemv_b1_sparse24(const float* __restrict__ x, const uint8_t* __restrict__ v, const uint8_t* __restrict__ meta,
+                     const float* __restrict__ s, float* __restrict__ y, int64_t M, int64_t N, int64_t K, int64_t gs) {
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, U = K / 32, G = (K + gs - 1) / gs;
+  const uint2* vrows[R];
+  const uint32_t* mrows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t n = n0 + r < N ? n0 + r : n0;
+    vrows[r] = reinterpret_cast<const uint2*>(v + n * (K / 4));
+    mrows[r] = reinterpret_cast<const uint32_t*>(meta + n * (K / 8));
+  }
+  float acc[R][MB];
+  zero(acc);
+  uint2 cv[R];
+  uint32_t cm[R];
+  const uint2 empty = make_uint2(0x88888888u, 0x88888888u);  // q = 0 everywhere
+  int64_t u = threadIdx.x;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const bool ok = u < U && n0 + r < N;
+    cv[r] = ok ? __ldcs(vrows[r] + u) : empty;
+    cm[r] = ok ? __ldcs(mrows[r] + u) : 0u;
+  }
+  for (; u < U; u += VEC_THREADS) {
+    uint2 nv[R];
+    uint32_t nm[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const bool ok = u + VEC_THREADS < U && n0 + r < N;
+      nv[r] = ok ? __ldcs(vrows[r] + u + VEC_THREADS) : empty;
+      nm[r] = ok ? __ldcs(mrows[r] + u + VEC_THREADS) : 0u;
+    }
+    float d[R][MB];
+    zero(d);
+    sparse24_unit<R, MB>(cv, cm, GlobalX<MB>{x, M, K, u * 32}, d);
+    const int64_t g = u * 32 / gs;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const float sr = s[(n0 + r < N ? n0 + r : n0) * G + g];
+#pragma unroll
+      for (int m = 0; m < MB; ++m) acc[r][m] = fmaf(sr, d[r][m], acc[r][m]);
+      cv[r] = nv[r];
+      cm[r] = nm[r];
+    }
+  }
+  block_store<R, MB>(acc, y, M, N, n0);
+}
+
+// Swizzled float4 slot: the 8 lanes of a 16-byte shared-memory read phase ask for slots 8i + j (i the
+// lane, j fixed), which would share 4 banks; XOR-ing the low 3 bits with i spreads them over all 32.
+__device__ __forceinline__ int swz(int slot) { return slot ^ ((slot >> 3) & 7); }
+
+// Stage x[m, k0 : k0 + kc] (m < MB; zero past M and past kc) into xs as swizzled float4 slots.
+template <int MB>
+__device__ __forceinline__ void stage_x(const float* __restrict__ x, int64_t M, int64_t K, int64_t k0, int kc, float4* xs) {
+  for (int i = threadIdx.x; i < MB * SK_SLOTS; i += blockDim.x) {
+    const int m = i / SK_SLOTS, c = i % SK_SLOTS;
+    xs[m * SK_SLOTS + swz(c)] = (m < M && 4 * c < kc) ? __ldg(reinterpret_cast<const float4*>(x + m * K + k0) + c)
+                                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  __syncthreads();
+}
+
+template <int MB>
+struct SharedX {
+  const float4* xs;
+  int slot0;  // first slot of the lane's unit
+  __device__ __forceinline__ float4 operator()(int m, int i) const { return xs[m * SK_SLOTS + swz(slot0 + i)]; }
+};
+
+// Per-(row, batch row) warp sums of acc written to part[m, n0 + r] by lane 0 (rows from `end` on skipped).
+template <int R, int MB>
+__device__ __forceinline__ void warp_store(float (&acc)[R][MB], float* __restrict__ part, int64_t N, int64_t n0, int64_t end) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int m = 0; m < MB; ++m) {
+      const float v = warp_sum(acc[r][m]);
+      if (threadIdx.x % WARP == 0 && n0 + r < end) part[m * N + n0 + r] = v;
+    }
+}
+
+// Split-K: block (row block, chunk) writes part[chunk, m, n] for its SK_ROWS rows.
+template <int R, int MB>
+__global__ void __launch_bounds__(VEC_THREADS)
+    gemv_sk_int4(const float* __restrict__ x, const uint8_t* __restrict__ w, const float* __restrict__ s,
+                 const float* __restrict__ z, float* __restrict__ part, int64_t M, int64_t N, int64_t K, int64_t gs) {
+  __shared__ float4 xs[MB * SK_SLOTS];
+  const int64_t k0 = static_cast<int64_t>(blockIdx.y) * SK_COLS, G = (K + gs - 1) / gs;
+  const int kc = static_cast<int>(K - k0 < SK_COLS ? K - k0 : SK_COLS), lane = threadIdx.x % WARP;
+  stage_x<MB>(x, M, K, k0, kc, xs);
+  const bool active = 32 * lane < kc;
+  const int64_t u = k0 / 32 + lane, g = u * 32 / gs;
+  const int64_t end = (static_cast<int64_t>(blockIdx.x) + 1) * SK_ROWS < N ? (static_cast<int64_t>(blockIdx.x) + 1) * SK_ROWS : N;
+  float* out = part + static_cast<int64_t>(blockIdx.y) * VEC_MB * N;
+  for (int64_t n0 = static_cast<int64_t>(blockIdx.x) * SK_ROWS + (threadIdx.x / WARP) * R; n0 < end;
+       n0 += (VEC_THREADS / WARP) * R) {
+    uint4 wv[R];
+    float acc[R][MB], X[MB];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      wv[r] = active && n0 + r < end ? __ldcs(reinterpret_cast<const uint4*>(w + (n0 + r) * (K / 2)) + u) : make_uint4(0, 0, 0, 0);
+    zero(acc);
+#pragma unroll
+    for (int m = 0; m < MB; ++m) X[m] = 0.f;
+    int4_unit<R, MB>(wv, SharedX<MB>{xs, 8 * lane}, acc, X);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const bool ok = active && n0 + r < end;
+      const float sr = ok ? s[(n0 + r) * G + g] : 0.f, zr = ok ? z[(n0 + r) * G + g] : 0.f;
+#pragma unroll
+      for (int m = 0; m < MB; ++m) acc[r][m] = sr * fmaf(-zr, X[m], acc[r][m]);
+    }
+    warp_store<R, MB>(acc, out, N, n0, end);
+  }
+}
+
+template <int R, int MB>
+__global__ void __launch_bounds__(VEC_THREADS)
+    gemv_sk_sparse24(const float* __restrict__ x, const uint8_t* __restrict__ v, const uint8_t* __restrict__ meta,
+                     const float* __restrict__ s, float* __restrict__ part, int64_t M, int64_t N, int64_t K, int64_t gs) {
+  __shared__ float4 xs[MB * SK_SLOTS];
+  const int64_t k0 = static_cast<int64_t>(blockIdx.y) * SK_COLS, G = (K + gs - 1) / gs;
+  const int kc = static_cast<int>(K - k0 < SK_COLS ? K - k0 : SK_COLS), lane = threadIdx.x % WARP;
+  stage_x<MB>(x, M, K, k0, kc, xs);
+  const bool active = 32 * lane < kc;
+  const int64_t u = k0 / 32 + lane, g = u * 32 / gs;
+  const int64_t end = (static_cast<int64_t>(blockIdx.x) + 1) * SK_ROWS < N ? (static_cast<int64_t>(blockIdx.x) + 1) * SK_ROWS : N;
+  float* out = part + static_cast<int64_t>(blockIdx.y) * VEC_MB * N;
+  for (int64_t n0 = static_cast<int64_t>(blockIdx.x) * SK_ROWS + (threadIdx.x / WARP) * R; n0 < end;
+       n0 += (VEC_THREADS / WARP) * R) {
+    uint2 vv[R];
+    uint32_t mm[R];
+    float acc[R][MB];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const bool ok = active && n0 + r < end;
+      vv[r] = ok ? __ldcs(reinterpret_cast<const uint2*>(v + (n0 + r) * (K / 4)) + u) : make_uint2(0x88888888u, 0x88888888u);
+      mm[r] = ok ? __ldcs(reinterpret_cast<const uint32_t*>(meta + (n0 + r) * (K / 8)) + u) : 0u;
+    }
+    zero(acc);
+    sparse24_unit<R, MB>(vv, mm, SharedX<MB>{xs, 8 * lane}, acc);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const float sr = active && n0 + r < end ? s[(n0 + r) * G + g] : 0.f;
+#pragma unroll
+      for (int m = 0; m < MB; ++m) acc[r][m] *= sr;
+    }
+    warp_store<R, MB>(acc, out, N, n0, end);
+  }
+}
+
+// y[m, n] = Σ_c part[c, m, n] in chunk order (m < M).
+__global__ void sum_chunks(const float* __restrict__ part, float* __restrict__ y, int64_t M, int64_t N, int64_t chunks) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= M * N) return;
+  float v = 0.f;
+  for (int64_t c = 0; c < chunks; ++c) v += part[c * VEC_MB * N + i];
+  y[i] = v;
 }
 
 // ----------------------------------------------------------------------------- E8 / NestQuant
@@ -311,14 +647,85 @@ constexpr int ROWS_PER_BLOCK = 4;  // warps per block for the row kernels
 inline unsigned row_blocks(int64_t n) { return static_cast<unsigned>((n + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK); }
 inline unsigned vec_blocks(int64_t n) { return static_cast<unsigned>((n + 255) / 256); }
 
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// The decode-GEMV path's condition: whole 32-column units inside scale groups, aligned vector loads.
+// ICML25_CUDA_GEMV=0 forces the general kernels (read at every call, for benchmarks' before/after).
+inline bool gemv_path(const float* x, const void* w, int64_t K, int64_t gs) {
+  const char* off = std::getenv("ICML25_CUDA_GEMV");
+  return K % 32 == 0 && gs % 32 == 0 && aligned16(x) && aligned16(w) && !(off && off[0] == '0');
+}
+
+inline int64_t sk_chunks(int64_t K) { return (K + SK_COLS - 1) / SK_COLS; }
+
+// Floats of workspace the split-K pass needs (batches of 2 or more rows); 0 where the path is not taken.
+int64_t gemv_workspace(int64_t M, int64_t N, int64_t K, int64_t gs) {
+  return M > 1 && K % 32 == 0 && gs % 32 == 0 ? sk_chunks(K) * VEC_MB * N : 0;
+}
+
+// Batch chunks of at most VEC_MB rows; f(MB constant, row offset, rows) launches one chunk.
+template <class F>
+void by_batch_chunks(int64_t M, F f) {
+  for (int64_t m0 = 0; m0 < M; m0 += VEC_MB) {
+    const int64_t mb = M - m0 < VEC_MB ? M - m0 : VEC_MB;
+    if (mb == 1) f(std::integral_constant<int, 1>(), m0, mb);
+    else if (mb == 2) f(std::integral_constant<int, 2>(), m0, mb);
+    else if (mb <= 4) f(std::integral_constant<int, 4>(), m0, mb);
+    else f(std::integral_constant<int, VEC_MB>(), m0, mb);
+  }
+}
+
+inline unsigned blocks_of(int64_t n, int64_t per) { return static_cast<unsigned>((n + per - 1) / per); }
+
+// One batch chunk of the decode-GEMV path: the batch-1 kernel at one row (or without a workspace), else
+// split-K into `work` and the ordered chunk sum into y.
+template <int MB, class B1, class SK>
+void gemv_chunk(int64_t rows, int64_t N, int64_t K, float* y, float* work, cudaStream_t st, B1 b1, SK sk) {
+  if (MB == 1 || work == nullptr) {
+    constexpr int R = vec_rows<MB>();
+    b1(std::integral_constant<int, R>(), dim3(blocks_of(N, R)));
+    return;
+  }
+  sk(dim3(blocks_of(N, SK_ROWS), static_cast<unsigned>(sk_chunks(K))));
+  sum_chunks<<<blocks_of(rows * N, 256), 256, 0, st>>>(work, y, rows, N, sk_chunks(K));
+}
+
 void launch_int4_linear(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t M, int64_t N,
-                        int64_t K, int64_t gs, cudaStream_t st) {
-  if (M > 0 && N > 0) int4_linear_kernel<<<row_blocks(N), ROWS_PER_BLOCK * WARP, 0, st>>>(x, w, s, z, y, M, N, K, gs);
+                        int64_t K, int64_t gs, float* work, cudaStream_t st) {
+  if (M <= 0 || N <= 0) return;
+  if (!gemv_path(x, w, K, gs)) {
+    int4_linear_kernel<<<row_blocks(N), ROWS_PER_BLOCK * WARP, 0, st>>>(x, w, s, z, y, M, N, K, gs);
+    return;
+  }
+  by_batch_chunks(M, [&](auto mb, int64_t m0, int64_t rows) {
+    constexpr int MB = decltype(mb)::value;
+    const float* xc = x + m0 * K;
+    float* yc = y + m0 * N;
+    gemv_chunk<MB>(
+        rows, N, K, yc, work, st,
+        [&](auto r, dim3 grid) { gemv_b1_int4<decltype(r)::value, MB><<<grid, VEC_THREADS, 0, st>>>(xc, w, s, z, yc, rows, N, K, gs); },
+        [&](dim3 grid) { gemv_sk_int4<4, MB><<<grid, VEC_THREADS, 0, st>>>(xc, w, s, z, work, rows, N, K, gs); });
+  });
 }
 
 void launch_sparse24(const float* x, const uint8_t* v, const uint8_t* meta, const float* s, float* y, int64_t M, int64_t N,
-                     int64_t K, int64_t gs, cudaStream_t st) {
-  if (M > 0 && N > 0) sparse24_kernel<<<row_blocks(N), ROWS_PER_BLOCK * WARP, 0, st>>>(x, v, meta, s, y, M, N, K, gs);
+                     int64_t K, int64_t gs, float* work, cudaStream_t st) {
+  if (M <= 0 || N <= 0) return;
+  if (!gemv_path(x, v, K, gs) || !aligned16(meta)) {
+    sparse24_kernel<<<row_blocks(N), ROWS_PER_BLOCK * WARP, 0, st>>>(x, v, meta, s, y, M, N, K, gs);
+    return;
+  }
+  by_batch_chunks(M, [&](auto mb, int64_t m0, int64_t rows) {
+    constexpr int MB = decltype(mb)::value;
+    const float* xc = x + m0 * K;
+    float* yc = y + m0 * N;
+    gemv_chunk<MB>(
+        rows, N, K, yc, work, st,
+        [&](auto r, dim3 grid) {
+          gemv_b1_sparse24<decltype(r)::value, MB><<<grid, VEC_THREADS, 0, st>>>(xc, v, meta, s, yc, rows, N, K, gs);
+        },
+        [&](dim3 grid) { gemv_sk_sparse24<4, MB><<<grid, VEC_THREADS, 0, st>>>(xc, v, meta, s, work, rows, N, K, gs); });
+  });
 }
 
 void launch_e8_nearest(const float* x, float* out, int64_t n, cudaStream_t st) {
@@ -392,8 +799,10 @@ static at::Tensor int4_linear(const at::Tensor& x, const at::Tensor& packed, con
   check_shape(scales, "scales", {N, cdiv(K, gs)});
   check_shape(zeros, "zeros", {N, cdiv(K, gs)});
   auto y = at::empty({x.size(0), N}, x.options());
+  auto work = at::empty({gemv_workspace(x.size(0), N, K, gs)}, x.options());
   launch_int4_linear(x.data_ptr<float>(), packed.data_ptr<uint8_t>(), scales.data_ptr<float>(), zeros.data_ptr<float>(),
-                     y.data_ptr<float>(), x.size(0), N, K, gs, c10::cuda::getCurrentCUDAStream());
+                     y.data_ptr<float>(), x.size(0), N, K, gs, work.numel() ? work.data_ptr<float>() : nullptr,
+                     c10::cuda::getCurrentCUDAStream());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
@@ -413,8 +822,10 @@ static at::Tensor sparse24_int4_linear(const at::Tensor& x, const at::Tensor& va
   check_shape(scales, "scales", {N, cdiv(K, gs)});
   TORCH_CHECK(L.has_value() == R.has_value(), "lora_l/lora_r: pass both or neither");
   auto y = at::empty({x.size(0), N}, x.options());
+  auto work = at::empty({gemv_workspace(x.size(0), N, K, gs)}, x.options());
   launch_sparse24(x.data_ptr<float>(), values.data_ptr<uint8_t>(), meta.data_ptr<uint8_t>(), scales.data_ptr<float>(),
-                  y.data_ptr<float>(), x.size(0), N, K, gs, c10::cuda::getCurrentCUDAStream());
+                  y.data_ptr<float>(), x.size(0), N, K, gs, work.numel() ? work.data_ptr<float>() : nullptr,
+                  c10::cuda::getCurrentCUDAStream());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (L.has_value()) {
     check(*L, "lora_l", at::kFloat, 2);

@@ -46,6 +46,46 @@ def test_sparse24_linear_cuda(kc, m, n, k, gs, rank):
     close(y, R.sparse24_int4_linear(x, w.values, w.meta, w.scales, gs, k, *lo))
 
 
+# Shapes the decode-GEMV path takes (K and the group size multiples of 32, 16-byte aligned pointers): row
+# counts that leave a partial block of 2 or 4 rows, K whose 32-column units leave a partial last stride of
+# the block's threads, batches of every chunk size and of several launches (chunks of at most 8 rows).
+GEMV_SHAPES = [(37, 1024, 128), (5, 2080, 32), (3, 4160, 64)]
+GEMV_BATCHES = [1, 2, 3, 5, 8, 9, 20]
+
+
+def misaligned(t):
+    """The same values on the GPU at a 4-byte offset: contiguous, but not 16-byte aligned (the general path)."""
+    buf = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
+    out = buf[1:].view(t.shape)
+    out.copy_(t)
+    assert out.is_contiguous() and out.data_ptr() % 16 != 0
+    return out
+
+
+@pytest.mark.parametrize("m", GEMV_BATCHES)
+@pytest.mark.parametrize("n,k,gs", GEMV_SHAPES)
+def test_int4_gemv_path_cuda(kc, m, n, k, gs):
+    g = torch.Generator().manual_seed(3 * m + k)
+    w = kc.quantize_int4_rtn(torch.randn(n, k, generator=g), gs, symmetric=False)
+    x = torch.randn(m, k, generator=g)
+    ref = R.int4_linear(x, w.packed, w.scales, w.zeros, gs, k)
+    args = (w.packed.cuda(), w.scales.cuda(), w.zeros.cuda(), gs, k)
+    close(torch.ops.icml25.int4_linear(x.cuda(), *args), ref)
+    close(torch.ops.icml25.int4_linear(misaligned(x.cuda()), *args), ref)
+
+
+@pytest.mark.parametrize("m", GEMV_BATCHES)
+@pytest.mark.parametrize("n,k,gs", GEMV_SHAPES)
+def test_sparse24_gemv_path_cuda(kc, m, n, k, gs):
+    g = torch.Generator().manual_seed(5 * m + k)
+    w = kc.pack_sparse24_int4(random_24(n, k, seed=m), torch.rand(n, k // gs, generator=g) + 0.1, gs)
+    x = torch.randn(m, k, generator=g)
+    ref = R.sparse24_int4_linear(x, w.values, w.meta, w.scales, gs, k)
+    v, meta, s = w.values.cuda(), w.meta.cuda(), w.scales.cuda()
+    close(torch.ops.icml25.sparse24_int4_linear(x.cuda(), v, meta, s, gs, k, None, None), ref)
+    close(torch.ops.icml25.sparse24_int4_linear(x.cuda(), misaligned(v), meta, s, gs, k, None, None), ref)
+
+
 @pytest.mark.parametrize("q", [2, 14, 255])
 def test_lattice_cuda_bit_exact(kc, q):
     x = torch.randn(2049, 8, generator=torch.Generator().manual_seed(q)) * 2

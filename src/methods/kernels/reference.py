@@ -137,7 +137,7 @@ def dequantize_sparse24_int4(values, meta, scales, group_size: int, k: int) -> t
     mt = meta.to(torch.int64)
     nib = torch.stack([mt & 15, mt >> 4], dim=-1).reshape(n, -1)[:, :k4]
     pos = torch.stack([nib & 3, nib >> 2], dim=-1)  # [N, K4, 2]
-    dense = torch.zeros(n, k4, 4, dtype=torch.int64)
+    dense = torch.zeros(n, k4, 4, dtype=torch.int64, device=values.device)
     dense.scatter_(-1, pos, q)
     dense = dense.reshape(n, 4 * k4)[:, :k].to(torch.float32)
     return _expand_groups(scales, group_size, k) * dense
