@@ -14,7 +14,7 @@ ceilings are measured in the same process: a read-only reduction over 2 GB (torc
 (read + write bytes). Baselines: torch's bf16 F.linear (cuBLAS) and torch's own int4 kernel
 (_weight_int4pack_mm, tinygemm, bf16 activations) where this torch build has it. Each of our products is
 checked against the dequantized reference before it is timed. Run where torch has CUDA:
-    PYTHONPATH=src python benchmarks/cuda_bandwidth.py [out.json]
+    PYTHONPATH=src python benchmarks/cuda_bandwidth.py [out.json] [--explore]
 """
 from __future__ import annotations
 
@@ -29,8 +29,11 @@ import torch.nn.functional as F
 from methods import kernels
 
 SHAPES = [(4096, 4096), (11008, 4096), (4096, 11008)]  # (N out, K in), Llama-7B q/up/down
-BATCHES = [1, 8]
+BATCHES = [1, 4, 8, 16]
 GS = 128
+# --explore: the split-K block heights (csrc/cuda/kernels.cu, sk_rows) and 2 rows per warp pass, beside the defaults.
+EXPLORE = {m: [(f"_sk{r}", {"ICML25_CUDA_SK_ROWS": str(r)}) for r in (32, 64, 128)] + [("_skR2", {"ICML25_CUDA_SK_R": "2"})]
+           for m in (4, 8)}
 
 
 def event_ms(fn, repeats: int = 20, warmup: int = 3) -> float:
@@ -91,6 +94,8 @@ def count(l2: int, nbytes: int) -> int:
 
 
 def main() -> None:
+    explore = "--explore" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--explore"]
     assert torch.cuda.is_available(), "needs a CUDA GPU"
     assert kernels.extension_available(), "the icml25 extension is not built (python -m methods.kernels.build)"
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -117,37 +122,42 @@ def main() -> None:
         for m in BATCHES:
             x = torch.randn(m, k, device="cuda")
             xb = x.bfloat16()
-            for name, w, ref in (("int4", w0, kernels.int4_linear), ("sparse24_int4", sp0, kernels.sparse24_int4_linear)):
-                got, want = ref(x, w), x @ w.dequantize().T
-                err = (got - want).abs().max().item() / (1 + want.abs().max().item())
-                assert err < 1e-4, f"{name} {n}x{k} batch {m}: relative error {err:.2e} against the dequantized reference"
-            cases = [("int4", [lambda w=w: kernels.int4_linear(x, w) for w in mats], w0.nbytes, len(mats)),
-                     ("sparse24_int4", [lambda w=w: kernels.sparse24_int4_linear(x, w) for w in sps], sp0.nbytes, len(sps)),
-                     ("torch_bf16", [lambda w=w: F.linear(xb, w) for w in dense], 2 * n * k, len(dense))]
+            ours = {"int4": (mats, w0, kernels.int4_linear), "sparse24_int4": (sps, sp0, kernels.sparse24_int4_linear)}
+            cases = [(name, [lambda w=w, f=f: f(x, w) for w in ws], ws[0].nbytes, len(ws), (f, w1))
+                     for name, (ws, w1, f) in ours.items()]
+            cases.append(("torch_bf16", [lambda w=w: F.linear(xb, w) for w in dense], 2 * n * k, len(dense), None))
             if tgs:
                 cases.append(("torch_int4_tinygemm", [lambda t=t: torch._weight_int4pack_mm(xb, t[0], GS, t[1]) for t in tgs],
-                              tg_bytes, len(tgs)))
-            for name, calls, nbytes, n_mats in cases:
-                variants = [(name, None)]
-                if name in ("int4", "sparse24_int4"):  # also the general kernels (the before), same process
-                    variants.insert(0, (name + "_general", "0"))
+                              tg_bytes, len(tgs), None))
+            for name, calls, nbytes, n_mats, check in cases:
+                variants = [(name, {})]
+                if check is not None:  # ours: also the general kernels (the before) and any explored switches
+                    variants = [(name + "_general", {"ICML25_CUDA_GEMV": "0"})] + variants
+                    variants += [(name + suffix, env) for suffix, env in (EXPLORE.get(m, []) if explore else [])]
                 for label, env in variants:
-                    if env is not None:
-                        os.environ["ICML25_CUDA_GEMV"] = env
-                    t = per_call_ms(calls)
-                    os.environ.pop("ICML25_CUDA_GEMV", None)
+                    os.environ.update(env)
+                    try:
+                        if check is not None:
+                            f, w1 = check
+                            got, want = f(x, w1), x @ w1.dequantize().T
+                            err = (got - want).abs().max().item() / (1 + want.abs().max().item())
+                            assert err < 1e-4, f"{label} {n}x{k} batch {m}: relative error {err:.2e} against the dequantized reference"
+                        t = per_call_ms(calls)
+                    finally:
+                        for key in env:
+                            del os.environ[key]
                     gbs = nbytes / (t["graph"] * 1e-3) / 1e9
                     rows.append({"shape": [n, k], "batch": m, "op": label, "graph_us": 1e3 * t["graph"],
                                  "eager_us": 1e3 * t["eager"], "bytes": nbytes, "GBps": gbs,
                                  "fraction_of_read": gbs / ceil["read_GBps"], "fraction_of_copy": gbs / ceil["copy_GBps"],
                                  "working_set_MB": nbytes * n_mats / 1e6})
-                    print(f"{n}x{k} b{m} {label:22s} graph {1e3 * t['graph']:7.2f} us  eager {1e3 * t['eager']:7.2f} us  "
+                    print(f"{n}x{k} b{m} {label:24s} graph {1e3 * t['graph']:7.2f} us  eager {1e3 * t['eager']:7.2f} us  "
                           f"{gbs:7.0f} GB/s  {gbs / ceil['read_GBps']:.2f} of read", flush=True)
     out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "L2_MB": l2 / 1e6, **ceil,
            "rows": rows, "notes": notes}
     print(json.dumps({k: v for k, v in out.items() if k != "rows"}, indent=1))
-    if len(sys.argv) > 1:
-        with open(sys.argv[1], "w") as f:
+    if args:
+        with open(args[0], "w") as f:
             json.dump(out, f, indent=1)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check of issue K2 as one command on a CUDA machine: build the extension, run the CUDA ops against
 # their PyTorch references, then the decode-GEMV bandwidth benchmark (benchmarks/cuda_bandwidth.py).
-#   bash benchmarks/cuda_check.sh [out_dir]     (PY=python3 by default: the interpreter that has CUDA torch)
+#   bash benchmarks/cuda_check.sh [out_dir [--explore]]    (PY=python3 by default: the interpreter that has CUDA torch)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-benchmarks/results}
@@ -13,4 +13,4 @@ t0=$(date +%s)
 $PY -m methods.kernels.build || exit 1
 echo "build: $(($(date +%s) - t0)) s"
 $PY -m pytest -q -p no:cacheprovider tests/kernels/test_cuda_ops.py 2>&1 | tail -25
-$PY benchmarks/cuda_bandwidth.py "$out/cuda_bandwidth_h200.json"
+$PY benchmarks/cuda_bandwidth.py "$out/cuda_bandwidth_h200.json" "${@:2}"

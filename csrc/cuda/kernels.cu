@@ -100,17 +100,18 @@ __global__ void sparse24_kernel(const float* __restrict__ x, const uint8_t* __re
 //  * batch 1 (gemv_b1_*): a block of 128 threads owns R rows; its threads stride over the rows' units (a
 //    warp reads 512 contiguous bytes of an int4 row), the next units are loaded before the current ones
 //    are used, and one block reduction writes the R outputs. x (16 KB at K = 4096) stays in L1/L2.
-//  * batches 2-8 (gemv_sk_*): x is 8x larger, and reading it from L1 per block of rows went to L2 at
-//    every block (measured: 0.03 of the read bandwidth on an H200). Split-K instead: a block owns a chunk
-//    of SK_COLS columns and SK_ROWS rows, stages x's chunk in shared memory once (swizzled so that a warp's
-//    16-byte reads hit distinct banks), and each warp covers the chunk for R rows at a time, a unit per
-//    lane. Partial sums go to a workspace [chunks, M, N], summed in a fixed order by a second kernel (no
-//    atomics: the result is the same on every run).
+//  * batches 2-8 (gemv_sk_*): x is 8x larger, and the batch-1 layout, which reads x from L1 per block of
+//    rows, reached 0.03 of the read bandwidth on an H200 at batch 8. Split-K instead: a block owns a chunk
+//    of SK_COLS columns and 32-128 rows (sk_rows), stages x's chunk in shared memory once (swizzled so
+//    that a warp's 16-byte reads hit distinct banks), and each warp covers the chunk for R rows at a
+//    time, a unit per lane, its next rows' loads in flight. Partial sums go to a workspace [chunks, M, N],
+//    summed in a fixed order by a second kernel (no atomics: the result is the same on every run).
+//    fp32 FMAs, 8 per weight at batch 8, bound this path: torch's int4 kernel, on tensor cores with bf16
+//    activations, stays ahead there (benchmarks/cuda_bandwidth.py).
 
 constexpr int VEC_THREADS = 128;
 constexpr int VEC_MB = 8;       // batch rows per pass; larger batches take several passes
 constexpr int SK_COLS = 1024;   // split-K chunk: 32 units, one per lane
-constexpr int SK_ROWS = 32;     // weight rows per split-K block
 constexpr int SK_SLOTS = SK_COLS / 4;  // float4 slots of one batch row's chunk
 // Weight rows per thread in the batch-1 kernel: 4, or 2 at 8 batch rows (registers).
 template <int MB>
@@ -127,8 +128,8 @@ __device__ __forceinline__ float pick(const float4& v, uint32_t p) {
 
 __device__ __forceinline__ uint32_t word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
-// One int4 unit of R rows: d[r][m] += Σ q·x, X[m] += Σ x; xv(m, i) is float4 i (of 8) of the unit's x.
-template <int R, int MB, class XV>
+// One int4 unit of R rows: d[r][m] += Σ q·x (and X[m] += Σ x if SUM_X); xv(m, i) is float4 i (of 8) of the unit's x.
+template <int R, int MB, bool SUM_X, class XV>
 __device__ __forceinline__ void int4_unit(const uint4 (&wv)[R], XV xv, float (&d)[R][MB], float (&X)[MB]) {
 #pragma unroll
   for (int wi = 0; wi < 4; ++wi) {  // 8 columns per 32-bit word: low nibbles are the even columns
@@ -137,7 +138,7 @@ __device__ __forceinline__ void int4_unit(const uint4 (&wv)[R], XV xv, float (&d
     for (int m = 0; m < MB; ++m) {
       xa[m] = xv(m, 2 * wi);
       xb[m] = xv(m, 2 * wi + 1);
-      X[m] += (xa[m].x + xa[m].y) + (xa[m].z + xa[m].w) + (xb[m].x + xb[m].y) + (xb[m].z + xb[m].w);
+      if (SUM_X) X[m] += (xa[m].x + xa[m].y) + (xa[m].z + xa[m].w) + (xb[m].x + xb[m].y) + (xb[m].z + xb[m].w);
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -244,7 +245,7 @@ __global__ void __launch_bounds__(VEC_THREADS)
     zero(d);
 #pragma unroll
     for (int m = 0; m < MB; ++m) X[m] = 0.f;
-    int4_unit<R, MB>(cur, GlobalX<MB>{x, M, K, u * 32}, d, X);
+    int4_unit<R, MB, true>(cur, GlobalX<MB>{x, M, K, u * 32}, d, X);
     const int64_t g = u * 32 / gs;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -330,94 +331,154 @@ struct SharedX {
   __device__ __forceinline__ float4 operator()(int m, int i) const { return xs[m * SK_SLOTS + swz(slot0 + i)]; }
 };
 
-// Per-(row, batch row) warp sums of acc written to part[m, n0 + r] by lane 0 (rows from `end` on skipped).
+// Sum each of V = R*MB values over the warp's lanes by halving exchanges (31 shuffles at V = 32 instead of
+// 5 per value): lane l ends with the total of value l / (32 / V), stored by the lanes with l % (32 / V) == 0
+// to part[m, n0 + r] (value r*MB + m; batch rows from M and weight rows from `end` on skipped).
 template <int R, int MB>
-__device__ __forceinline__ void warp_store(float (&acc)[R][MB], float* __restrict__ part, int64_t N, int64_t n0, int64_t end) {
+__device__ __forceinline__ void warp_store(float (&acc)[R][MB], float* __restrict__ part, int64_t M, int64_t N, int64_t n0,
+                                           int64_t end) {
+  constexpr int V = R * MB;
+  static_assert(V <= WARP && (V & (V - 1)) == 0, "R*MB must be a power of two up to 32");
+  float v[V];
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
-    for (int m = 0; m < MB; ++m) {
-      const float v = warp_sum(acc[r][m]);
-      if (threadIdx.x % WARP == 0 && n0 + r < end) part[m * N + n0 + r] = v;
+    for (int m = 0; m < MB; ++m) v[r * MB + m] = acc[r][m];
+  const int lane = threadIdx.x % WARP;
+#pragma unroll
+  for (int step = 0; step < 5; ++step) {
+    const int off = 16 >> step, h = (V >> step) / 2;  // h values are kept after this exchange
+    if (h >= 1) {
+      const bool up = lane & off;
+#pragma unroll
+      for (int i = 0; i < h; ++i) {
+        const float send = up ? v[i] : v[i + h], keep = up ? v[i + h] : v[i];
+        v[i] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+      }
+    } else {
+      v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
     }
+  }
+  constexpr int per = WARP / V;
+  const int idx = lane / per, r = idx / MB, m = idx % MB;
+  if (lane % per == 0 && m < M && n0 + r < end) part[m * N + n0 + r] = v[0];
 }
 
-// Split-K: block (row block, chunk) writes part[chunk, m, n] for its SK_ROWS rows.
+// Split-K: block (row block, chunk) writes part[chunk, m, n] (chunk stride M*N) for `rows` rows. Each warp
+// takes R rows at a time; the first rows' loads are issued before x is staged, and the next rows' loads
+// before the current ones are used.
+struct SkGeom {
+  int64_t k0, u, g, first, end;
+  int kc, lane;
+  bool active;
+  __device__ SkGeom(int64_t N, int64_t K, int64_t gs, int rows) {
+    k0 = static_cast<int64_t>(blockIdx.y) * SK_COLS;
+    kc = static_cast<int>(K - k0 < SK_COLS ? K - k0 : SK_COLS);
+    lane = threadIdx.x % WARP;
+    active = 32 * lane < kc;
+    u = k0 / 32 + lane;
+    g = u * 32 / gs;
+    first = static_cast<int64_t>(blockIdx.x) * rows;
+    end = first + rows < N ? first + rows : N;
+  }
+};
+
 template <int R, int MB>
 __global__ void __launch_bounds__(VEC_THREADS)
     gemv_sk_int4(const float* __restrict__ x, const uint8_t* __restrict__ w, const float* __restrict__ s,
-                 const float* __restrict__ z, float* __restrict__ part, int64_t M, int64_t N, int64_t K, int64_t gs) {
+                 const float* __restrict__ z, float* __restrict__ part, int64_t M, int64_t N, int64_t K, int64_t gs,
+                 int rows) {
   __shared__ float4 xs[MB * SK_SLOTS];
-  const int64_t k0 = static_cast<int64_t>(blockIdx.y) * SK_COLS, G = (K + gs - 1) / gs;
-  const int kc = static_cast<int>(K - k0 < SK_COLS ? K - k0 : SK_COLS), lane = threadIdx.x % WARP;
-  stage_x<MB>(x, M, K, k0, kc, xs);
-  const bool active = 32 * lane < kc;
-  const int64_t u = k0 / 32 + lane, g = u * 32 / gs;
-  const int64_t end = (static_cast<int64_t>(blockIdx.x) + 1) * SK_ROWS < N ? (static_cast<int64_t>(blockIdx.x) + 1) * SK_ROWS : N;
-  float* out = part + static_cast<int64_t>(blockIdx.y) * VEC_MB * N;
-  for (int64_t n0 = static_cast<int64_t>(blockIdx.x) * SK_ROWS + (threadIdx.x / WARP) * R; n0 < end;
-       n0 += (VEC_THREADS / WARP) * R) {
-    uint4 wv[R];
-    float acc[R][MB], X[MB];
+  const SkGeom t(N, K, gs, rows);
+  const int64_t G = (K + gs - 1) / gs, step = (VEC_THREADS / WARP) * R;
+  auto load = [&](int64_t n0, uint4(&wv)[R]) {
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      wv[r] = active && n0 + r < end ? __ldcs(reinterpret_cast<const uint4*>(w + (n0 + r) * (K / 2)) + u) : make_uint4(0, 0, 0, 0);
-    zero(acc);
+      wv[r] = t.active && n0 + r < t.end ? __ldcs(reinterpret_cast<const uint4*>(w + (n0 + r) * (K / 2)) + t.u)
+                                         : make_uint4(0, 0, 0, 0);
+  };
+  int64_t n0 = t.first + (threadIdx.x / WARP) * R;
+  uint4 cur[R];
+  load(n0, cur);
+  stage_x<MB>(x, M, K, t.k0, t.kc, xs);
+  const SharedX<MB> xv{xs, 8 * t.lane};
+  float X[MB];
 #pragma unroll
-    for (int m = 0; m < MB; ++m) X[m] = 0.f;
-    int4_unit<R, MB>(wv, SharedX<MB>{xs, 8 * lane}, acc, X);
+  for (int m = 0; m < MB; ++m) {
+    X[m] = 0.f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float4 q = xv(m, i);
+      X[m] += (q.x + q.y) + (q.z + q.w);
+    }
+  }
+  float* out = part + static_cast<int64_t>(blockIdx.y) * M * N;
+  for (; n0 < t.end; n0 += step) {
+    uint4 nxt[R];
+    load(n0 + step, nxt);
+    float acc[R][MB];
+    zero(acc);
+    int4_unit<R, MB, false>(cur, xv, acc, X);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const bool ok = active && n0 + r < end;
-      const float sr = ok ? s[(n0 + r) * G + g] : 0.f, zr = ok ? z[(n0 + r) * G + g] : 0.f;
+      const bool ok = t.active && n0 + r < t.end;
+      const float sr = ok ? s[(n0 + r) * G + t.g] : 0.f, zr = ok ? z[(n0 + r) * G + t.g] : 0.f;
 #pragma unroll
       for (int m = 0; m < MB; ++m) acc[r][m] = sr * fmaf(-zr, X[m], acc[r][m]);
+      cur[r] = nxt[r];
     }
-    warp_store<R, MB>(acc, out, N, n0, end);
+    warp_store<R, MB>(acc, out, M, N, n0, t.end);
   }
 }
 
 template <int R, int MB>
 __global__ void __launch_bounds__(VEC_THREADS)
     gemv_sk_sparse24(const float* __restrict__ x, const uint8_t* __restrict__ v, const uint8_t* __restrict__ meta,
-                     const float* __restrict__ s, float* __restrict__ part, int64_t M, int64_t N, int64_t K, int64_t gs) {
+                     const float* __restrict__ s, float* __restrict__ part, int64_t M, int64_t N, int64_t K, int64_t gs,
+                     int rows) {
   __shared__ float4 xs[MB * SK_SLOTS];
-  const int64_t k0 = static_cast<int64_t>(blockIdx.y) * SK_COLS, G = (K + gs - 1) / gs;
-  const int kc = static_cast<int>(K - k0 < SK_COLS ? K - k0 : SK_COLS), lane = threadIdx.x % WARP;
-  stage_x<MB>(x, M, K, k0, kc, xs);
-  const bool active = 32 * lane < kc;
-  const int64_t u = k0 / 32 + lane, g = u * 32 / gs;
-  const int64_t end = (static_cast<int64_t>(blockIdx.x) + 1) * SK_ROWS < N ? (static_cast<int64_t>(blockIdx.x) + 1) * SK_ROWS : N;
-  float* out = part + static_cast<int64_t>(blockIdx.y) * VEC_MB * N;
-  for (int64_t n0 = static_cast<int64_t>(blockIdx.x) * SK_ROWS + (threadIdx.x / WARP) * R; n0 < end;
-       n0 += (VEC_THREADS / WARP) * R) {
-    uint2 vv[R];
-    uint32_t mm[R];
-    float acc[R][MB];
+  const SkGeom t(N, K, gs, rows);
+  const int64_t G = (K + gs - 1) / gs, step = (VEC_THREADS / WARP) * R;
+  auto load = [&](int64_t n0, uint2(&vv)[R], uint32_t(&mm)[R]) {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const bool ok = active && n0 + r < end;
-      vv[r] = ok ? __ldcs(reinterpret_cast<const uint2*>(v + (n0 + r) * (K / 4)) + u) : make_uint2(0x88888888u, 0x88888888u);
-      mm[r] = ok ? __ldcs(reinterpret_cast<const uint32_t*>(meta + (n0 + r) * (K / 8)) + u) : 0u;
+      const bool ok = t.active && n0 + r < t.end;
+      vv[r] = ok ? __ldcs(reinterpret_cast<const uint2*>(v + (n0 + r) * (K / 4)) + t.u) : make_uint2(0x88888888u, 0x88888888u);
+      mm[r] = ok ? __ldcs(reinterpret_cast<const uint32_t*>(meta + (n0 + r) * (K / 8)) + t.u) : 0u;
     }
+  };
+  int64_t n0 = t.first + (threadIdx.x / WARP) * R;
+  uint2 cv[R];
+  uint32_t cm[R];
+  load(n0, cv, cm);
+  stage_x<MB>(x, M, K, t.k0, t.kc, xs);
+  const SharedX<MB> xv{xs, 8 * t.lane};
+  float* out = part + static_cast<int64_t>(blockIdx.y) * M * N;
+  for (; n0 < t.end; n0 += step) {
+    uint2 nv[R];
+    uint32_t nm[R];
+    load(n0 + step, nv, nm);
+    float acc[R][MB];
     zero(acc);
-    sparse24_unit<R, MB>(vv, mm, SharedX<MB>{xs, 8 * lane}, acc);
+    sparse24_unit<R, MB>(cv, cm, xv, acc);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const float sr = active && n0 + r < end ? s[(n0 + r) * G + g] : 0.f;
+      const float sr = t.active && n0 + r < t.end ? s[(n0 + r) * G + t.g] : 0.f;
 #pragma unroll
       for (int m = 0; m < MB; ++m) acc[r][m] *= sr;
+      cv[r] = nv[r];
+      cm[r] = nm[r];
     }
-    warp_store<R, MB>(acc, out, N, n0, end);
+    warp_store<R, MB>(acc, out, M, N, n0, t.end);
   }
 }
 
-// y[m, n] = Σ_c part[c, m, n] in chunk order (m < M).
+// y[m, n] = Σ_c part[c, m, n] in chunk order.
 __global__ void sum_chunks(const float* __restrict__ part, float* __restrict__ y, int64_t M, int64_t N, int64_t chunks) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= M * N) return;
   float v = 0.f;
-  for (int64_t c = 0; c < chunks; ++c) v += part[c * VEC_MB * N + i];
+  for (int64_t c = 0; c < chunks; ++c) v += part[c * M * N + i];
   y[i] = v;
 }
 
@@ -658,9 +719,9 @@ inline bool gemv_path(const float* x, const void* w, int64_t K, int64_t gs) {
 
 inline int64_t sk_chunks(int64_t K) { return (K + SK_COLS - 1) / SK_COLS; }
 
-// Floats of workspace the split-K pass needs (batches of 2 or more rows); 0 where the path is not taken.
+// Floats of workspace the split-K pass needs (batches of 2 or more rows); 0 where it is not taken.
 int64_t gemv_workspace(int64_t M, int64_t N, int64_t K, int64_t gs) {
-  return M > 1 && K % 32 == 0 && gs % 32 == 0 ? sk_chunks(K) * VEC_MB * N : 0;
+  return M > 1 && K % 32 == 0 && gs % 32 == 0 ? sk_chunks(K) * (M < VEC_MB ? M : VEC_MB) * N : 0;
 }
 
 // Batch chunks of at most VEC_MB rows; f(MB constant, row offset, rows) launches one chunk.
@@ -677,17 +738,36 @@ void by_batch_chunks(int64_t M, F f) {
 
 inline unsigned blocks_of(int64_t n, int64_t per) { return static_cast<unsigned>((n + per - 1) / per); }
 
+// Weight rows per split-K block: the largest of 128, 64, 32 that still gives two blocks per multiprocessor
+// (an H200 measured 128 best for the 11008-row and 11008-column Llama shapes, 32-64 for 4096 x 4096);
+// ICML25_CUDA_SK_ROWS overrides it (read at every call; benchmarks' --explore).
+inline int sk_rows(int64_t N, int64_t K) {
+  const char* e = std::getenv("ICML25_CUDA_SK_ROWS");
+  if (e && std::atoi(e) > 0) return std::atoi(e);
+  int dev = 0, sms = 132;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    sms = 132;
+  int rows = 128;
+  while (rows > 32 && static_cast<int64_t>(blocks_of(N, rows)) * sk_chunks(K) < 2 * sms) rows /= 2;
+  return rows;
+}
+
 // One batch chunk of the decode-GEMV path: the batch-1 kernel at one row (or without a workspace), else
 // split-K into `work` and the ordered chunk sum into y.
 template <int MB, class B1, class SK>
 void gemv_chunk(int64_t rows, int64_t N, int64_t K, float* y, float* work, cudaStream_t st, B1 b1, SK sk) {
-  if (MB == 1 || work == nullptr) {
-    constexpr int R = vec_rows<MB>();
+  constexpr int R = vec_rows<MB>();
+  if constexpr (MB == 1) {
     b1(std::integral_constant<int, R>(), dim3(blocks_of(N, R)));
-    return;
+  } else {
+    if (work == nullptr) return b1(std::integral_constant<int, R>(), dim3(blocks_of(N, R)));
+    const int per = sk_rows(N, K);
+    const dim3 grid(blocks_of(N, per), static_cast<unsigned>(sk_chunks(K)));
+    const char* r2 = std::getenv("ICML25_CUDA_SK_R");  // experiment: 2 weight rows per warp pass instead of 4
+    if (r2 && r2[0] == '2') sk(std::integral_constant<int, 2>(), grid, per);
+    else sk(std::integral_constant<int, 4>(), grid, per);
+    sum_chunks<<<blocks_of(rows * N, 256), 256, 0, st>>>(work, y, rows, N, sk_chunks(K));
   }
-  sk(dim3(blocks_of(N, SK_ROWS), static_cast<unsigned>(sk_chunks(K))));
-  sum_chunks<<<blocks_of(rows * N, 256), 256, 0, st>>>(work, y, rows, N, sk_chunks(K));
 }
 
 void launch_int4_linear(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t M, int64_t N,
@@ -704,7 +784,9 @@ void launch_int4_linear(const float* x, const uint8_t* w, const float* s, const 
     gemv_chunk<MB>(
         rows, N, K, yc, work, st,
         [&](auto r, dim3 grid) { gemv_b1_int4<decltype(r)::value, MB><<<grid, VEC_THREADS, 0, st>>>(xc, w, s, z, yc, rows, N, K, gs); },
-        [&](dim3 grid) { gemv_sk_int4<4, MB><<<grid, VEC_THREADS, 0, st>>>(xc, w, s, z, work, rows, N, K, gs); });
+        [&](auto r, dim3 grid, int per) {
+          gemv_sk_int4<decltype(r)::value, MB><<<grid, VEC_THREADS, 0, st>>>(xc, w, s, z, work, rows, N, K, gs, per);
+        });
   });
 }
 
@@ -724,7 +806,9 @@ void launch_sparse24(const float* x, const uint8_t* v, const uint8_t* meta, cons
         [&](auto r, dim3 grid) {
           gemv_b1_sparse24<decltype(r)::value, MB><<<grid, VEC_THREADS, 0, st>>>(xc, v, meta, s, yc, rows, N, K, gs);
         },
-        [&](dim3 grid) { gemv_sk_sparse24<4, MB><<<grid, VEC_THREADS, 0, st>>>(xc, v, meta, s, work, rows, N, K, gs); });
+        [&](auto r, dim3 grid, int per) {
+          gemv_sk_sparse24<decltype(r)::value, MB><<<grid, VEC_THREADS, 0, st>>>(xc, v, meta, s, work, rows, N, K, gs, per);
+        });
   });
 }
 
@@ -766,6 +850,7 @@ void launch_spec_attention(const float* q, const float* k, const float* v, float
 #ifdef ICML25_WITH_CUDA
 // ----------------------------------------------------------------------------- torch bindings (CUDA key)
 #include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 #include <torch/library.h>
@@ -789,6 +874,7 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static at::Tensor int4_linear(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& scales, const at::Tensor& zeros,
                               int64_t gs, int64_t K) {
   check(x, "x", at::kFloat, 2);
+  const c10::cuda::CUDAGuard guard(x.device());
   check(packed, "packed", at::kByte, 2);
   check(scales, "scales", at::kFloat, 2);
   check(zeros, "zeros", at::kFloat, 2);
@@ -811,6 +897,7 @@ static at::Tensor sparse24_int4_linear(const at::Tensor& x, const at::Tensor& va
                                        const at::Tensor& scales, int64_t gs, int64_t K, const c10::optional<at::Tensor>& L,
                                        const c10::optional<at::Tensor>& R) {
   check(x, "x", at::kFloat, 2);
+  const c10::cuda::CUDAGuard guard(x.device());
   check(values, "values", at::kByte, 2);
   check(meta, "meta", at::kByte, 2);
   check(scales, "scales", at::kFloat, 2);
@@ -839,6 +926,7 @@ static at::Tensor sparse24_int4_linear(const at::Tensor& x, const at::Tensor& va
 
 static at::Tensor e8_nearest(const at::Tensor& x) {
   check(x, "x", at::kFloat, 2);
+  const c10::cuda::CUDAGuard guard(x.device());
   TORCH_CHECK(x.size(1) == 8, "x: expected [n, 8], got ", x.sizes());
   auto out = at::empty_like(x);
   launch_e8_nearest(x.data_ptr<float>(), out.data_ptr<float>(), x.size(0), c10::cuda::getCurrentCUDAStream());
@@ -854,6 +942,7 @@ static void check_betas(const at::Tensor& betas, int64_t q) {
 
 static std::tuple<at::Tensor, at::Tensor> nestquant_encode(const at::Tensor& x, int64_t q, const at::Tensor& betas) {
   check(x, "x", at::kFloat, 2);
+  const c10::cuda::CUDAGuard guard(x.device());
   TORCH_CHECK(x.size(1) == 8, "x: expected [n, 8], got ", x.sizes());
   check_betas(betas, q);
   auto codes = at::empty({x.size(0), 8}, x.options().dtype(at::kByte));
@@ -866,6 +955,7 @@ static std::tuple<at::Tensor, at::Tensor> nestquant_encode(const at::Tensor& x, 
 
 static at::Tensor nestquant_decode(const at::Tensor& codes, const at::Tensor& bidx, int64_t q, const at::Tensor& betas) {
   check(codes, "codes", at::kByte, 2);
+  const c10::cuda::CUDAGuard guard(codes.device());
   TORCH_CHECK(codes.size(1) == 8, "codes: expected [n, 8], got ", codes.sizes());
   check(bidx, "beta_idx", at::kByte, 1);
   check_shape(bidx, "beta_idx", {codes.size(0)});
@@ -882,6 +972,7 @@ static at::Tensor nestquant_decode(const at::Tensor& codes, const at::Tensor& bi
 static at::Tensor nestquant_matmul(const at::Tensor& x, const at::Tensor& codes, const at::Tensor& bidx, int64_t q,
                                    const at::Tensor& betas, int64_t N, int64_t K) {
   check(x, "x", at::kFloat, 2);
+  const c10::cuda::CUDAGuard guard(x.device());
   check(codes, "codes", at::kByte, 3);
   check(bidx, "beta_idx", at::kByte, 2);
   check_betas(betas, q);
@@ -911,6 +1002,7 @@ static void check_qkv(const at::Tensor& q, const at::Tensor& k, const at::Tensor
 static at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t sink, int64_t window,
                                    double scale) {
   check_qkv(q, k, v, sink, window);
+  const c10::cuda::CUDAGuard guard(q.device());
   const int64_t BH = q.size(0) * q.size(1), T = k.size(2), D = k.size(3);
   const int64_t a = sink + window >= T ? T : sink, b = sink + window >= T ? T : T - window;
   auto o = at::empty_like(q);
@@ -926,6 +1018,7 @@ static std::tuple<at::Tensor, at::Tensor, at::Tensor> spec_decode_attention(cons
                                                                             const at::Tensor& v, int64_t sink, int64_t window,
                                                                             double lam, double scale) {
   check_qkv(q, k, v, sink, window);
+  const c10::cuda::CUDAGuard guard(q.device());
   const int64_t BH = q.size(0) * q.size(1), T = k.size(2), D = k.size(3);
   const int64_t a = sink + window >= T ? T : sink, b = sink + window >= T ? T : T - window;
   auto o = at::empty_like(q), os = at::empty_like(q);

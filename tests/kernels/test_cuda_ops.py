@@ -86,6 +86,24 @@ def test_sparse24_gemv_path_cuda(kc, m, n, k, gs):
     close(torch.ops.icml25.sparse24_int4_linear(x.cuda(), misaligned(v), meta, s, gs, k, None, None), ref)
 
 
+@pytest.mark.parametrize("env", [{"ICML25_CUDA_SK_ROWS": "32"}, {"ICML25_CUDA_SK_ROWS": "64"}, {"ICML25_CUDA_SK_ROWS": "128"},
+                                 {"ICML25_CUDA_SK_R": "2"}], ids=lambda e: "-".join(f"{k}={v}" for k, v in e.items()))
+@pytest.mark.parametrize("m", [2, 3, 8])
+def test_split_k_launch_shapes_cuda(kc, monkeypatch, env, m):
+    """Every split-K launch shape (benchmarks/cuda_bandwidth.py --explore) gives the same products."""
+    for key, val in env.items():
+        monkeypatch.setenv(key, val)
+    for n, k, gs in [(37, 1024, 128), (3, 4160, 64)]:
+        g = torch.Generator().manual_seed(m + k)
+        x = torch.randn(m, k, generator=g)
+        w = kc.quantize_int4_rtn(torch.randn(n, k, generator=g), gs, symmetric=False)
+        y = torch.ops.icml25.int4_linear(x.cuda(), w.packed.cuda(), w.scales.cuda(), w.zeros.cuda(), gs, k)
+        close(y, R.int4_linear(x, w.packed, w.scales, w.zeros, gs, k))
+        sp = kc.pack_sparse24_int4(random_24(n, k, seed=m), torch.rand(n, k // gs, generator=g) + 0.1, gs)
+        y = torch.ops.icml25.sparse24_int4_linear(x.cuda(), sp.values.cuda(), sp.meta.cuda(), sp.scales.cuda(), gs, k, None, None)
+        close(y, R.sparse24_int4_linear(x, sp.values, sp.meta, sp.scales, gs, k))
+
+
 @pytest.mark.parametrize("q", [2, 14, 255])
 def test_lattice_cuda_bit_exact(kc, q):
     x = torch.randn(2049, 8, generator=torch.Generator().manual_seed(q)) * 2
