@@ -1,11 +1,18 @@
 """The compiled CPU ops (torch.ops.icml25.*) against the pure-PyTorch references."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
 from methods.kernels import reference as R
 
 from .test_reference import BETAS, random_24
+
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 OPS = lambda: torch.ops.icml25  # noqa: E731
 
@@ -173,6 +180,26 @@ def test_opcheck_schemas_and_fake_kernels(ext):
     ]
     for op, args in cases:
         torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))
+
+
+def test_fake_kernels_registered_when_the_library_was_loaded_first(ext):
+    """A build in the same process loads the library before methods.kernels does (the ext fixture after a source
+    change): _load must still register the fake kernels, or torch.compile and opcheck fail on the ops."""
+    code = (
+        "import os, torch\n"
+        "os.environ['ICML25_KERNELS'] = 'reference'\n"
+        "import methods.kernels as K\n"
+        "assert not K.extension_available()\n"
+        "del os.environ['ICML25_KERNELS']\n"
+        "from methods.kernels.paths import library_path\n"
+        "torch.ops.load_library(str(library_path()))\n"
+        "assert K._load() and K.extension_available()\n"
+        "w = K.quantize_int4_rtn(torch.randn(8, 64), 32)\n"
+        "torch.library.opcheck(torch.ops.icml25.int4_linear.default, (torch.randn(3, 64), w.packed, w.scales, w.zeros, 32, 64),\n"
+        "                      test_utils=('test_faketensor',))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])})
+    assert r.returncode == 0, r.stderr[-2000:]
 
 
 def test_beta_index_out_of_range_is_rejected(ext):

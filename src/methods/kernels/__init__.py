@@ -42,19 +42,26 @@ def _load() -> bool:
     global _LOADED
     if os.environ.get("ICML25_KERNELS", "") == "reference":
         return False
-    if hasattr(torch.ops, "icml25") and hasattr(torch.ops.icml25, "int4_linear"):
-        _LOADED = True
-        return True
-    path = library_path()
-    if path.exists():
+    if not (hasattr(torch.ops, "icml25") and hasattr(torch.ops.icml25, "int4_linear")):
+        path = library_path()
+        if not path.exists():
+            return _LOADED
         torch.ops.load_library(str(path))
-        _register_fakes()
-        _LOADED = True
-    return _LOADED
+    # also when the library came in another way (methods.kernels.build loads what it compiles)
+    _register_fakes()
+    _LOADED = True
+    return True
+
+
+_FAKES = False
 
 
 def _register_fakes() -> None:
-    """Shape-only (fake / meta) kernels of the compiled ops, so they trace under torch.compile."""
+    """Shape-only (fake / meta) kernels of the compiled ops, so they trace under torch.compile (once)."""
+    global _FAKES
+    if _FAKES:
+        return
+    _FAKES = True
     lib = "icml25::"
 
     def fake(name):
