@@ -31,9 +31,10 @@ from methods import kernels
 SHAPES = [(4096, 4096), (11008, 4096), (4096, 11008)]  # (N out, K in), Llama-7B q/up/down
 BATCHES = [1, 4, 8, 16]
 GS = 128
-# --explore: the split-K block heights (csrc/cuda/kernels.cu, sk_rows) and 2 rows per warp pass, beside the defaults.
-EXPLORE = {m: [(f"_sk{r}", {"ICML25_CUDA_SK_ROWS": str(r)}) for r in (32, 64, 128)] + [("_skR2", {"ICML25_CUDA_SK_R": "2"})]
-           for m in (4, 8)}
+# --explore: int4 on the split-K FMA path instead of the tensor cores (csrc/cuda/kernels.cu), and its block heights.
+SK = [(f"_sk{r}", {"ICML25_CUDA_SK_ROWS": str(r), "ICML25_CUDA_TC": "0"}) for r in (32, 128)]
+EXPLORE = {("int4", 4): [("_fma", {"ICML25_CUDA_TC": "0"})] + SK, ("int4", 8): [("_fma", {"ICML25_CUDA_TC": "0"})] + SK,
+           ("sparse24_int4", 8): SK}
 
 
 def event_ms(fn, repeats: int = 20, warmup: int = 3) -> float:
@@ -133,7 +134,7 @@ def main() -> None:
                 variants = [(name, {})]
                 if check is not None:  # ours: also the general kernels (the before) and any explored switches
                     variants = [(name + "_general", {"ICML25_CUDA_GEMV": "0"})] + variants
-                    variants += [(name + suffix, env) for suffix, env in (EXPLORE.get(m, []) if explore else [])]
+                    variants += [(name + suffix, env) for suffix, env in (EXPLORE.get((name, m), []) if explore else [])]
                 for label, env in variants:
                     os.environ.update(env)
                     try:

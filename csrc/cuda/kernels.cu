@@ -473,6 +473,140 @@ __global__ void __launch_bounds__(VEC_THREADS)
   }
 }
 
+// ---- int4, batches 2-8 on tensor cores (sm_80 and later; gemv_tc_int4)
+//
+// The split-K FMA path above spends 8 fp32 FMAs per weight at batch 8. Here one mma.sync m16n8k16 (bf16 in,
+// fp32 accumulate) multiplies 16 weight rows by 16 columns of all 8 batch rows. The codes q (0..15) are exact in
+// bf16; x is split into three bf16 parts (hi + mid + lo carries x's 24-bit significand), so three mmas give the
+// fp32 product up to rounding of the sums, as the FMA path does. A warp owns 16 rows (lanes hold rows g and g+8,
+// g = lane / 4); within a 128-column scale group, lane t = lane % 4 reads 16 bytes of each of its rows (columns
+// 32t .. 32t + 31), and mma (w, j) of the group takes columns 32t + 8w + 4j + 0..3 as its k slots 2t, 2t+1, 2t+8,
+// 2t+9 — the same columns for the x operand (B), so the sum over k is the group's sum whatever the order. Each
+// group's fragment is scaled as s·(Σ q·x − z·Σ x) with Σ x staged per group. A block owns TC_ROWS rows and a chunk
+// of TC_COLS columns; x's chunk is staged once in shared memory, already split and in fragment order (each lane
+// reads 8 contiguous bytes: no bank conflicts). Partial sums per chunk, then sum_chunks as for split-K.
+
+constexpr int TC_COLS = 512;                       // columns per block (4 scale groups of 128)
+constexpr int TC_ROWS = (VEC_THREADS / WARP) * 16;  // 64 rows per block
+constexpr int TC_GROUPS = TC_COLS / 128;
+
+// Two floats as bf16x2 (round to nearest even): lo in the low half.
+__device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+__device__ __forceinline__ float bf_lo(uint32_t v) { return __uint_as_float(v << 16); }
+__device__ __forceinline__ float bf_hi(uint32_t v) { return __uint_as_float(v & 0xFFFF0000u); }
+
+// A code byte (low nibble: the even column) as bf16x2 (q_lo, q_hi): (128 + q) * 1 - 128, exact.
+__device__ __forceinline__ uint32_t code_pair(uint32_t word, int byte) {
+  const uint32_t b = (word >> (8 * byte)) & 0xFFu;
+  const uint32_t v = (b & 0x0Fu) | ((b & 0xF0u) << 12) | 0x43004300u;
+  uint32_t r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(v), "r"(0x3F803F80u), "r"(0xC300C300u));
+#else
+  r = v;
+  __trap();
+#endif
+  return r;
+}
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  __trap();
+#endif
+}
+
+__global__ void __launch_bounds__(VEC_THREADS)
+    gemv_tc_int4(const float* __restrict__ x, const uint8_t* __restrict__ w, const float* __restrict__ s,
+                 const float* __restrict__ z, float* __restrict__ part, int64_t M, int64_t N, int64_t K, int64_t gs) {
+  // x's chunk: [split][group][mma (w, j)][lane] of uint2 = bf16 x[n][col0 .. col0 + 3], n = lane / 4, t = lane % 4,
+  // col0 = 128 group + 32 t + 8 w + 4 j; and Σ x per (group, n)
+  __shared__ uint2 xb[3][TC_GROUPS][8][WARP];
+  __shared__ float xsum[TC_GROUPS][8];
+  const int64_t k0 = static_cast<int64_t>(blockIdx.y) * TC_COLS, G = (K + gs - 1) / gs;
+  const int ng = static_cast<int>((K - k0 < TC_COLS ? K - k0 : TC_COLS) / 128);
+  const int lane = threadIdx.x % WARP, gid = lane / 4, t = lane % 4;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * TC_ROWS + (threadIdx.x / WARP) * 16 + gid, r1 = r0 + 8;
+  // this lane's codes of the chunk, loaded before x is staged
+  uint4 c0[TC_GROUPS], c1[TC_GROUPS];
+#pragma unroll
+  for (int gg = 0; gg < TC_GROUPS; ++gg) {
+    const int64_t off = (k0 + 128 * gg) / 2 + 16 * t;
+    c0[gg] = gg < ng && r0 < N ? __ldcs(reinterpret_cast<const uint4*>(w + r0 * (K / 2) + off)) : make_uint4(0, 0, 0, 0);
+    c1[gg] = gg < ng && r1 < N ? __ldcs(reinterpret_cast<const uint4*>(w + r1 * (K / 2) + off)) : make_uint4(0, 0, 0, 0);
+  }
+  for (int e = threadIdx.x; e < TC_GROUPS * 8 * WARP; e += VEC_THREADS) {
+    const int gg = e / (8 * WARP), wj = (e / WARP) % 8, l = e % WARP, n = l / 4;
+    const int64_t col = k0 + 128 * gg + 32 * (l % 4) + 8 * (wj / 2) + 4 * (wj % 2);
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (gg < ng && n < M) v = __ldg(reinterpret_cast<const float4*>(x + n * K + col));
+    float r[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int p = 0; p < 3; ++p) {
+      const uint32_t a = bf16x2(r[0], r[1]), b = bf16x2(r[2], r[3]);
+      xb[p][gg][wj][l] = make_uint2(a, b);
+      r[0] -= bf_lo(a);
+      r[1] -= bf_hi(a);
+      r[2] -= bf_lo(b);
+      r[3] -= bf_hi(b);
+    }
+  }
+  if (threadIdx.x < TC_GROUPS * 8) {
+    const int gg = threadIdx.x / 8, n = threadIdx.x % 8;
+    float v = 0.f;
+    if (gg < ng && n < M)
+      for (int c = 0; c < 128; c += 4) {
+        const float4 q = __ldg(reinterpret_cast<const float4*>(x + n * K + k0 + 128 * gg + c));
+        v += (q.x + q.y) + (q.z + q.w);
+      }
+    xsum[gg][n] = v;
+  }
+  __syncthreads();
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};  // (r0, 2t), (r0, 2t + 1), (r1, 2t), (r1, 2t + 1)
+#pragma unroll
+  for (int gg = 0; gg < TC_GROUPS; ++gg) {
+    if (gg >= ng) break;
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int wi = 0; wi < 4; ++wi) {
+      const uint32_t u0 = word(c0[gg], wi), u1 = word(c1[gg], wi);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const uint32_t a0 = code_pair(u0, 2 * j), a1 = code_pair(u1, 2 * j);
+        const uint32_t a2 = code_pair(u0, 2 * j + 1), a3 = code_pair(u1, 2 * j + 1);
+#pragma unroll
+        for (int p = 0; p < 3; ++p) {
+          const uint2 b = xb[p][gg][2 * wi + j][lane];
+          mma_bf16(c, a0, a1, a2, a3, b.x, b.y);
+        }
+      }
+    }
+    const int64_t g = (k0 + 128 * gg) / gs;
+    const float s0 = r0 < N ? s[r0 * G + g] : 0.f, z0 = r0 < N ? z[r0 * G + g] : 0.f;
+    const float s1 = r1 < N ? s[r1 * G + g] : 0.f, z1 = r1 < N ? z[r1 * G + g] : 0.f;
+    const float xa = xsum[gg][2 * t], xb1 = xsum[gg][2 * t + 1];
+    acc[0] = fmaf(s0, fmaf(-z0, xa, c[0]), acc[0]);
+    acc[1] = fmaf(s0, fmaf(-z0, xb1, c[1]), acc[1]);
+    acc[2] = fmaf(s1, fmaf(-z1, xa, c[2]), acc[2]);
+    acc[3] = fmaf(s1, fmaf(-z1, xb1, c[3]), acc[3]);
+  }
+  float* out = part + static_cast<int64_t>(blockIdx.y) * M * N;
+  const int64_t n0 = 2 * t, n1 = 2 * t + 1;
+  if (r0 < N && n0 < M) out[n0 * N + r0] = acc[0];
+  if (r0 < N && n1 < M) out[n1 * N + r0] = acc[1];
+  if (r1 < N && n0 < M) out[n0 * N + r1] = acc[2];
+  if (r1 < N && n1 < M) out[n1 * N + r1] = acc[3];
+}
+
 // y[m, n] = Σ_c part[c, m, n] in chunk order.
 __global__ void sum_chunks(const float* __restrict__ part, float* __restrict__ y, int64_t M, int64_t N, int64_t chunks) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -719,9 +853,20 @@ inline bool gemv_path(const float* x, const void* w, int64_t K, int64_t gs) {
 
 inline int64_t sk_chunks(int64_t K) { return (K + SK_COLS - 1) / SK_COLS; }
 
+// The int4 tensor-core path (batches 2-8): whole 128-column scale groups, a GPU of compute capability 8.0 or
+// later; ICML25_CUDA_TC=0 turns it off (read at every call; the split-K FMA path then runs).
+inline bool tc_path(int64_t K, int64_t gs) {
+  const char* off = std::getenv("ICML25_CUDA_TC");
+  if (K % 128 != 0 || gs % 128 != 0 || (off && off[0] == '0')) return false;
+  int dev = 0, major = 0;
+  return cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+         major >= 8;
+}
+
 // Floats of workspace the split-K pass needs (batches of 2 or more rows); 0 where it is not taken.
 int64_t gemv_workspace(int64_t M, int64_t N, int64_t K, int64_t gs) {
-  return M > 1 && K % 32 == 0 && gs % 32 == 0 ? sk_chunks(K) * (M < VEC_MB ? M : VEC_MB) * N : 0;
+  const int64_t chunks = (K + TC_COLS - 1) / TC_COLS;  // the more of the two paths' chunk counts
+  return M > 1 && K % 32 == 0 && gs % 32 == 0 ? chunks * (M < VEC_MB ? M : VEC_MB) * N : 0;
 }
 
 // Batch chunks of at most VEC_MB rows; f(MB constant, row offset, rows) launches one chunk.
@@ -777,10 +922,18 @@ void launch_int4_linear(const float* x, const uint8_t* w, const float* s, const 
     int4_linear_kernel<<<row_blocks(N), ROWS_PER_BLOCK * WARP, 0, st>>>(x, w, s, z, y, M, N, K, gs);
     return;
   }
+  const bool tc = work != nullptr && tc_path(K, gs);
   by_batch_chunks(M, [&](auto mb, int64_t m0, int64_t rows) {
     constexpr int MB = decltype(mb)::value;
     const float* xc = x + m0 * K;
     float* yc = y + m0 * N;
+    if (MB > 1 && tc) {
+      const int64_t chunks = K / TC_COLS + (K % TC_COLS != 0);
+      gemv_tc_int4<<<dim3(blocks_of(N, TC_ROWS), static_cast<unsigned>(chunks)), VEC_THREADS, 0, st>>>(xc, w, s, z, work, rows,
+                                                                                                   N, K, gs);
+      sum_chunks<<<blocks_of(rows * N, 256), 256, 0, st>>>(work, yc, rows, N, chunks);
+      return;
+    }
     gemv_chunk<MB>(
         rows, N, K, yc, work, st,
         [&](auto r, dim3 grid) { gemv_b1_int4<decltype(r)::value, MB><<<grid, VEC_THREADS, 0, st>>>(xc, w, s, z, yc, rows, N, K, gs); },

@@ -48,8 +48,9 @@ def test_sparse24_linear_cuda(kc, m, n, k, gs, rank):
 
 # Shapes the decode-GEMV path takes (K and the group size multiples of 32, 16-byte aligned pointers): row
 # counts that leave a partial block of 2 or 4 rows, K whose 32-column units leave a partial last stride of
-# the block's threads, batches of every chunk size and of several launches (chunks of at most 8 rows).
-GEMV_SHAPES = [(37, 1024, 128), (5, 2080, 32), (3, 4160, 64)]
+# the block's threads, batches of every chunk size and of several launches (chunks of at most 8 rows); with
+# 128-column groups, int4 batches of 2-8 take the tensor-core path (a partial last chunk of 512 columns at 640).
+GEMV_SHAPES = [(37, 1024, 128), (5, 2080, 32), (3, 4160, 64), (21, 640, 128), (9, 768, 256)]
 GEMV_BATCHES = [1, 2, 3, 5, 8, 9, 20]
 
 
@@ -87,13 +88,15 @@ def test_sparse24_gemv_path_cuda(kc, m, n, k, gs):
 
 
 @pytest.mark.parametrize("env", [{"ICML25_CUDA_SK_ROWS": "32"}, {"ICML25_CUDA_SK_ROWS": "64"}, {"ICML25_CUDA_SK_ROWS": "128"},
-                                 {"ICML25_CUDA_SK_R": "2"}], ids=lambda e: "-".join(f"{k}={v}" for k, v in e.items()))
+                                 {"ICML25_CUDA_SK_R": "2"}, {"ICML25_CUDA_TC": "0"}],
+                         ids=lambda e: "-".join(f"{k}={v}" for k, v in e.items()))
 @pytest.mark.parametrize("m", [2, 3, 8])
 def test_split_k_launch_shapes_cuda(kc, monkeypatch, env, m):
-    """Every split-K launch shape (benchmarks/cuda_bandwidth.py --explore) gives the same products."""
+    """Every split-K launch shape and the FMA path in place of the tensor cores (benchmarks/cuda_bandwidth.py
+    --explore) give the same products."""
     for key, val in env.items():
         monkeypatch.setenv(key, val)
-    for n, k, gs in [(37, 1024, 128), (3, 4160, 64)]:
+    for n, k, gs in [(37, 1024, 128), (3, 4160, 64), (21, 640, 128)]:
         g = torch.Generator().manual_seed(m + k)
         x = torch.randn(m, k, generator=g)
         w = kc.quantize_int4_rtn(torch.randn(n, k, generator=g), gs, symmetric=False)
