@@ -31,10 +31,10 @@ from methods import kernels
 SHAPES = [(4096, 4096), (11008, 4096), (4096, 11008)]  # (N out, K in), Llama-7B q/up/down
 BATCHES = [1, 4, 8, 16]
 GS = 128
-# --explore: int4 on the split-K FMA path instead of the tensor cores (csrc/cuda/kernels.cu), and its block heights.
+# --explore: int4 on the tensor cores at batch 4 too (_tc) or never (_fma), and the split-K FMA path's block heights.
 SK = [(f"_sk{r}", {"ICML25_CUDA_SK_ROWS": str(r), "ICML25_CUDA_TC": "0"}) for r in (32, 128)]
-EXPLORE = {("int4", 4): [("_fma", {"ICML25_CUDA_TC": "0"})] + SK, ("int4", 8): [("_fma", {"ICML25_CUDA_TC": "0"})] + SK,
-           ("sparse24_int4", 8): SK}
+EXPLORE = {("int4", 4): [("_tc", {"ICML25_CUDA_TC": "1"})] + SK, ("int4", 8): [("_fma", {"ICML25_CUDA_TC": "0"})] + SK,
+           ("int4", 16): [("_fma", {"ICML25_CUDA_TC": "0"})], ("sparse24_int4", 8): SK}
 
 
 def event_ms(fn, repeats: int = 20, warmup: int = 3) -> float:

@@ -106,8 +106,8 @@ __global__ void sparse24_kernel(const float* __restrict__ x, const uint8_t* __re
 //    that a warp's 16-byte reads hit distinct banks), and each warp covers the chunk for R rows at a
 //    time, a unit per lane, its next rows' loads in flight. Partial sums go to a workspace [chunks, M, N],
 //    summed in a fixed order by a second kernel (no atomics: the result is the same on every run).
-//    fp32 FMAs, 8 per weight at batch 8, bound this path: torch's int4 kernel, on tensor cores with bf16
-//    activations, stays ahead there (benchmarks/cuda_bandwidth.py).
+//    fp32 FMAs, 8 per weight at batch 8, bound this path; int4 passes of 8 rows go to tensor cores instead
+//    (gemv_tc_int4 below: 1.27-1.37x this path on an H200, 0.80-0.89x torch's int4 kernel).
 
 constexpr int VEC_THREADS = 128;
 constexpr int VEC_MB = 8;       // batch rows per pass; larger batches take several passes
@@ -575,7 +575,14 @@ __global__ void __launch_bounds__(VEC_THREADS)
 #pragma unroll
   for (int gg = 0; gg < TC_GROUPS; ++gg) {
     if (gg >= ng) break;
-    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    // six independent accumulators (split p, half j): a chain of dependent mmas waits out each one's latency
+    float cc[3][2][4];
+#pragma unroll
+    for (int p = 0; p < 3; ++p)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) cc[p][j][i] = 0.f;
 #pragma unroll
     for (int wi = 0; wi < 4; ++wi) {
       const uint32_t u0 = word(c0[gg], wi), u1 = word(c1[gg], wi);
@@ -586,10 +593,13 @@ __global__ void __launch_bounds__(VEC_THREADS)
 #pragma unroll
         for (int p = 0; p < 3; ++p) {
           const uint2 b = xb[p][gg][2 * wi + j][lane];
-          mma_bf16(c, a0, a1, a2, a3, b.x, b.y);
+          mma_bf16(cc[p][j], a0, a1, a2, a3, b.x, b.y);
         }
       }
     }
+    float c[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) c[i] = (cc[0][0][i] + cc[0][1][i]) + ((cc[1][0][i] + cc[1][1][i]) + (cc[2][0][i] + cc[2][1][i]));
     const int64_t g = (k0 + 128 * gg) / gs;
     const float s0 = r0 < N ? s[r0 * G + g] : 0.f, z0 = r0 < N ? z[r0 * G + g] : 0.f;
     const float s1 = r1 < N ? s[r1 * G + g] : 0.f, z1 = r1 < N ? z[r1 * G + g] : 0.f;
@@ -853,11 +863,17 @@ inline bool gemv_path(const float* x, const void* w, int64_t K, int64_t gs) {
 
 inline int64_t sk_chunks(int64_t K) { return (K + SK_COLS - 1) / SK_COLS; }
 
-// The int4 tensor-core path (batches 2-8): whole 128-column scale groups, a GPU of compute capability 8.0 or
-// later; ICML25_CUDA_TC=0 turns it off (read at every call; the split-K FMA path then runs).
+// The int4 tensor-core path: whole 128-column scale groups, a GPU of compute capability 8.0 or later; passes of
+// 8 batch rows by default (ICML25_CUDA_TC=1: of 2-8 rows too; =0: never; read at every call), the rest on the
+// split-K FMA path.
+inline bool tc_small_batches() {
+  const char* env = std::getenv("ICML25_CUDA_TC");
+  return env && env[0] == '1';
+}
+
 inline bool tc_path(int64_t K, int64_t gs) {
-  const char* off = std::getenv("ICML25_CUDA_TC");
-  if (K % 128 != 0 || gs % 128 != 0 || (off && off[0] == '0')) return false;
+  const char* env = std::getenv("ICML25_CUDA_TC");
+  if (K % 128 != 0 || gs % 128 != 0 || (env && env[0] == '0')) return false;
   int dev = 0, major = 0;
   return cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
          major >= 8;
@@ -927,7 +943,7 @@ void launch_int4_linear(const float* x, const uint8_t* w, const float* s, const 
     constexpr int MB = decltype(mb)::value;
     const float* xc = x + m0 * K;
     float* yc = y + m0 * N;
-    if (MB > 1 && tc) {
+    if (MB > 1 && tc && (MB == VEC_MB || tc_small_batches())) {
       const int64_t chunks = K / TC_COLS + (K % TC_COLS != 0);
       gemv_tc_int4<<<dim3(blocks_of(N, TC_ROWS), static_cast<unsigned>(chunks)), VEC_THREADS, 0, st>>>(xc, w, s, z, work, rows,
                                                                                                    N, K, gs);

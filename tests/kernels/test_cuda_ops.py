@@ -88,12 +88,12 @@ def test_sparse24_gemv_path_cuda(kc, m, n, k, gs):
 
 
 @pytest.mark.parametrize("env", [{"ICML25_CUDA_SK_ROWS": "32"}, {"ICML25_CUDA_SK_ROWS": "64"}, {"ICML25_CUDA_SK_ROWS": "128"},
-                                 {"ICML25_CUDA_SK_R": "2"}, {"ICML25_CUDA_TC": "0"}],
+                                 {"ICML25_CUDA_SK_R": "2"}, {"ICML25_CUDA_TC": "0"}, {"ICML25_CUDA_TC": "1"}],
                          ids=lambda e: "-".join(f"{k}={v}" for k, v in e.items()))
 @pytest.mark.parametrize("m", [2, 3, 8])
 def test_split_k_launch_shapes_cuda(kc, monkeypatch, env, m):
-    """Every split-K launch shape and the FMA path in place of the tensor cores (benchmarks/cuda_bandwidth.py
-    --explore) give the same products."""
+    """Every split-K launch shape, and the tensor cores for no pass or for every pass of 2-8 batch rows
+    (benchmarks/cuda_bandwidth.py --explore), give the same products."""
     for key, val in env.items():
         monkeypatch.setenv(key, val)
     for n, k, gs in [(37, 1024, 128), (3, 4160, 64), (21, 640, 128)]:
