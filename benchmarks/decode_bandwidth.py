@@ -8,9 +8,10 @@ Decoding a model reads every layer's weights once per token, from DRAM. Here eac
 through enough distinct copies of a matrix (per format) that the pass reads >= 4x the last-level cache,
 as a layer stack does, and the time per matrix is the pass time / copies. In the same process:
 
-- read bandwidth: a STREAM-like sum over a buffer >= 8x the LLC (bytes read / time), per thread count;
+- read bandwidth: a STREAM-like sum over a buffer >= 8x the LLC (bytes read / time), per thread count at the
+  start, and again in every repeat next to the kernels (a shared machine's bandwidth drifts);
 - each kernel's effective GB/s = bytes it must read (packed weights + metadata + scales + activations)
-  / time, and its fraction of the read bandwidth;
+  / time, and its fraction of the read bandwidth measured in the same repeat (median over repeats);
 - ratios against torch's own int4 CPU kernel (aten._weight_int4pack_mm_for_cpu, group 128, bf16
   activations), measured in the same pass loop, same process.
 
@@ -68,17 +69,24 @@ def bytes_per_weight(group_size: int = GS) -> dict[str, float]:
     }
 
 
-def read_bandwidth(llc: int, reps: int) -> float:
-    """GB/s of a sum over a float32 buffer of >= 8x the LLC (bytes read / time, median)."""
+def read_buffer(llc: int) -> torch.Tensor:
+    """A float32 buffer of >= 8x the LLC (and >= 256 MiB), so that a sum over it reads DRAM."""
     a = torch.empty(max(8 * llc, 256 * 2**20) // 4)
     a.normal_()
-    a.sum()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        a.sum()
-        ts.append(time.perf_counter() - t0)
-    return a.numel() * 4 / statistics.median(ts) / 1e9
+    return a
+
+
+def read_gbs(buf: torch.Tensor) -> float:
+    """GB/s of one STREAM-like sum over buf (bytes read / time)."""
+    t0 = time.perf_counter()
+    buf.sum()
+    return buf.numel() * 4 / (time.perf_counter() - t0) / 1e9
+
+
+def read_bandwidth(buf: torch.Tensor, reps: int) -> float:
+    """Median GB/s of reps sums over buf."""
+    read_gbs(buf)
+    return statistics.median(read_gbs(buf) for _ in range(reps))
 
 
 def make_formats(n: int, k: int, working_set: int, gen: torch.Generator):
@@ -118,10 +126,11 @@ def call(fmt: str, w, x: torch.Tensor, xb: torch.Tensor):
     return K.sparse24_int4_linear(x, w)
 
 
-def time_passes(cases: dict, x, xb, reps) -> dict:
+def time_passes(cases: dict, x, xb, reps, buf) -> tuple[dict, list]:
     """Seconds per matrix of each pass over all copies, for every case (name -> (fmt, copies, env)), one warm-up
-    pass each. The cases take turns within each repeat, so that a slow spell of a shared machine hits all of them
-    alike: ratios are taken per repeat, then the median."""
+    pass each, and the read bandwidth (a sum over buf) measured in each repeat. The cases take turns within each
+    repeat, so that a slow spell of a shared machine hits all of them alike: ratios and fractions of the bandwidth are
+    taken per repeat, then the median."""
     def one(fmt, ws, env):
         old = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # e.g. ICML25_CPU_VNNI=0 (read by the op at every call)
@@ -137,13 +146,15 @@ def time_passes(cases: dict, x, xb, reps) -> dict:
                 else:
                     os.environ[k] = v
 
+    read_gbs(buf)
     for fmt, ws, env in cases.values():
         one(fmt, ws, env)
-    out = {name: [] for name in cases}
+    out, bw = {name: [] for name in cases}, []
     for _ in range(reps):
+        bw.append(read_gbs(buf))
         for name, (fmt, ws, env) in cases.items():
             out[name].append(one(fmt, ws, env))
-    return out
+    return out, bw
 
 
 def main(argv=None) -> None:
@@ -173,9 +184,10 @@ def main(argv=None) -> None:
     bpw = bytes_per_weight()
     gen = torch.Generator().manual_seed(0)
     rows, bws = [], {}
+    buf = read_buffer(llc)
     for t in args.threads:
         torch.set_num_threads(t)
-        bws[t] = read_bandwidth(llc, max(reps, 5))
+        bws[t] = read_bandwidth(buf, max(reps, 5))
         print(f"threads {t}: read bandwidth {bws[t]:.1f} GB/s", flush=True)
     for n, k in shapes:
         fmts = make_formats(n, k, ws_bytes, gen)
@@ -189,21 +201,22 @@ def main(argv=None) -> None:
                     cases[fmt] = (fmt, ws, {})
                     if args.fallback and fmt != "torch int4":
                         cases[fmt + " [fp32 fallback]"] = (fmt, ws, {"ICML25_CPU_VNNI": "0"})
-                times = time_passes(cases, x, xb, reps)
+                times, bw = time_passes(cases, x, xb, reps, buf)
                 res = {}
                 for name, ts in times.items():
                     ws, nb = fmts[cases[name][0]]
                     act = x.numel() * (2 if name == "torch int4" else 4) + m * n * 4
                     ratio = statistics.median(t0 / t for t0, t in zip(times["torch int4"], ts))
-                    res[name] = (statistics.median(ts), nb + act, len(ws) * nb, ratio)
-                for fmt, (sec, by, wsb, ratio) in res.items():
+                    frac = statistics.median((nb + act) / t / 1e9 / b for t, b in zip(ts, bw))
+                    res[name] = (statistics.median(ts), nb + act, len(ws) * nb, ratio, frac)
+                for fmt, (sec, by, wsb, ratio, frac) in res.items():
                     gbs = by / sec / 1e9
                     rows.append({
                         "shape": f"{n}x{k}", "threads": t, "batch": m, "method": fmt,
                         "vnni": bool(torch.ops.icml25.cpu_vnni_enabled("2:4" in fmt)) and "fallback" not in fmt and fmt != "torch int4",
                         "bytes_per_weight": round(bpw[fmt.split(" [")[0]], 5), "working_set_MiB": round(wsb / 2**20, 1),
-                        "ms": round(sec * 1e3, 4), "GB/s": round(gbs, 2), "read_bw_GB/s": round(bws[t], 2),
-                        "bw_fraction": round(gbs / bws[t], 3), "x_vs_torch_int4": round(ratio, 3),
+                        "ms": round(sec * 1e3, 4), "GB/s": round(gbs, 2), "read_bw_GB/s": round(statistics.median(bw), 2),
+                        "bw_fraction": round(frac, 3), "x_vs_torch_int4": round(ratio, 3),
                     })
                     r = rows[-1]
                     print(f"{r['shape']:>10} t={t} m={m:<2} {fmt:<31} {r['ms']:8.3f} ms {r['GB/s']:6.1f} GB/s "
@@ -226,7 +239,9 @@ def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
         f"{platform.processor() or platform.machine()}, LLC {llc / 2**20:.0f} MiB, torch {torch.__version__}, "
         f"working set per format >= {4 * llc / 2**20:.0f} MiB (distinct copies cycled), {reps} passes, medians; "
         f"load average {load0[0]:.2f} at start, {load1[0]:.2f} at end.",
-        "Read bandwidth (sum over a large buffer): " + ", ".join(f"{t} thread(s) {b:.1f} GB/s" for t, b in bws.items()) + ".",
+        "Read bandwidth (a sum over a buffer of >= 8x the LLC) at the start: " + ", ".join(f"{t} thread(s) {b:.1f} GB/s" for t, b in bws.items())
+        + ". It drifts on a shared machine, so it is also measured in every repeat of every row, next to the kernels: "
+        "read_bw is that median and bw_fraction the median over repeats of GB/s / read bandwidth of the same repeat.",
         "",
         "Bytes per weight (group 128, payload + metadata + scales): "
         f"icml25 int4 {b_i4:.5f} (nibbles 0.5 + fp32 scale and zero 8/128); "
@@ -235,12 +250,12 @@ def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
         f"Bandwidth bound on speed-ups: 2:4+int4 vs torch int4 <= {b_t4 / b_s24:.3f}x, vs icml25 int4 <= {b_i4 / b_s24:.3f}x; "
         f"icml25 int4 vs torch int4 <= {b_t4 / b_i4:.3f}x (at equal fractions of the bandwidth).",
         "",
-        "| shape | threads | batch | method | VNNI | ms | GB/s | bw_fraction | x_vs_torch_int4 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| shape | threads | batch | method | VNNI | ms | GB/s | read_bw | bw_fraction | x_vs_torch_int4 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(f"| {r['shape']} | {r['threads']} | {r['batch']} | {r['method']} | {'yes' if r['vnni'] else 'no'} | {r['ms']:.3f} | {r['GB/s']:.1f} | "
-                     f"{r['bw_fraction']:.3f} | {r['x_vs_torch_int4']:.3f} |")
+                     f"{r['read_bw_GB/s']:.1f} | {r['bw_fraction']:.3f} | {r['x_vs_torch_int4']:.3f} |")
     with atomic_path(out.with_suffix(".md")) as tmp:
         tmp.write_text("\n".join(lines) + "\n")
     print(f"wrote {out.with_suffix('.csv')} and {out.with_suffix('.md')}")

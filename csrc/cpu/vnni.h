@@ -1,4 +1,5 @@
-// AVX-512 VNNI paths of the int4 and 2:4+int4 linear ops (vpdpwssd: int16 x int16 -> int32 dot products).
+// AVX-512 VNNI paths of the int4 and 2:4+int4 linear ops (vpdpwssd: int16 x int16 -> int32 dot products; vpdpbusd:
+// u8 x s8 -> int32, for the int4 decode row).
 //
 // Activations are quantized per (row m, scale group g) to int16: q = round(x / a), a = max|x| / 32767 over the
 // group, so |x - a q| <= a / 2: at most 1.5e-5 of the group's largest activation (bf16, as torch's int4 kernel
@@ -10,19 +11,27 @@
 // loop on x itself.
 //
 // Structure (measured on the 2-core AMD EPYC development VM, benchmarks/decode_bandwidth.py):
-// - small batches (int4 below 8 rows, 2:4 below 12): a register-blocked pass takes NR weight rows (their nibbles or
-//   slots decoded once per pass) against a tile of up to 4 activation rows (each activation load shared by the NR
-//   rows), whole rows at a time; a software prefetch NR + 1 weight rows ahead overlaps the weights' DRAM traffic
-//   with the arithmetic. One activation row against several
-//   weight rows prefetches into L2 only, so that the streamed weight lines do not evict the activations from L1.
+// - int4, one activation row (decode), group_size % 128 == 0: int4_b1_rows, 4 weight rows per pass, vpdpbusd on the
+//   weight nibbles as bytes against the int16 activations split into their high and low bytes (same exact integer
+//   result), so that a weight line needs no widening. On this CPU the zmm dot products, permutes, multishifts and
+//   widenings (vpmovzxbw) all issue on one pipe, once per cycle (measured: 12 of any of them, or 6 + 6 mixed, take
+//   12 cycles), and the batch-1 int4 product is bound by that pipe: 4 dot products per 64-byte line are the floor at
+//   int16 precision, and this path drops the 2 widenings per line: on one thread, DRAM-streamed, 0.86-0.89 of the
+//   read bandwidth against 0.77-0.81 for the int16 pass of 4 rows below and 0.63-0.65 for one row per pass, in the
+//   same run.
+// - small batches (int4 below 8 rows and other group sizes, 2:4 below 12): a register-blocked pass takes NR weight
+//   rows (their nibbles or slots decoded once per pass) against a tile of up to 4 activation rows (each activation
+//   load shared by the NR rows), whole rows at a time; a software prefetch NR + 1 weight rows ahead overlaps the
+//   weights' DRAM traffic with the arithmetic. One activation row against several weight rows prefetches into L2
+//   only, so that the streamed weight lines do not evict the activations from L1.
 // - batches: k-major, the batch along the vector lanes, in chunks of up to 32 rows: int4 from 8 rows (i4k_*: a GEMM
 //   micro-kernel, each activation vector reused by 4-8 weight rows), 2:4 from 12 rows (s24k_*: no gather).
-// On this CPU a zmm vpdpwssd and a vpermt2w each issue once per cycle on the same pipes (measured), so the 2:4
-// gather costs as much as the second dot product dense int4 does instead: only the k-major 2:4 path skips the
-// zeros' work. Tried and dropped, for being no faster here: int4 weights decoded into an int16 buffer for tiles of 2
-// weight rows x 4 activation rows, 6- and 8-row activation tiles, 2:4 slots decoded once per row for all tiles, a
-// dense int16 expansion of the 2:4 rows, k-major 2:4 chunks of 8 lanes (ymm), blocks of scale groups (above), and
-// for one activation row, software prefetches at other distances or into L2 (1, 2 or 4 rows, 2-16 KB ahead).
+// As the gather (vpermt2w) shares the dot products' pipe, it costs as much as the second dot product dense int4 does
+// instead: only the k-major 2:4 path skips the zeros' work. Tried and dropped, for being no faster here: int4 weights
+// decoded into an int16 buffer for tiles of 2 weight rows x 4 activation rows, 6- and 8-row activation tiles, 2:4
+// slots decoded once per row for all tiles, a dense int16 expansion of the 2:4 rows, k-major 2:4 chunks of 8 lanes
+// (ymm), blocks of scale groups (above), for one activation row software prefetches at other distances or into L1,
+// and for 2:4 one prefetch per cache line instead of one per 64 columns.
 //
 // Dispatch: compiled where the compiler targets AVX512-BW + VNNI (the 2:4 path also VBMI's multishift),
 // taken when the running CPU reports them (__builtin_cpu_supports) and ICML25_CPU_VNNI is not "0"; the
@@ -60,50 +69,6 @@ inline bool vnni_enabled(bool need_vbmi) {
 #endif
 }
 
-// int16 activations of the first GF whole groups: q [M, GF * gs], scale a [M, GF] and sum_k a q_k over the group
-// [M, GF]. Layout of q: natural column order, or (nibble_order, for int4's packed bytes) per chunk of 64 columns
-// the 32 even columns then the 32 odd ones, so that a byte's low nibbles meet the first half and its high nibbles
-// the second.
-struct QAct {
-  at::Tensor qbuf;  // owns q: torch's CPU allocator aligns to 64 bytes, so every row of q starts a cache line
-  int16_t* q = nullptr;
-  std::vector<float> a, sum;
-  int64_t GF = 0, KQ = 0, ld = 0;  // ld: row stride of q, padded by one cache line (no 4 KiB aliasing)
-};
-
-inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64_t GF, bool nibble_order) {
-  QAct r;
-  r.GF = GF;
-  r.KQ = GF * gs;
-  const int64_t ld = r.ld = r.KQ + 32;
-  r.qbuf = at::empty({M * ld}, at::kShort);
-  r.q = r.qbuf.data_ptr<int16_t>();
-  r.a.resize(M * GF);
-  r.sum.resize(M * GF);
-  // in one thread up to ~64K activations (decode batches): a fork / join costs more than the work there
-  at::parallel_for(0, M * GF, std::max<int64_t>(16, 65536 / gs), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t m = i / GF, g = i % GF;
-      const float* xg = x + m * K + g * gs;
-      float amax = 0.f;
-      for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
-      const float a = amax / 32767.f, inv = amax > 0.f ? 32767.f / amax : 0.f;
-      int64_t qs = 0;
-      for (int64_t k = 0; k < gs; ++k) {
-        const float v = std::nearbyint(xg[k] * inv);
-        const int16_t q = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, v)));
-        qs += q;
-        const int64_t kk = g * gs + k;
-        const int64_t pos = nibble_order ? (kk & ~int64_t{63}) + ((kk & 1) << 5) + ((kk & 63) >> 1) : kk;
-        r.q[m * ld + pos] = q;
-      }
-      r.a[i] = a;
-      r.sum[i] = a * static_cast<float>(qs);
-    }
-  });
-  return r;
-}
-
 // The kept slots of the groups of 4 [j0, j1) of one 2:4 row (values v, positions mt, scales s of the row), scalar:
 // f(column, weight) for each nonzero slot inside K, its scale looked up by its column (any group size).
 template <class F>
@@ -121,6 +86,95 @@ inline void sp24_each_slot(const uint8_t* v, const uint8_t* mt, const float* s, 
 }
 
 #ifdef ICML25_VNNI
+
+// int16 activations of the first GF whole groups, scale a [M, GF] and sum_k a q_k over the group [M, GF], in one of
+// three layouts (row stride ld, padded by one cache line so that rows do not alias at 4 KiB):
+// - Natural: q [M, GF * gs] int16 in column order (the 2:4 gather);
+// - Nibble64: int16, per chunk of 64 columns the 32 even columns then the 32 odd ones, so that a packed int4 byte's
+//   low nibbles meet the first half and its high nibbles the second (vpdpwssd);
+// - Bytes128 (one row, gs % 128 == 0): each q = 256 h + l split into its signed high byte h and unsigned low byte l,
+//   per chunk of 128 columns 256 bytes: h of the 64 even columns, h of the 64 odd ones, then l of the same
+//   (vpdpbusd: 64 weights of a 64-byte line per instruction, exact as q is).
+enum class ActLayout { Natural, Nibble64, Bytes128 };
+
+struct QAct {
+  at::Tensor qbuf;  // owns q: torch's CPU allocator aligns to 64 bytes, so every row of q starts a cache line
+  int16_t* q = nullptr;
+  uint8_t* qb = nullptr;  // Bytes128
+  std::vector<float> a, sum;
+  int64_t GF = 0, KQ = 0, ld = 0;  // ld: row stride of q, in int16 elements
+};
+
+// One group of gs (a multiple of 16) activations: q = round(x / a) in [-32767, 32767] (nearest even, as
+// std::nearbyint), a = max|x| / 32767; returns a and sets qsum = sum_k q_k.
+inline float quantize_group(const float* xg, int64_t gs, int16_t* q, int64_t& qsum) {
+  __m512 mx = _mm512_setzero_ps();
+  for (int64_t k = 0; k < gs; k += 16) mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_loadu_ps(xg + k)));
+  const float amax = _mm512_reduce_max_ps(mx);
+  const __m512 inv = _mm512_set1_ps(amax > 0.f ? 32767.f / amax : 0.f);
+  const __m512i lo = _mm512_set1_epi32(-32767), hi = _mm512_set1_epi32(32767);
+  __m512i s = _mm512_setzero_si512();
+  for (int64_t k = 0; k < gs; k += 16) {
+    const __m512i v = _mm512_min_epi32(hi, _mm512_max_epi32(lo, _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xg + k), inv))));
+    s = _mm512_add_epi64(s, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)));
+    s = _mm512_add_epi64(s, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + k), _mm512_cvtepi32_epi16(v));
+  }
+  qsum = _mm512_reduce_add_epi64(s);
+  return amax / 32767.f;
+}
+
+inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64_t GF, ActLayout layout) {
+  QAct r;
+  r.GF = GF;
+  r.KQ = GF * gs;
+  const int64_t ld = r.ld = r.KQ + 32;
+  r.qbuf = at::empty({M * ld}, at::kShort);
+  r.q = r.qbuf.data_ptr<int16_t>();
+  r.qb = reinterpret_cast<uint8_t*>(r.q);
+  r.a.resize(M * GF);
+  r.sum.resize(M * GF);
+  alignas(64) int16_t ev[32], od[32];
+  for (int i = 0; i < 32; ++i) ev[i] = static_cast<int16_t>(2 * i), od[i] = static_cast<int16_t>(2 * i + 1);
+  const __m512i ie = _mm512_load_si512(ev), io = _mm512_load_si512(od);  // even / odd words of a pair of vectors
+  // in one thread up to ~64K activations (decode batches): a fork / join costs more than the work there
+  at::parallel_for(0, M * GF, std::max<int64_t>(16, 65536 / gs), [&](int64_t i0, int64_t i1) {
+    std::vector<int16_t> tmp(layout == ActLayout::Natural ? 0 : gs);
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t m = i / GF, g = i % GF;
+      int16_t* qg = r.q + m * ld + g * gs;
+      int64_t qs = 0;
+      const float a = quantize_group(x + m * K + g * gs, gs, layout == ActLayout::Natural ? qg : tmp.data(), qs);
+      r.a[i] = a;
+      r.sum[i] = a * static_cast<float>(qs);
+      if (layout == ActLayout::Nibble64) {
+        for (int64_t c = 0; c < gs; c += 64) {
+          const __m512i v0 = _mm512_loadu_si512(tmp.data() + c), v1 = _mm512_loadu_si512(tmp.data() + c + 32);
+          _mm512_storeu_si512(qg + c, _mm512_permutex2var_epi16(v0, ie, v1));
+          _mm512_storeu_si512(qg + c + 32, _mm512_permutex2var_epi16(v0, io, v1));
+        }
+      } else if (layout == ActLayout::Bytes128) {
+        uint8_t* qb = r.qb + 2 * (m * ld + g * gs);  // 2 bytes per column
+        for (int64_t c = 0; c < gs; c += 128, qb += 256) {
+          const int16_t* t = tmp.data() + c;
+          const __m512i v0 = _mm512_loadu_si512(t), v1 = _mm512_loadu_si512(t + 32), v2 = _mm512_loadu_si512(t + 64),
+                        v3 = _mm512_loadu_si512(t + 96);
+          const __m512i e0 = _mm512_permutex2var_epi16(v0, ie, v1), e1 = _mm512_permutex2var_epi16(v2, ie, v3);
+          const __m512i o0 = _mm512_permutex2var_epi16(v0, io, v1), o1 = _mm512_permutex2var_epi16(v2, io, v3);
+          const auto put = [&](int off, __m512i u0, __m512i u1) {  // 64 words -> 64 bytes (vpmovwb truncates)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(qb + off), _mm512_cvtepi16_epi8(u0));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(qb + off + 32), _mm512_cvtepi16_epi8(u1));
+          };
+          put(0, _mm512_srai_epi16(e0, 8), _mm512_srai_epi16(e1, 8));
+          put(64, _mm512_srai_epi16(o0, 8), _mm512_srai_epi16(o1, 8));
+          put(128, e0, e1);
+          put(192, o0, o1);
+        }
+      }
+    }
+  });
+  return r;
+}
 
 struct I4V {
   const QAct* qa;
@@ -253,6 +307,60 @@ inline void int4_vnni_rows(const I4V& a, int64_t n, int64_t m0, int64_t g0, int6
           for (int m = 0; m < MT; ++m) tail[m] += wk * a.x[(m0 + m) * a.K + k];
         }
     for (int m = 0; m < MT; ++m) a.y[(m0 + m) * a.N + n + r] += (_mm512_reduce_add_ps(af[r][m]) - zt[r][m]) + tail[m];
+  }
+}
+
+ICML25_INLINE __m512i dpbusd(__m512i acc, __m512i a, __m512i b) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "vm"(b));
+  return acc;
+}
+
+// One activation row (Bytes128, gs % 128 == 0) against weight rows n .. n + NR: y[n + r] += row . x. A 64-byte line
+// of a weight row is 128 nibbles: its low nibbles (the even columns) and high nibbles (the odd ones) as two vectors of
+// unsigned bytes, each met by vpdpbusd with the activations' signed high bytes (w . h) and, as the signed operand,
+// with their unsigned low bytes (l . w): the group's sum_k w_k q_k = 256 (w . h) + (l . w), exact in int32. Per line
+// that is 4 dot products of 64 weights (vpdpwssd on int16 needs 4 of 32, plus two vpmovzxbw to widen the nibbles), and
+// the NR rows share each activation load. The weights 2 NR rows ahead are prefetched into L2 (measured DRAM-streamed
+// at the Llama-7B shapes: NR or 3 NR rows ahead, or with the L3 hint, were within the noise of it).
+template <int NR>
+inline void int4_b1_rows(const I4V& a, int64_t n) {
+  const QAct& qa = *a.qa;
+  const int64_t GF = qa.GF, CPG = a.gs / 128;
+  const __m512i m4 = _mm512_set1_epi8(15);
+  float* sa = scratch(NR * GF);
+  float zt[NR];
+  for (int r = 0; r < NR; ++r) group_factors<1>(qa, a.s + (n + r) * a.G, a.z + (n + r) * a.G, 0, 0, GF, sa + r * GF, zt + r);
+  __m512 af[NR];
+  for (int r = 0; r < NR; ++r) af[r] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < GF; ++g) {
+    __m512i ah[NR], al[NR];
+    for (int r = 0; r < NR; ++r) ah[r] = al[r] = _mm512_setzero_si512();
+    for (int64_t c = g * CPG; c < (g + 1) * CPG; ++c) {
+      const uint8_t* xc = qa.qb + 256 * c;
+      const __m512i he = _mm512_load_si512(xc), ho = _mm512_load_si512(xc + 64);
+      const __m512i le = _mm512_load_si512(xc + 128), lo = _mm512_load_si512(xc + 192);
+      for (int r = 0; r < NR; ++r) {
+        const uint8_t* w = a.w + (n + r) * a.K2 + 64 * c;
+        _mm_prefetch(reinterpret_cast<const char*>(w + 2 * NR * a.K2), _MM_HINT_T1);
+        const __m512i b = _mm512_loadu_si512(w);
+        const __m512i we = _mm512_and_si512(b, m4), wo = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
+        ah[r] = dpbusd(dpbusd(ah[r], we, he), wo, ho);
+        al[r] = dpbusd(dpbusd(al[r], le, we), lo, wo);
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      const __m512i t = _mm512_add_epi32(_mm512_slli_epi32(ah[r], 8), al[r]);
+      af[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(sa[r * GF + g]), af[r]);
+    }
+  }
+  for (int r = 0; r < NR; ++r) {
+    const uint8_t* w = a.w + (n + r) * a.K2;
+    const float* s = a.s + (n + r) * a.G;
+    const float* z = a.z + (n + r) * a.G;
+    float tail = 0.f;
+    for (int64_t k = GF * a.gs; k < a.K; ++k)
+      tail += s[k / a.gs] * (static_cast<float>((w[k >> 1] >> ((k & 1) * 4)) & 15) - z[k / a.gs]) * a.x[k];
+    a.y[n + r] += (_mm512_reduce_add_ps(af[r]) - zt[r]) + tail;
   }
 }
 
@@ -444,7 +552,16 @@ inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, c
   x += mk * K;
   y += mk * N;
   M -= mk;
-  const QAct qa = quantize_act(x, M, K, gs, K / gs, true);
+  if (M == 1 && gs % 128 == 0) {
+    // one activation row: the byte-plane kernel, 4 weight rows per pass
+    const QAct qa = quantize_act(x, 1, K, gs, K / gs, ActLayout::Bytes128);
+    const I4V a{&qa, x, w, s, z, y, 1, N, K, K2, G, gs};
+    rows_by_tiles<4>(1, N, G, [&](auto, auto nrr, int64_t n, int64_t, int64_t, int64_t) {
+      int4_b1_rows<decltype(nrr)::value>(a, n);
+    });
+    return;
+  }
+  const QAct qa = quantize_act(x, M, K, gs, K / gs, ActLayout::Nibble64);
   const I4V a{&qa, x, w, s, z, y, M, N, K, K2, G, gs};
   // weight rows per pass (measured DRAM-streamed at the Llama-7B shapes, 1 thread, against one row per pass): 4 at
   // batches of 2-7; for one activation row, 4 when it fills more than half of L1d (K = 11008: the one-row pass
@@ -471,35 +588,40 @@ struct S24V {
   int64_t M, N, K, K4, KM, G, gs;
 };
 
-// 64 columns = 32 slots: the 32 signed codes (int16) and the 32 slot columns (0..63) of row n at column k.
+// 64 columns = 32 slots: the 32 signed codes (int16) and the 32 slot columns (0..63) of row n at column k. The 16
+// value bytes (32 nibbles) and 8 position bytes are broadcast by the loads (no shuffle), and one vpmultishiftqb each
+// moves every word's nibble / 2-bit position into place: with the values' two qwords repeated across the vector,
+// word w of qword i = w / 4 holds slot s(w) = 16 (i % 2) + 4 (i / 2) + w % 4. The slots are only reordered (codes and
+// columns alike), so the dot product is unchanged. Of the four vector pipes, shuffles and dot products share one:
+// two multishifts, the gather and the dot product per 32 slots.
 struct Sp24Consts {
-  __m512i ctrl_v, ctrl_m, base, m3, m15, eight, sel;
+  __m512i ctrl_v, ctrl_m, base, m3, m15, eight;
   Sp24Consts() {
     alignas(64) int8_t cv[64], cm[64];
     alignas(64) int16_t bs[32];
-    for (int b = 0; b < 64; ++b) {
-      const int wd = b / 2;  // word (slot) of byte b; only the low byte of each word matters
-      cv[b] = static_cast<int8_t>((b & 1) ? 0 : 4 * (wd % 16));  // nibble wd of the value qword
-      cm[b] = static_cast<int8_t>((b & 1) ? 0 : 2 * wd);         // 2-bit position wd of the meta qword
+    for (int w = 0; w < 32; ++w) {
+      const int i = w / 4, slot = 16 * (i % 2) + 4 * (i / 2) + w % 4;
+      cv[2 * w] = static_cast<int8_t>(4 * (slot % 16));  // nibble slot % 16 of qword i % 2 (= qword i here)
+      cm[2 * w] = static_cast<int8_t>(2 * slot);          // 2-bit position of the slot in the meta qword
+      cv[2 * w + 1] = cm[2 * w + 1] = 0;                  // the words' high bytes: masked off
+      bs[w] = static_cast<int16_t>(4 * (slot / 2));       // the slot's group of 4 columns
     }
-    for (int i = 0; i < 32; ++i) bs[i] = static_cast<int16_t>(4 * (i / 2));
     ctrl_v = _mm512_load_si512(cv);
     ctrl_m = _mm512_load_si512(cm);
     base = _mm512_load_si512(bs);
     m3 = _mm512_set1_epi16(3);
     m15 = _mm512_set1_epi16(15);
     eight = _mm512_set1_epi16(8);
-    sel = _mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0);  // value qword 0 -> slots 0..15, qword 1 -> slots 16..31
   }
 };
 
 // The 32 slots (codes q, columns idx) of the 64 columns at k of a row: codes as int16, columns 0..63.
 inline void sp24_slots(const uint8_t* v, const uint8_t* mt, int64_t k, const Sp24Consts& C, __m512i& q, __m512i& idx) {
-  const __m512i vb = _mm512_permutexvar_epi64(C.sel, _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + (k >> 2)))));
+  const __m512i vb = _mm512_broadcast_i64x2(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + (k >> 2))));
   q = _mm512_sub_epi16(_mm512_and_si512(_mm512_multishift_epi64_epi8(C.ctrl_v, vb), C.m15), C.eight);
-  uint64_t mw;
+  long long mw;
   std::memcpy(&mw, mt + (k >> 3), 8);
-  const __m512i raw = _mm512_multishift_epi64_epi8(C.ctrl_m, _mm512_set1_epi64(static_cast<long long>(mw)));
+  const __m512i raw = _mm512_multishift_epi64_epi8(C.ctrl_m, _mm512_set1_epi64(mw));
   idx = _mm512_ternarylogic_epi32(raw, C.m3, C.base, 0xEA);  // (raw & 3) | base
 }
 
@@ -727,7 +849,7 @@ inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t
   x += mk * K;
   y += mk * N;
   M -= mk;
-  const QAct qa = quantize_act(x, M, K, gs, K / gs, false);
+  const QAct qa = quantize_act(x, M, K, gs, K / gs, ActLayout::Natural);
   const S24V a{&qa, x, v, meta, s, y, M, N, K, K4, KM, G, gs};
   const Sp24Consts C;
   // weight rows per pass (measured as for int4): 4 at batches of 1-2 (at batch 1 1.13-1.46x torch int4 against
