@@ -13,12 +13,13 @@
 // Structure (measured on the 2-core AMD EPYC development VM, benchmarks/decode_bandwidth.py):
 // - int4, one activation row (decode), group_size % 128 == 0: int4_b1_rows, 4 weight rows per pass, vpdpbusd on the
 //   weight nibbles as bytes against the int16 activations split into their high and low bytes (same exact integer
-//   result), so that a weight line needs no widening. On this CPU the zmm dot products, permutes, multishifts and
-//   widenings (vpmovzxbw) all issue on one pipe, once per cycle (measured: 12 of any of them, or 6 + 6 mixed, take
-//   12 cycles), and the batch-1 int4 product is bound by that pipe: 4 dot products per 64-byte line are the floor at
-//   int16 precision, and this path drops the 2 widenings per line: on one thread, DRAM-streamed, 0.86-0.89 of the
-//   read bandwidth against 0.77-0.81 for the int16 pass of 4 rows below and 0.63-0.65 for one row per pass, in the
-//   same run.
+//   result), so that a weight line needs no widening. On this CPU a zmm dot product (vpdpwssd, vpdpbusd), permute
+//   (vpermt2w/b) or multishift issues once per cycle, all on one pipe (measured: 12 of them, alone or mixed, take 12
+//   cycles), and every other zmm operation beside them costs another 1/3-1/2 cycle (6 dot products + 6 ands, shifts
+//   or widenings: 8-9 cycles). The batch-1 int4 product is compute-bound there: 4 dot products per 64-byte line are
+//   the floor at int16 precision, and this path drops the 2 widenings per line: on one thread, DRAM-streamed,
+//   0.86-0.89 of the read bandwidth against 0.77-0.81 for the int16 pass of 4 rows below and 0.63-0.65 for one row
+//   per pass, in the same run.
 // - small batches (int4 below 8 rows and other group sizes, 2:4 below 12): a register-blocked pass takes NR weight
 //   rows (their nibbles or slots decoded once per pass) against a tile of up to 4 activation rows (each activation
 //   load shared by the NR rows), whole rows at a time; a software prefetch NR + 1 weight rows ahead overlaps the
@@ -592,8 +593,8 @@ struct S24V {
 // value bytes (32 nibbles) and 8 position bytes are broadcast by the loads (no shuffle), and one vpmultishiftqb each
 // moves every word's nibble / 2-bit position into place: with the values' two qwords repeated across the vector,
 // word w of qword i = w / 4 holds slot s(w) = 16 (i % 2) + 4 (i / 2) + w % 4. The slots are only reordered (codes and
-// columns alike), so the dot product is unchanged. Of the four vector pipes, shuffles and dot products share one:
-// two multishifts, the gather and the dot product per 32 slots.
+// columns alike), so the dot product is unchanged. Shuffles and dot products share one pipe: two multishifts, the
+// gather and the dot product per 32 slots (from 5 with the shuffle that placed the value qwords).
 struct Sp24Consts {
   __m512i ctrl_v, ctrl_m, base, m3, m15, eight;
   Sp24Consts() {
@@ -601,7 +602,7 @@ struct Sp24Consts {
     alignas(64) int16_t bs[32];
     for (int w = 0; w < 32; ++w) {
       const int i = w / 4, slot = 16 * (i % 2) + 4 * (i / 2) + w % 4;
-      cv[2 * w] = static_cast<int8_t>(4 * (slot % 16));  // nibble slot % 16 of qword i % 2 (= qword i here)
+      cv[2 * w] = static_cast<int8_t>(4 * (slot % 16));  // nibble slot % 16 of value qword i % 2 (copied to qword i)
       cm[2 * w] = static_cast<int8_t>(2 * slot);          // 2-bit position of the slot in the meta qword
       cv[2 * w + 1] = cm[2 * w + 1] = 0;                  // the words' high bytes: masked off
       bs[w] = static_cast<int16_t>(4 * (slot / 2));       // the slot's group of 4 columns
