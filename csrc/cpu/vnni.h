@@ -44,7 +44,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <unistd.h>
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
 #define ICML25_VNNI 1
@@ -365,14 +364,6 @@ inline void int4_b1_rows(const I4V& a, int64_t n) {
   }
 }
 
-inline int64_t l1d_bytes() {
-  static const int64_t b = [] {
-    const long v = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-    return v > 0 ? static_cast<int64_t>(v) : int64_t{32768};
-  }();
-  return b;
-}
-
 // ---- k-major products: a chunk of up to MP activation rows along the vector lanes.
 
 // The int16 activations of rows [m0, m0 + mc) k-major, qt[k][lane] (padding lanes 0), with per (group, lane) the
@@ -564,17 +555,12 @@ inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, c
   }
   const QAct qa = quantize_act(x, M, K, gs, K / gs, ActLayout::Nibble64);
   const I4V a{&qa, x, w, s, z, y, M, N, K, K2, G, gs};
-  // weight rows per pass (measured DRAM-streamed at the Llama-7B shapes, 1 thread, against one row per pass): 4 at
-  // batches of 2-7; for one activation row, 4 when it fills more than half of L1d (K = 11008: the one-row pass
-  // re-read it from L2 for every weight row, 0.89-0.96x torch int4 against 1.26-1.48x), else one (K = 4096: as fast)
-  const int nr = M > 1 || 2 * qa.KQ > l1d_bytes() / 2 ? 4 : 1;
-  const auto run = [&](auto nrc) {
-    rows_by_tiles<decltype(nrc)::value>(M, N, G, [&](auto mt, auto nrr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
-      int4_vnni_rows<decltype(mt)::value, decltype(nrr)::value>(a, n, m, g0, g1);
-    });
-  };
-  if (nr == 4) run(std::integral_constant<int, 4>());
-  else run(std::integral_constant<int, 1>());
+  // 4 weight rows per pass, measured DRAM-streamed at the Llama-7B shapes, 1 thread, against one row per pass: faster
+  // at batches of 2-7, and for one activation row (this pass at group 128) 0.77-0.81 of the read bandwidth against
+  // 0.63-0.65 at K = 4096 and 1.26-1.48x torch int4 against 0.89-0.96x at K = 11008
+  rows_by_tiles<4>(M, N, G, [&](auto mt, auto nrr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+    int4_vnni_rows<decltype(mt)::value, decltype(nrr)::value>(a, n, m, g0, g1);
+  });
 }
 
 #ifdef __AVX512VBMI__

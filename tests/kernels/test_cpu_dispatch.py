@@ -13,7 +13,7 @@ from methods.kernels import reference as R
 from .test_reference import random_24
 
 OPS = lambda: torch.ops.icml25  # noqa: E731
-# (N, K, group size); K = 8400: an int16 activation row over half of L1d (the 4-row int4 pass) and a partial group;
+# (N, K, group size); K = 8400: an int16 activation row over half of L1d, and a partial group;
 # group sizes 128 and 256 at batch 1: the int4 byte-plane pass (1 and 2 lines of 128 columns per group, odd N: a
 # last weight row outside the passes of 4)
 SHAPES = [(7, 300, 64), (33, 257, 128), (5, 1000, 192), (9, 128, 64), (16, 64, 64), (10, 8400, 128), (6, 600, 256)]
