@@ -1,6 +1,7 @@
 """Claims machinery: criterion language, verdict logic, templates, schema, atomic write."""
 import json
 import math
+from importlib import metadata
 
 import jsonschema
 import pytest
@@ -12,7 +13,8 @@ DECL = {
     "title": "Demo paper",
     "arxiv": "0000.00000",
     "claims": [
-        {"id": "a_beats_b", "statement": "A is below B", "paper_value": {"value": 1.0, "source": "Table 1"},
+        {"id": "a_beats_b", "kind": "headline", "setting": "reduced", "null": {"a": "b"},
+         "statement": "A is below B", "paper_value": {"value": 1.0, "source": "Table 1"},
          "criterion": "a < b", "evidence": ["metrics.json"]},
     ],
 }
@@ -85,11 +87,13 @@ def test_untestable_claim_is_inconclusive_even_if_criterion_holds():
 
 
 def test_for_each_expands_one_claim_per_value():
-    decl = {"id": "low_{ds}", "for_each": "ds", "statement": "low on {ds}", "paper_value": {"value": "x", "source": "T1"},
+    decl = {"id": "low_{ds}", "for_each": "ds", "kind": "headline", "setting": "paper", "null": {"err_{ds}": "err_{ds}_base"},
+            "statement": "low on {ds}", "paper_value": {"value": "x", "source": "T1"},
             "criterion": "err_{ds} < 1", "evidence": ["fig_{ds}.png"]}
     out = C.expand_claims([decl], {"ds": ["p", "q"]})
     assert [c["id"] for c in out] == ["low_p", "low_q"]
     assert out[1]["criterion"] == "err_q < 1" and out[1]["evidence"] == ["fig_q.png"]
+    assert out[1]["null"] == {"err_q": "err_q_base"}
     assert "for_each" not in out[0]
     with pytest.raises(KeyError, match="for_each"):
         C.expand_claims([decl], {})
@@ -105,16 +109,20 @@ def test_document_validates_and_invalid_one_is_not_written(tmp_path):
     bad["claims"][0]["verdict"] = "plausible"
     with pytest.raises(jsonschema.ValidationError):
         C.write_claims(tmp_path / "bad.json", bad)
+    passed = json.loads(json.dumps(doc))
+    passed["claims"][0]["verdict"] = "passed"  # a check's verdict on a headline claim
+    with pytest.raises(jsonschema.ValidationError):
+        C.write_claims(tmp_path / "bad.json", passed)
     assert not (tmp_path / "bad.json").exists()
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
 
 
 def test_declaration_checks(tmp_path):
     p = tmp_path / "claims.yaml"
-    p.write_text("paper: x\ntitle: t\narxiv: '1'\nclaims:\n- {id: a, statement: s, paper_value: {value: 1, source: T}, criterion: 'a <'}\n")
+    p.write_text("paper: x\ntitle: t\narxiv: '1'\nclaims:\n- {id: a, kind: check, statement: s, criterion: 'a <'}\n")
     with pytest.raises(ValueError, match="not a valid expression"):
         C.load_declaration(p)
-    p.write_text("paper: x\ntitle: t\narxiv: '1'\nclaims:\n- {id: a, statement: s, paper_value: {value: 1, source: T}, criterion: 'a < 1', verdict: reproduced}\n")
+    p.write_text("paper: x\ntitle: t\narxiv: '1'\nclaims:\n- {id: a, kind: check, statement: s, criterion: 'a < 1', verdict: reproduced}\n")
     with pytest.raises(ValueError, match="unknown keys.*verdict"):
         C.load_declaration(p)
 
@@ -127,17 +135,93 @@ def test_markdown_table_lists_every_claim():
 
 def test_a_noise_band_makes_a_tie_inconclusive_and_never_flips_the_verdict():
     """speedup > 1 with a 10% band: 1.2 reproduces, 0.8 refutes, anything in between is a tie."""
-    decl = {"id": "faster", "statement": "A is faster", "paper_value": {"value": 1.65, "source": "abstract"},
+    decl = {"id": "faster", "kind": "headline", "setting": "stand-in", "null": {"speedup": "baseline_speedup"},
+            "statement": "A is faster", "paper_value": {"value": 1.65, "source": "abstract"},
             "criterion": "speedup >= 1.1", "refuted_if": "speedup <= 0.9", "evidence": []}
-    verdict = lambda v: C.evaluate_claim(decl, {"speedup": v}, "tiny")["verdict"]  # noqa: E731
+    verdict = lambda v: C.evaluate_claim(decl, {"speedup": v, "baseline_speedup": 1.0}, "tiny")["verdict"]  # noqa: E731
     assert verdict([1.2, 1.3]) == "reproduced"
     assert verdict([0.8, 0.85]) == "not_reproduced"
     # noise of +-0.08 around 1.0 moves the value but never across the band
     for jitter in (-0.08, -0.03, 0.0, 0.03, 0.08):
         assert verdict([1.0 + jitter]) == "inconclusive"
-    row = C.evaluate_claim(decl, {"speedup": [1.0]}, "tiny")
+    row = C.evaluate_claim(decl, {"speedup": [1.0], "baseline_speedup": 1.0}, "tiny")
     assert row["per_seed_refuted"] == [False] and row["refuted_if"] == "speedup <= 0.9"
-    C.validate_claims({"paper": "demo", "title": "t", "arxiv": "x", "scale": "tiny", "claims": [row]})
+    assert row["null_verdict"] == "inconclusive"  # the baseline's own ratio sits inside the band
+    C.validate_claims({**C.evaluate_claims(DECL, {"a": 1.0, "b": 2.0}, "tiny"), "claims": [row]})
     contradictory = {**decl, "refuted_if": "speedup >= 1.0"}
     with pytest.raises(ValueError, match="both hold"):
-        C.evaluate_claim(contradictory, {"speedup": [1.2]}, "tiny")
+        C.evaluate_claim(contradictory, {"speedup": [1.2], "baseline_speedup": 1.0}, "tiny")
+
+
+def test_null_puts_the_baseline_in_place_of_the_method():
+    """The criterion is evaluated again with the null metric substituted; a strict comparison fails on a tie."""
+    row = C.evaluate_claim(DECL["claims"][0], {"a": [1.0, 1.5], "b": [2.0, 2.5]}, "tiny")
+    assert row["verdict"] == "reproduced"
+    assert row["null"] == {"a": "b"} and row["null_per_seed"] == [False, False]
+    assert row["null_verdict"] == "not_reproduced"
+    assert set(row["measured"]) == {"a", "b"}
+
+
+def test_a_criterion_the_null_also_satisfies_is_inconclusive():
+    """`acc > 0.5` with the untrained model at 0.7: the trained model's 0.9 cannot show the effect."""
+    decl = {"id": "learns", "kind": "headline", "setting": "paper", "null": {"acc": "acc_untrained"},
+            "statement": "training helps", "paper_value": {"value": 0.9, "source": "Table 2"}, "criterion": "acc > 0.5"}
+    row = C.evaluate_claim(decl, {"acc": [0.9, 0.95], "acc_untrained": [0.7, 0.6]}, "tiny")
+    assert row["per_seed"] == [True, True] and row["null_verdict"] == "reproduced"
+    assert row["verdict"] == "inconclusive"
+    ok = C.evaluate_claim(decl, {"acc": [0.9, 0.95], "acc_untrained": [0.5, 0.4]}, "tiny")
+    assert ok["verdict"] == "reproduced" and ok["null_verdict"] == "not_reproduced"
+    assert ok["measured"]["acc_untrained"]["values"] == [0.5, 0.4]
+
+
+def test_a_one_sided_claim_whose_premise_failed_is_inconclusive():
+    """A correlation that 'falls from strong to weak' cannot reproduce when it was never strong."""
+    decl = {"id": "corr_falls", "kind": "headline", "setting": "reduced", "null": {"r_high": "r_low"},
+            "statement": "the correlation falls from strong to weak", "paper_value": {"value": "0.7 -> 0", "source": "abstract"},
+            "criterion": "r_high <= 0.3 and r_high <= r_low - 0.3", "testable_if": "r_low >= 0.5"}
+    row = C.evaluate_claim(decl, {"r_low": [0.19, 0.2], "r_high": [-0.18, -0.2]}, "tiny")
+    assert row["per_seed"] == [True, True] and row["testable"] is False
+    assert row["verdict"] == "inconclusive"
+    assert C.evaluate_claim(decl, {"r_low": [0.7, 0.8], "r_high": [0.1, 0.0]}, "tiny")["verdict"] == "reproduced"
+
+
+def test_checks_read_passed_or_failed_and_carry_no_setting_or_null():
+    check = {"id": "identity", "kind": "check", "statement": "compiled equals closed form", "criterion": "err < 1e-6"}
+    assert C.evaluate_claim(check, {"err": [1e-9]}, "tiny")["verdict"] == "passed"
+    assert C.evaluate_claim(check, {"err": [1e-3]}, "tiny")["verdict"] == "failed"
+    with pytest.raises(ValueError, match="a check has no 'null'"):
+        C.evaluate_claim({**check, "null": {"err": "x"}}, {"err": 1.0, "x": 1.0}, "tiny")
+
+
+@pytest.mark.parametrize("drop, message", [("kind", "lacks 'kind'"), ("setting", "lacks 'setting'"),
+                                           ("null", "lacks 'null'"), ("paper_value", "lacks 'paper_value'")])
+def test_a_headline_claim_must_state_kind_setting_null_and_source(drop, message):
+    decl = {k: v for k, v in DECL["claims"][0].items() if k != drop}
+    with pytest.raises(ValueError, match=message):
+        C.evaluate_claim(decl, {"a": 1.0, "b": 2.0}, "tiny")
+
+
+def test_null_must_replace_a_metric_the_criterion_reads():
+    decl = {**DECL["claims"][0], "null": {"c": "b"}}
+    with pytest.raises(ValueError, match="does not read"):
+        C.evaluate_claim(decl, {"a": 1.0, "b": 2.0, "c": 0.0}, "tiny")
+
+
+def test_schema_requires_kind_everywhere_and_setting_and_null_on_headline_claims():
+    doc = C.evaluate_claims(DECL, {"a": 1.0, "b": 2.0}, "tiny")
+    C.validate_claims(doc)
+    for key in ("kind", "setting", "null", "null_verdict"):
+        bad = json.loads(json.dumps(doc))
+        del bad["claims"][0][key]
+        with pytest.raises(jsonschema.ValidationError):
+            C.validate_claims(bad)
+
+
+def test_every_document_records_its_provenance(monkeypatch):
+    monkeypatch.setenv("ICML25_CONFIG_DIGESTS", json.dumps({"demo": "abc123"}))
+    prov = C.evaluate_claims({**DECL, "libraries": ["jsonschema"]}, {"a": 1.0, "b": 2.0}, "tiny")["provenance"]
+    assert prov["scale"] == "tiny" and prov["config_digest"] == "abc123"
+    assert prov["packages"]["jsonschema"] == metadata.version("jsonschema")
+    assert {"torch", "numpy", "snakemake"} <= set(prov["packages"]) and prov["packages"]["numpy"]
+    assert prov["host"]["cpus"] >= 1 and prov["host"]["cpu"]
+    assert prov["commit"] is None or len(prov["commit"]) == 40

@@ -6,21 +6,24 @@ from methods.common import report as R
 from methods.common.io import write_json
 
 DECL = {"paper": "demo", "title": "Demo paper", "arxiv": "0000.00000", "claims": [
-    {"id": "c1", "statement": "s1", "paper_value": {"value": 1, "source": "Table 1"}, "criterion": "a < 1",
+    {"id": "c1", "kind": "headline", "setting": "paper", "null": {"a": "base"}, "statement": "s1",
+     "paper_value": {"value": 1, "source": "Table 1"}, "criterion": "a < 1",
      "evidence": ["figures/curve.png", "metrics.json"]},
-    {"id": "c2", "statement": "s2", "paper_value": {"value": 2, "source": "Table 2"}, "criterion": "a > 1",
+    {"id": "c2", "kind": "headline", "setting": "stand-in", "null": {"a": "base"}, "statement": "s2",
+     "paper_value": {"value": 2, "source": "Table 2"}, "criterion": "a > 1",
      "evidence": ["figures/curve.png"], "note": "too small a model"},
+    {"id": "c3", "kind": "check", "statement": "s3", "criterion": "a > 0"},
 ]}
 
 
 @pytest.fixture
 def results(tmp_path):
-    doc = C.evaluate_claims(DECL, {"a": [0.5, 0.6]}, "tiny")
+    doc = C.evaluate_claims(DECL, {"a": [0.5, 0.6], "base": [1.0, 1.0]}, "tiny")
     write_json(tmp_path / "demo" / "claims.json", doc)
     bench = tmp_path / "benchmarks" / "demo"
     bench.mkdir(parents=True)
     header = "s\th:m:s\tmax_rss\n"
-    (bench / "train.tsv").write_text(header + "12.5\t0:00:12\t100\n")
+    (bench / "train.tsv").write_text(header + "12.5\t0:00:12\t1500\n")
     (bench / "eval.tsv").write_text(header + "7.5\t0:00:07\t100\n")
     return tmp_path
 
@@ -34,12 +37,24 @@ def test_report_lists_claims_verdicts_figures_and_runtime(results):
     R.write_reports([str(results / "demo" / "claims.json")], str(results / "REPORT.md"),
                     str(results / "papers_table.md"), str(results / "benchmarks"))
     text = (results / "REPORT.md").read_text()
-    assert "| **c1**: s1 |" in text and "| **c2**: s2 |" in text
-    assert text.count("**reproduced**") == 1 and text.count("**not_reproduced**") == 1
+    assert "| **c1**: s1 | paper |" in text and "| **c2**: s2 | stand-in |" in text
+    assert text.count("**reproduced** (paper)") == 1 and text.count("**not_reproduced** (stand-in)") == 1
+    assert "| **c3**: s3 |" in text and "**passed**" in text
+    assert text.index("**c2**") < text.index("Checks (the project") < text.index("**c3**")
     assert "![curve](demo/figures/curve.png)" in text and text.count("![curve]") == 1
     assert "too small a model" in text
+    assert "- commit: " in text and "- host: " in text and "numpy " in text
     table = (results / "papers_table.md").read_text()
-    assert "| `demo` |" in table and "| 1/2 | 1 | 0 | 20 |" in table
+    # headline claims only are counted; the check is listed apart; peak RSS is the largest job's
+    assert "| `demo`: Demo paper" in table and "| 1 paper, 1 stand-in | 1/2 | 1 | 0 | 1 / 0 / 0 | 20 | 1.50 |" in table
+    assert "| **total** | | **1/2** | **1** | **0** | **1 / 0 / 0** | | |" in table
+
+
+def test_table_totals_are_the_sums_over_the_papers(results):
+    doc = C.evaluate_claims(DECL, {"a": [0.5, 0.6], "base": [1.0, 1.0]}, "tiny")
+    other = C.evaluate_claims({**DECL, "paper": "other"}, {"a": [2.0, 0.5], "base": [1.0, 1.0]}, "tiny")
+    table = R.papers_table([doc, other], {})
+    assert "| **total** | | **1/4** | **1** | **2** | **2 / 0 / 0** | | |" in table
 
 
 def test_splice_readme_replaces_only_the_generated_block():

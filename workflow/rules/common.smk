@@ -1,9 +1,11 @@
 # Everything that is not a rule: config validation, the paper registry, wildcard constraints,
 # helpers shared by the paper rule files. Rule files hold rules only.
+import os
 import sys
 from pathlib import Path
 
 from methods.common.config import validate_config
+from methods.common.provenance import CONFIG_DIGESTS_ENV, config_digests
 
 # Strict JSON-schema types: an integer key rejects 1.0, a number key rejects NaN and inf.
 validate_config(
@@ -81,6 +83,8 @@ if _unknown:
         f"config key 'papers': unknown paper(s) {_unknown}; available: {ALL_PAPERS}"
     )
 PAPERS = config["papers"] or ALL_PAPERS
+# Every job's claims.json records the digest of its paper's config section (its provenance).
+os.environ[CONFIG_DIGESTS_ENV] = config_digests(config, ALL_PAPERS)
 # Shared substrates: one rule file each in workflow/rules/shared/ (helpers in workflow/rules/helpers/).
 SHARED_RULE_FILES = sorted(
     f"workflow/rules/shared/{p.name}"

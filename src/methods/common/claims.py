@@ -30,6 +30,24 @@ A claim whose measurement is noisy from run to run (wall-clock timings) states i
 band. Then `not_reproduced` needs `refuted_if` on every seed, and a value inside the band is a tie,
 `inconclusive`, so the verdict cannot flip between reproduced and not_reproduced from noise smaller
 than the band. The two expressions must never both hold.
+
+Every claim has a `kind`:
+
+- `headline`: a statement of the paper itself (abstract, a table, a figure, a theorem), with its
+  source in `paper_value.source`. It also declares its `setting` (`paper`: the paper's own model,
+  data and protocol; `reduced`: its protocol and data, smaller; `stand-in`: other data or another
+  model) and its `null`: a mapping `{metric: replacement}` that puts a measured number without the
+  paper's effect (the baseline's number in place of the method's, the untrained or ablated model in
+  place of the trained one) in place of a metric the criterion reads, e.g.
+  `null: {f1_sae: f1_best_baseline}`. The criterion is evaluated again under that substitution
+  (`null_per_seed`, `null_verdict`); a criterion that the null also satisfies cannot tell the effect
+  from its absence, so its verdict is `inconclusive`, never `reproduced`.
+- `check`: the project's own test of its implementation, of a premise, or of a property true by
+  construction. Its verdict reads `passed` / `failed` / `inconclusive`; tables list checks apart and
+  never count them as reproductions.
+
+`testable_if` states a premise: when it does not hold on every seed, the claim is `inconclusive`
+whatever its criterion says.
 """
 from __future__ import annotations
 
@@ -43,11 +61,15 @@ import numpy as np
 import yaml
 
 from .io import read_json, write_json
+from .provenance import provenance
 
 VERDICTS = ("reproduced", "not_reproduced", "inconclusive")
+CHECK_VERDICTS = {"reproduced": "passed", "not_reproduced": "failed", "inconclusive": "inconclusive"}
+KINDS = ("headline", "check")
+SETTINGS = ("paper", "reduced", "stand-in")
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.json"
-DECLARATION_KEYS = {"id", "statement", "paper_value", "criterion", "refuted_if", "testable_if", "evidence", "note",
-                    "for_each"}
+DECLARATION_KEYS = {"id", "kind", "setting", "null", "statement", "paper_value", "criterion", "refuted_if",
+                    "testable_if", "evidence", "note", "for_each"}
 _TEMPLATED = ("id", "statement", "criterion", "refuted_if", "testable_if", "note")
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
@@ -161,16 +183,60 @@ def _summary(values: list[float]) -> dict:
     return {"values": [finite(float(v)) for v in arr], "mean": finite(float(np.mean(arr))), "std": finite(std)}
 
 
-def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> dict:
-    """One claim's row of claims.json: declaration + measured values + computed verdict."""
+def _substituted(measured: Mapping[str, list[float]], null: Mapping[str, str]) -> dict[str, list[float]]:
+    """The measurements with each metric of `null` replaced by its null metric's values."""
+    out = dict(measured)
+    out.update({name: measured[replacement] for name, replacement in null.items()})
+    return out
+
+
+def check_declaration(decl: Mapping) -> None:
+    """The claim-level rules of the contract (module docstring), naming the claim and the key."""
+    cid = decl.get("id")
     unknown = set(decl) - DECLARATION_KEYS
     if unknown:
-        raise ValueError(f"claim {decl.get('id')!r}: unknown keys {sorted(unknown)}; allowed {sorted(DECLARATION_KEYS)}")
+        raise ValueError(f"claim {cid!r}: unknown keys {sorted(unknown)}; allowed {sorted(DECLARATION_KEYS)}")
+    for key in ("id", "statement", "criterion", "kind"):
+        if key not in decl:
+            raise ValueError(f"claim {cid!r} lacks {key!r}" + (f"; set kind: one of {list(KINDS)}" if key == "kind" else ""))
+    kind = decl["kind"]
+    if kind not in KINDS:
+        raise ValueError(f"claim {cid!r}: kind {kind!r} is not one of {list(KINDS)}")
+    if kind == "check":
+        for key in ("setting", "null"):
+            if key in decl:
+                raise ValueError(f"claim {cid!r}: a check has no {key!r}; only headline claims do")
+        return
+    for key, fix in (("paper_value", "{value: ..., source: 'abstract' / 'Table N' / ...}"),
+                     ("setting", f"one of {list(SETTINGS)}"),
+                     ("null", "{metric the criterion reads: measured metric without the paper's effect}")):
+        if key not in decl:
+            raise ValueError(f"claim {cid!r} (headline) lacks {key!r}: set it to {fix}, or make the claim a check")
+    if decl["setting"] not in SETTINGS:
+        raise ValueError(f"claim {cid!r}: setting {decl['setting']!r} is not one of {list(SETTINGS)}")
+    null = decl["null"]
+    if not isinstance(null, Mapping) or not null or not all(isinstance(v, str) for v in null.values()):
+        raise ValueError(f"claim {cid!r}: null must be a non-empty mapping {{metric: null metric}}, got {null!r}")
+
+
+def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> dict:
+    """One claim's row of claims.json: declaration + measured values + computed verdict.
+
+    A headline claim is evaluated a second time with its `null` substituted; when the criterion
+    holds under the null too, the claim cannot tell the paper's effect from its absence and its
+    verdict is `inconclusive`."""
+    check_declaration(decl)
     measured = {k: _as_list(v) for k, v in measured.items()}
     names = criterion_names(decl["criterion"])
     for extra in ("refuted_if", "testable_if"):
         if decl.get(extra):
             names += [n for n in criterion_names(decl[extra]) if n not in names]
+    null = dict(decl.get("null") or {})
+    not_read = [k for k in null if k not in criterion_names(decl["criterion"])]
+    if not_read:
+        raise ValueError(f"claim {decl['id']!r}: null replaces {not_read}, which its criterion "
+                         f"{decl['criterion']!r} does not read")
+    names += [n for n in null.values() if n not in names]
     missing = [n for n in names if n not in measured]
     if missing:
         raise KeyError(f"claim {decl['id']!r} reads metrics {missing}, which were not measured; measured: {sorted(measured)}")
@@ -188,15 +254,26 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
             verdict = "inconclusive"
     row = {
         "id": decl["id"],
+        "kind": decl["kind"],
         "statement": decl["statement"],
-        "paper_value": dict(decl["paper_value"]),
         "measured": {k: _summary(measured[k]) for k in names},
         "criterion": decl["criterion"],
         "per_seed": outcomes,
-        "verdict": verdict,
         "scale": scale,
         "evidence": list(decl.get("evidence", [])),
     }
+    if decl.get("paper_value") is not None:
+        row["paper_value"] = dict(decl["paper_value"])
+    if null:
+        under_null = _substituted(measured, null)
+        null_outcomes = _per_seed(decl["criterion"], under_null, n)
+        null_refuted = _per_seed(decl["refuted_if"], under_null, n) if decl.get("refuted_if") else None
+        row["setting"] = decl["setting"]
+        row["null"] = null
+        row["null_per_seed"] = null_outcomes
+        row["null_verdict"] = verdict_from_outcomes(null_outcomes, null_refuted)
+        if row["null_verdict"] == "reproduced" and verdict == "reproduced":
+            verdict = "inconclusive"
     if refuted is not None:
         row["refuted_if"] = decl["refuted_if"]
         row["per_seed_refuted"] = refuted
@@ -205,6 +282,7 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
         row["testable"] = testable
     if decl.get("note"):
         row["note"] = decl["note"]
+    row["verdict"] = CHECK_VERDICTS[verdict] if decl["kind"] == "check" else verdict
     return row
 
 
@@ -215,17 +293,19 @@ def load_declaration(path: str | Path) -> dict:
     for key in ("paper", "title", "arxiv", "claims"):
         if key not in doc:
             raise ValueError(f"{path}: missing top-level key {key!r}")
+    unknown = set(doc) - {"paper", "title", "arxiv", "claims", "libraries"}
+    if unknown:
+        raise ValueError(f"{path}: unknown top-level keys {sorted(unknown)}; allowed: paper, title, arxiv, "
+                         f"libraries (the paper's key packages, recorded in the provenance), claims")
     ids = [c.get("id") for c in doc["claims"]]
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
         raise ValueError(f"{path}: duplicate claim ids {sorted(dupes)}")
     for c in doc["claims"]:
-        for key in ("id", "statement", "paper_value", "criterion"):
-            if key not in c:
-                raise ValueError(f"{path}: claim {c.get('id')!r} lacks {key!r}")
-        unknown = set(c) - DECLARATION_KEYS
-        if unknown:
-            raise ValueError(f"{path}: claim {c['id']!r} has unknown keys {sorted(unknown)}; allowed {sorted(DECLARATION_KEYS)}")
+        try:
+            check_declaration(c)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
         if c.get("for_each"):
             placeholder = "{" + c["for_each"] + "}"
             if placeholder not in c["id"]:
@@ -253,6 +333,9 @@ def expand_claims(claims: Sequence[Mapping], expand_over: Mapping[str, Sequence[
                 if key in e:
                     e[key] = str(e[key]).replace("{" + name + "}", str(value))
             e["evidence"] = [str(p).replace("{" + name + "}", str(value)) for p in e.get("evidence", [])]
+            if "null" in e:
+                sub = lambda t: str(t).replace("{" + name + "}", str(value))  # noqa: E731
+                e["null"] = {sub(k): sub(v) for k, v in e["null"].items()}
             out.append(e)
     return out
 
@@ -267,6 +350,7 @@ def evaluate_claims(declaration: Mapping, measured: Mapping[str, Any], scale: st
         "arxiv": str(declaration["arxiv"]),
         "scale": scale,
         "claims": [evaluate_claim(c, measured, scale) for c in claims],
+        "provenance": provenance(declaration["paper"], scale, declaration.get("libraries", ())),
     }
     if extra:
         doc.update(extra)
@@ -294,15 +378,34 @@ def format_value(summary: Mapping) -> str:
     return f"{mean:.4g} ± {std or 0:.2g} (n={n})" if n > 1 else f"{mean:.4g}"
 
 
+def _measured_cell(c: Mapping) -> str:
+    return "<br>".join(f"`{k}` = {format_value(v)}" for k, v in c["measured"].items())
+
+
+def _criterion_cell(c: Mapping) -> str:
+    cell = f"`{c['criterion']}`" + (f"; refuted if `{c['refuted_if']}`" if c.get("refuted_if") else "")
+    if c.get("testable_if"):
+        cell += f"; testable if `{c['testable_if']}`" + ("" if c.get("testable") else " (**premise failed**)")
+    return cell
+
+
 def claims_table_markdown(doc: Mapping) -> str:
-    """The paper's claims as a markdown table."""
-    lines = [
-        "| claim | paper | measured | criterion | verdict |",
-        "|---|---|---|---|---|",
-    ]
-    for c in doc["claims"]:
-        paper = f"{c['paper_value']['value']} ({c['paper_value']['source']})"
-        measured = "<br>".join(f"`{k}` = {format_value(v)}" for k, v in c["measured"].items())
-        criterion = f"`{c['criterion']}`" + (f"; refuted if `{c['refuted_if']}`" if c.get("refuted_if") else "")
-        lines.append(f"| **{c['id']}**: {c['statement']} | {paper} | {measured} | {criterion} | **{c['verdict']}** |")
-    return "\n".join(lines)
+    """The paper's headline claims as a markdown table, then its checks as a second one."""
+    headline = [c for c in doc["claims"] if c["kind"] == "headline"]
+    checks = [c for c in doc["claims"] if c["kind"] == "check"]
+    lines = []
+    if headline:
+        lines += ["| claim | setting | paper | measured | criterion | null | verdict |",
+                  "|---|---|---|---|---|---|---|"]
+        for c in headline:
+            paper = f"{c['paper_value']['value']} ({c['paper_value']['source']})"
+            null = ", ".join(f"`{k}` → `{v}`" for k, v in c["null"].items()) + f": {c['null_verdict']}"
+            lines.append(f"| **{c['id']}**: {c['statement']} | {c['setting']} | {paper} | {_measured_cell(c)} "
+                         f"| {_criterion_cell(c)} | {null} | **{c['verdict']}** ({c['setting']}) |")
+    if checks:
+        lines += ["", "Checks (the project's own tests of its implementation and premises; not counted as reproductions):", "",
+                  "| check | measured | criterion | result |", "|---|---|---|---|"]
+        for c in checks:
+            lines.append(f"| **{c['id']}**: {c['statement']} | {_measured_cell(c)} | {_criterion_cell(c)} "
+                         f"| **{c['verdict']}** |")
+    return "\n".join(lines).strip("\n")

@@ -13,7 +13,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from .claims import claims_table_markdown, validate_claims
+from .claims import SETTINGS, claims_table_markdown, validate_claims
 from .io import atomic_path, read_json
 
 def markers(block: str) -> tuple[str, str]:
@@ -29,11 +29,32 @@ def paper_runtime_seconds(benchmarks_dir: str | Path, slug: str) -> float | None
     return float(sum(pd.read_csv(f, sep="\t")["s"].sum() for f in files))
 
 
-def verdict_counts(doc: dict) -> dict[str, int]:
-    counts = {"reproduced": 0, "not_reproduced": 0, "inconclusive": 0}
+def paper_peak_rss_mb(benchmarks_dir: str | Path, slug: str) -> float | None:
+    """Largest `max_rss` (MB) over the paper's jobs; None when there are no benchmark files."""
+    files = sorted(Path(benchmarks_dir, slug).glob("*.tsv"))
+    peaks = [pd.to_numeric(pd.read_csv(f, sep="\t")["max_rss"], errors="coerce").max() for f in files]
+    peaks = [p for p in peaks if pd.notna(p)]
+    return float(max(peaks)) if peaks else None
+
+
+def verdict_counts(doc: dict, kind: str = "headline") -> dict[str, int]:
+    """How many claims of `kind` got each verdict (headline: reproduced / not_reproduced /
+    inconclusive; check: passed / failed / inconclusive)."""
+    keys = ("reproduced", "not_reproduced", "inconclusive") if kind == "headline" else ("passed", "failed", "inconclusive")
+    counts = dict.fromkeys(keys, 0)
     for c in doc["claims"]:
-        counts[c["verdict"]] += 1
+        if c["kind"] == kind:
+            counts[c["verdict"]] += 1
     return counts
+
+
+def setting_mix(doc: dict) -> str:
+    """'2 paper, 1 reduced, 3 stand-in': the settings of the paper's headline claims."""
+    counts = {s: 0 for s in SETTINGS}
+    for c in doc["claims"]:
+        if c["kind"] == "headline":
+            counts[c["setting"]] += 1
+    return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"
 
 
 def paper_reference(ref: str) -> str:
@@ -43,16 +64,35 @@ def paper_reference(ref: str) -> str:
     return ref
 
 
-def papers_table(docs: Iterable[dict], runtimes: dict[str, float | None]) -> str:
-    """One row per paper: claims reproduced / not / inconclusive, scale, runtime."""
-    lines = ["| paper | title | scale | claims reproduced | not reproduced | inconclusive | runtime (job-s) |",
-             "|---|---|---|---|---|---|---|"]
+def _fmt(value: float | None, scale: float = 1.0, digits: int = 0) -> str:
+    return "n/a" if value is None else f"{value / scale:.{digits}f}"
+
+
+def papers_table(docs: Iterable[dict], runtimes: dict[str, float | None],
+                 peaks: dict[str, float | None] | None = None) -> str:
+    """One row per paper: headline claims reproduced / not / inconclusive with their settings, the
+    checks passed / failed / inconclusive, job time and peak memory; a totals row at the end."""
+    peaks = peaks or {}
+    lines = ["| paper | headline settings | reproduced | not reproduced | inconclusive | checks passed / failed / inconclusive "
+             "| job time (s) | peak RSS (GB) |",
+             "|---|---|---|---|---|---|---|---|"]
+    total = {"reproduced": 0, "not_reproduced": 0, "inconclusive": 0, "headline": 0}
+    total_checks = {"passed": 0, "failed": 0, "inconclusive": 0}
     for doc in docs:
-        n = verdict_counts(doc)
-        rt = runtimes.get(doc["paper"])
-        lines.append(f"| `{doc['paper']}` | {doc['title']} ({paper_reference(doc['arxiv'])}) "
-                     f"| {doc['scale']} | {n['reproduced']}/{len(doc['claims'])} | {n['not_reproduced']} "
-                     f"| {n['inconclusive']} | {'n/a' if rt is None else f'{rt:.0f}'} |")
+        n, k = verdict_counts(doc, "headline"), verdict_counts(doc, "check")
+        n_headline = sum(n.values())
+        for key in n:
+            total[key] += n[key]
+        total["headline"] += n_headline
+        for key in k:
+            total_checks[key] += k[key]
+        lines.append(f"| `{doc['paper']}`: {doc['title']} ({paper_reference(doc['arxiv'])}) | {setting_mix(doc)} "
+                     f"| {n['reproduced']}/{n_headline} | {n['not_reproduced']} | {n['inconclusive']} "
+                     f"| {k['passed']} / {k['failed']} / {k['inconclusive']} "
+                     f"| {_fmt(runtimes.get(doc['paper']))} | {_fmt(peaks.get(doc['paper']), 1000, 2)} |")
+    lines.append(f"| **total** | | **{total['reproduced']}/{total['headline']}** | **{total['not_reproduced']}** "
+                 f"| **{total['inconclusive']}** | **{total_checks['passed']} / {total_checks['failed']} / "
+                 f"{total_checks['inconclusive']}** | | |")
     return "\n".join(lines)
 
 
@@ -65,13 +105,31 @@ def _figure_links(doc: dict, claims_file: Path, report_dir: Path) -> list[str]:
     return [f"![{Path(p).stem}]({os.path.relpath(paper_dir / p, report_dir)})" for p in pngs]
 
 
-def render_report(claims_files: list[str | Path], report_dir: str | Path, runtimes: dict) -> str:
+def provenance_markdown(docs: list[dict]) -> str:
+    """The report header's provenance: commits, dirtiness, packages, hosts and scales of the runs shown."""
+    prov = [d["provenance"] for d in docs]
+    commits = sorted({f"{p['commit'] or 'unknown'}{' (dirty)' if p['dirty'] else ''}" for p in prov})
+    hosts = sorted({f"{p['host']['cpu']} ({p['host']['cpus']} CPUs{', ' + p['host']['gpu'] if p['host']['gpu'] else ''})"
+                    for p in prov})
+    packages = sorted({f"{k} {v}" for p in prov for k, v in p["packages"].items() if v})
+    scales = sorted({p["scale"] for p in prov})
+    return "\n".join([f"- commit: {', '.join(commits)}", f"- scale: {', '.join(scales)}",
+                      f"- host: {'; '.join(hosts)}", f"- packages: {', '.join(packages)}"])
+
+
+def render_report(claims_files: list[str | Path], report_dir: str | Path, runtimes: dict,
+                  peaks: dict | None = None) -> str:
     report_dir = Path(report_dir)
     docs = [read_json(f) for f in claims_files]
     parts = ["# Reproduction report", "",
-             "Every verdict below is computed from the measured values by the claim's criterion "
-             "(`src/methods/common/claims.py`): reproduced on every seed, on none, or inconclusive.", "",
-             papers_table(docs, runtimes), ""]
+             "Every verdict below is computed from the measured values by the claim's criterion: reproduced on "
+             "every seed, on none, or inconclusive. Headline claims are the papers' own statements; each names "
+             "its setting (paper: the paper's own model, data and protocol; reduced: the same, smaller; "
+             "stand-in: other data or model) and its null, the measured numbers without the paper's effect, "
+             "under which the criterion must not hold. Checks are the project's tests of its implementation "
+             "and premises, listed apart and never counted.", "",
+             provenance_markdown(docs), "",
+             papers_table(docs, runtimes, peaks), ""]
     for f, doc in zip(claims_files, docs):
         parts += [f"## {doc['paper']}: {doc['title']}", "",
                   f"Scale `{doc['scale']}`; claims file `{os.path.relpath(f, report_dir)}`.", "",
@@ -88,10 +146,11 @@ def write_reports(claims_files: list[str], report_path: str, table_path: str, be
         validate_claims(read_json(f))
     slugs = [read_json(f)["paper"] for f in claims_files]
     runtimes = {s: paper_runtime_seconds(benchmarks_dir, s) for s in slugs}
-    text = render_report(claims_files, Path(report_path).parent, runtimes)
+    peaks = {s: paper_peak_rss_mb(benchmarks_dir, s) for s in slugs}
+    text = render_report(claims_files, Path(report_path).parent, runtimes, peaks)
     with atomic_path(report_path) as tmp:
         tmp.write_text(text)
-    table = papers_table([read_json(f) for f in claims_files], runtimes)
+    table = papers_table([read_json(f) for f in claims_files], runtimes, peaks)
     with atomic_path(table_path) as tmp:
         tmp.write_text(table + "\n")
 

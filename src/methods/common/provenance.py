@@ -1,0 +1,87 @@
+"""Provenance of a result: which code, packages, configuration and machine produced it.
+
+Every claims.json carries it (as lm-evaluation-harness records its environment with every result), so
+two runs can be compared knowing what differed between them (`methods.common.diff`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Iterable, Mapping
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+CORE_PACKAGES = ("torch", "numpy", "snakemake", "pandas", "transformers", "datasets")
+# Set by the workflow (workflow/rules/common.smk) for every job: {paper: digest of its config section}.
+CONFIG_DIGESTS_ENV = "ICML25_CONFIG_DIGESTS"
+
+
+def config_digest(section) -> str:
+    """sha256 (16 hex digits) of a config section, independent of key order."""
+    return hashlib.sha256(json.dumps(section, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def config_digests(config: Mapping, papers: Iterable[str]) -> str:
+    """The value of CONFIG_DIGESTS_ENV: every paper's section digest, with the scale's, as JSON."""
+    return json.dumps({p: config_digest({"scale": config.get("scale"), p: config.get(p)}) for p in papers})
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def git_state() -> dict:
+    """The commit of the checkout and whether tracked files differ from it (None outside a git checkout)."""
+    commit = _git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "dirty": None}
+    return {"commit": commit, "dirty": bool(_git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def package_versions(names: Iterable[str]) -> dict[str, str | None]:
+    versions = {}
+    for name in dict.fromkeys(names):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def gpu_name() -> str | None:
+    """The first CUDA device's name, only if torch is already imported (no import just for this)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return None
+    return torch.cuda.get_device_name(0)
+
+
+def host() -> dict:
+    return {"system": platform.platform(), "python": platform.python_version(), "cpu": cpu_model(),
+            "cpus": os.cpu_count(), "gpu": gpu_name()}
+
+
+def provenance(paper: str, scale: str, libraries: Iterable[str] = ()) -> dict:
+    """Commit (and dirtiness), package versions, scale, config digest and host of this run."""
+    digests = json.loads(os.environ.get(CONFIG_DIGESTS_ENV, "{}"))
+    return {**git_state(), "packages": package_versions([*CORE_PACKAGES, *libraries]), "scale": scale,
+            "config_digest": digests.get(paper), "host": host()}
