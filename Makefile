@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 CORES  ?= all
 STAMP  := $(VENV)/.installed
 
-.PHONY: reproduce test venv lint readme-table dvc-yaml pull
+.PHONY: reproduce test venv lint readme-table dvc-yaml pull diff
 
 $(STAMP): pyproject.toml requirements/cpu.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,9 +28,10 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 
-# Splice the papers table of the last tiny run into README.md.
+# Publish the last tiny run (one clean commit, every paper): its claims files and usage into docs/run/,
+# its papers table into README.md and each paper's claims table into src/methods/<paper>/README.md.
 readme-table: $(STAMP)
-	$(BIN)/python -m methods.common.report papers-table results/papers_table.md README.md
+	$(BIN)/python -m methods.common.report publish results
 
 # dvc.yaml is generated from the workflow (a stage per paper, shared substrate, report); rerun
 # after adding a paper. tests/workflow/test_dvc.py fails when it is stale.
@@ -45,3 +46,8 @@ dvc-yaml: $(STAMP)
 # Needs an installed environment (make venv); no dependency on it, so a pull never reinstalls.
 pull:
 	$(BIN)/python -m methods.common.pull $(if $(REMOTE),--remote $(REMOTE)) $(TARGETS)
+
+# Which verdicts changed between two runs: A and B are results folders (results, results_full), the
+# published run (docs/run) or git revisions (their committed docs/run), e.g. `make diff A=HEAD~3 B=results`.
+diff: $(STAMP)
+	$(BIN)/python -m methods.common.diff $(A) $(B)

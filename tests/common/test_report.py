@@ -79,3 +79,45 @@ def test_paper_reference_links_only_arxiv_ids():
 
     assert paper_reference("2502.09720") == "[arXiv 2502.09720](https://arxiv.org/abs/2502.09720)"
     assert paper_reference("ICML 2025 (PMLR 267:6291-6318)") == "ICML 2025 (PMLR 267:6291-6318)"
+
+
+def _tree(tmp_path, commits):
+    """A repository-shaped tree with one finished tiny run of papers demo and other."""
+    root = tmp_path / "repo"
+    begin, end = R.markers("papers-table")
+    (root / "workflow" / "rules").mkdir(parents=True)
+    (root / "README.md").write_text(f"intro\n{begin}\nold\n{end}\nafter\n")
+    cb, ce = R.markers("claims-table")
+    for slug, commit in zip(("demo", "other"), commits):
+        (root / "workflow" / "rules" / f"{slug}.smk").write_text("")
+        (root / "src" / "methods" / slug).mkdir(parents=True)
+        (root / "src" / "methods" / slug / "README.md").write_text(f"# {slug}\n## Results\n{cb}\n{ce}\nprose\n")
+        doc = C.evaluate_claims({**DECL, "paper": slug}, {"a": [0.5, 0.6], "base": [1.0, 1.0]}, "tiny")
+        doc["provenance"].update(commit=commit, dirty=False)
+        write_json(root / "results" / slug / "claims.json", doc)
+        bench = root / "results" / "benchmarks" / slug
+        bench.mkdir(parents=True)
+        (bench / "run.tsv").write_text("s\th:m:s\tmax_rss\n30\t0:00:30\t2500\n")
+    return root
+
+
+def test_publish_copies_one_run_and_fills_every_readme(tmp_path):
+    root = _tree(tmp_path, ["c0ffee", "c0ffee"])
+    R.publish_run(root / "results", root)
+    run = root / "docs" / "run"
+    assert sorted(p.name for p in run.iterdir()) == ["demo.claims.json", "other.claims.json", "papers_table.md", "usage.json"]
+    table = (run / "papers_table.md").read_text().strip()
+    assert table == R.published_table(run)
+    readme = (root / "README.md").read_text()
+    assert table in readme and "old" not in readme and readme.startswith("intro\n") and readme.endswith("after\n")
+    assert "| 30 | 2.50 |" in table
+    paper = (root / "src" / "methods" / "demo" / "README.md").read_text()
+    assert C.claims_table_markdown(R.published_docs(run)["demo"]) in paper and paper.endswith("prose\n")
+
+
+def test_publish_refuses_a_run_mixed_from_two_commits(tmp_path):
+    root = _tree(tmp_path, ["c0ffee", "beef00"])
+    with pytest.raises(SystemExit, match="one clean commit"):
+        R.publish_run(root / "results", root)
+    assert not (root / "docs").exists()
+    assert "old" in (root / "README.md").read_text()

@@ -14,7 +14,7 @@ from typing import Iterable
 import pandas as pd
 
 from .claims import SETTINGS, claims_table_markdown, validate_claims
-from .io import atomic_path, read_json
+from .io import atomic_path, read_json, write_json
 
 def markers(block: str) -> tuple[str, str]:
     """The comment lines that delimit a generated block of the README."""
@@ -164,14 +164,91 @@ def splice_readme(readme_text: str, block: str, content: str) -> str:
     return pattern.sub(lambda _: f"{begin}\n{content.strip()}\n{end}", readme_text)
 
 
+PUBLISHED_RUN = Path("docs") / "run"
+
+
+def paper_readme(slug: str, root: Path = Path(".")) -> Path:
+    return root / "src" / "methods" / slug / "README.md"
+
+
+def published_docs(run_dir: str | Path) -> dict[str, dict]:
+    """{paper: claims document} of a published run (`<run_dir>/<paper>.claims.json`), sorted by paper."""
+    return {f.name.removesuffix(".claims.json"): read_json(f) for f in sorted(Path(run_dir).glob("*.claims.json"))}
+
+
+def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[str] | None = None) -> list[str]:
+    """Publish one tiny run: copy every paper's claims.json and its job time and peak memory into
+    docs/run/, write the papers table there, and fill the README's papers table and each paper README's
+    claims table from them. Refuses a run whose papers come from different commits or a dirty tree, so
+    every number the READMEs quote comes from one run of one commit. Returns the files written."""
+    results, root = Path(results), Path(root)
+    papers = list(papers) if papers is not None else sorted(
+        p.stem for p in (root / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"})
+    missing = [p for p in papers if not (results / p / "claims.json").exists()]
+    if missing:
+        raise SystemExit(f"{results}: no claims.json for {missing}; run `make reproduce` (every paper) first")
+    docs = {p: read_json(results / p / "claims.json") for p in papers}
+    for p, doc in docs.items():
+        validate_claims(doc)
+        if doc["scale"] != "tiny":
+            raise SystemExit(f"{results / p / 'claims.json'}: scale {doc['scale']!r}; the README publishes the tiny run")
+    commits = {(d["provenance"]["commit"], d["provenance"]["dirty"]) for d in docs.values()}
+    if len(commits) != 1 or next(iter(commits))[1] is not False:
+        raise SystemExit(f"{results}: the papers ran at {sorted(map(str, commits))}; publish one run of one clean "
+                         f"commit (rerun the stale papers from a clean checkout)")
+    dest = root / PUBLISHED_RUN
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.glob("*.claims.json"):
+        if old.name.removesuffix(".claims.json") not in docs:
+            old.unlink()
+    written = []
+    for p, doc in docs.items():
+        write_json(dest / f"{p}.claims.json", doc)
+        written.append(str(dest / f"{p}.claims.json"))
+    benchmarks = results / "benchmarks"
+    usage = {p: {"job_seconds": paper_runtime_seconds(benchmarks, p), "peak_rss_mb": paper_peak_rss_mb(benchmarks, p)}
+             for p in papers}
+    write_json(dest / "usage.json", usage)
+    table = published_table(dest)
+    with atomic_path(dest / "papers_table.md") as tmp:
+        tmp.write_text(table + "\n")
+    written += [str(dest / "usage.json"), str(dest / "papers_table.md")]
+    readme = root / "README.md"
+    with atomic_path(readme) as tmp:
+        tmp.write_text(splice_readme(readme.read_text(), "papers-table", table))
+    written.append(str(readme))
+    for p, doc in docs.items():
+        path = paper_readme(p, root)
+        if path.exists():
+            with atomic_path(path) as tmp:
+                tmp.write_text(splice_readme(path.read_text(), "claims-table", claims_table_markdown(doc)))
+            written.append(str(path))
+    return written
+
+
+def published_table(run_dir: str | Path) -> str:
+    """The papers table of a published run, from its claims files and usage.json."""
+    run_dir = Path(run_dir)
+    usage = read_json(run_dir / "usage.json")
+    docs = published_docs(run_dir)
+    return papers_table(docs.values(), {p: u["job_seconds"] for p, u in usage.items()},
+                        {p: u["peak_rss_mb"] for p, u in usage.items()})
+
+
 def main(argv: list[str] | None = None) -> None:
-    """`python -m methods.common.report BLOCK FILE [README]`: put FILE's text into the README's BLOCK."""
+    """`publish [RESULTS]`: publish a tiny run into docs/run/ and the READMEs (make readme-table);
+    `BLOCK FILE [README]`: put FILE's text into the README's generated BLOCK."""
     import sys
 
     args = argv if argv is not None else sys.argv[1:]
+    if args[:1] == ["publish"] and len(args) <= 2:
+        for f in publish_run(args[1] if len(args) == 2 else "results"):
+            print(f"wrote {f}")
+        return
     if len(args) not in (2, 3):
-        raise SystemExit("usage: python -m methods.common.report BLOCK FILE [README.md]  "
-                         "(e.g. papers-table results/papers_table.md)")
+        raise SystemExit("usage: python -m methods.common.report publish [RESULTS_DIR]\n"
+                         "       python -m methods.common.report BLOCK FILE [README.md]  (e.g. pipeline-benchmark "
+                         "benchmarks/results/pipeline.md)")
     block, source = args[0], Path(args[1])
     readme = Path(args[2] if len(args) == 3 else "README.md")
     if not source.exists():

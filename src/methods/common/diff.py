@@ -1,0 +1,125 @@
+"""Which verdicts changed between two runs, with the metric values beside them and each side's provenance.
+
+    python -m methods.common.diff A B        (make diff A=... B=...; icml25-diff A B)
+
+A and B are each one of:
+- a results folder of a run (`results`, `results_full`: `<dir>/<paper>/claims.json`);
+- a published run folder (`docs/run`: `<dir>/<paper>.claims.json`);
+- a git commit (or branch, tag), read from the published run committed there (`docs/run/` at that commit).
+
+Claims are matched by paper and id. Printed: each side's provenance (commit, scale, host, packages that
+differ), then every claim whose verdict differs (or that exists on one side only) with its measured
+values on both sides. `--all` lists claims whose values moved with an unchanged verdict as well.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .claims import format_value
+from .io import read_json
+from .provenance import REPO_ROOT
+
+PUBLISHED = "docs/run"
+
+
+def load_run(spec: str, root: Path = REPO_ROOT) -> dict[str, dict]:
+    """{paper: claims document} of a run given as a results folder, a published folder or a git revision."""
+    path = Path(spec)
+    if path.is_dir():
+        nested = {p.parent.name: read_json(p) for p in sorted(path.glob("*/claims.json"))}
+        flat = {p.name.removesuffix(".claims.json"): read_json(p) for p in sorted(path.glob("*.claims.json"))}
+        if nested or flat:
+            return nested or flat
+        raise SystemExit(f"{spec}: a folder with no <paper>/claims.json or <paper>.claims.json in it")
+    listing = subprocess.run(["git", "-C", str(root), "ls-tree", "--name-only", f"{spec}:{PUBLISHED}"],
+                             capture_output=True, text=True)
+    if listing.returncode != 0:
+        raise SystemExit(f"{spec}: neither a folder nor a git revision with a published run ({PUBLISHED}/); "
+                         f"git says: {listing.stderr.strip()}")
+    docs = {}
+    for name in listing.stdout.split():
+        if name.endswith(".claims.json"):
+            text = subprocess.run(["git", "-C", str(root), "show", f"{spec}:{PUBLISHED}/{name}"],
+                                  capture_output=True, text=True, check=True).stdout
+            docs[name.removesuffix(".claims.json")] = json.loads(text)
+    if not docs:
+        raise SystemExit(f"{spec}: {PUBLISHED}/ at this revision holds no claims file")
+    return docs
+
+
+def _provenance_lines(label: str, spec: str, docs: dict[str, dict]) -> list[str]:
+    provs = [d.get("provenance") for d in docs.values() if d.get("provenance")]
+    if not provs:
+        return [f"- **{label}** `{spec}`: no provenance recorded ({len(docs)} papers)"]
+    commits = sorted({f"{(p['commit'] or 'unknown')[:12]}{' (dirty)' if p['dirty'] else ''}" for p in provs})
+    hosts = sorted({p["host"]["cpu"] for p in provs})
+    scales = sorted({p["scale"] for p in provs})
+    return [f"- **{label}** `{spec}`: {len(docs)} papers; commit {', '.join(commits)}; scale {', '.join(scales)}; "
+            f"host {'; '.join(hosts)}"]
+
+
+def _package_changes(a: dict[str, dict], b: dict[str, dict]) -> list[str]:
+    def versions(docs):
+        out = {}
+        for d in docs.values():
+            out.update((d.get("provenance") or {}).get("packages", {}))
+        return out
+
+    va, vb = versions(a), versions(b)
+    return [f"{k} {va.get(k)} → {vb.get(k)}" for k in sorted(set(va) | set(vb)) if va.get(k) != vb.get(k)]
+
+
+def _values(claim: dict | None) -> str:
+    if claim is None:
+        return "—"
+    return "<br>".join(f"`{k}` = {format_value(v)}" for k, v in claim["measured"].items())
+
+
+def compare(a: dict[str, dict], b: dict[str, dict], show_all: bool = False) -> list[dict]:
+    """Rows {paper, id, kind, verdict_a, verdict_b, a, b} for claims whose verdict differs (or whose values
+    moved, with show_all), in paper order."""
+    rows = []
+    for paper in sorted(set(a) | set(b)):
+        ca = {c["id"]: c for c in a.get(paper, {}).get("claims", [])}
+        cb = {c["id"]: c for c in b.get(paper, {}).get("claims", [])}
+        for cid in list(ca) + [i for i in cb if i not in ca]:
+            x, y = ca.get(cid), cb.get(cid)
+            va, vb = (x or {}).get("verdict"), (y or {}).get("verdict")
+            moved = x is not None and y is not None and x["measured"] != y["measured"]
+            if va != vb or (show_all and moved):
+                rows.append({"paper": paper, "id": cid, "kind": (x or y).get("kind", "?"),
+                             "verdict_a": va or "absent", "verdict_b": vb or "absent", "a": x, "b": y})
+    return rows
+
+
+def render(spec_a: str, spec_b: str, a: dict[str, dict], b: dict[str, dict], show_all: bool = False) -> str:
+    rows = compare(a, b, show_all)
+    lines = ["# Runs compared", "", *_provenance_lines("A", spec_a, a), *_provenance_lines("B", spec_b, b)]
+    changes = _package_changes(a, b)
+    lines += [f"- packages that differ: {', '.join(changes) if changes else 'none'}", ""]
+    flips = sum(r["verdict_a"] != r["verdict_b"] for r in rows)
+    lines += [f"{flips} claim(s) changed verdict" + (f"; {len(rows) - flips} more moved in value" if show_all else "") + ".", ""]
+    if rows:
+        lines += ["| paper | claim | kind | A | B | A measured | B measured |", "|---|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| `{r['paper']}` | {r['id']} | {r['kind']} | {r['verdict_a']} | {r['verdict_b']} "
+                         f"| {_values(r['a'])} | {_values(r['b'])} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a", help="results folder, published run folder, or git revision")
+    ap.add_argument("b", help="results folder, published run folder, or git revision")
+    ap.add_argument("--all", action="store_true", help="also list claims whose values moved with the same verdict")
+    args = ap.parse_args(argv)
+    print(render(args.a, args.b, load_run(args.a), load_run(args.b), args.all))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""`make diff`: verdicts that changed between two runs, from folders and from git revisions."""
+import subprocess
+
+import pytest
+
+from methods.common import claims as C
+from methods.common import diff as D
+from methods.common.io import write_json
+
+DECL = {"paper": "demo", "title": "Demo", "arxiv": "0", "claims": [
+    {"id": "faster", "kind": "headline", "setting": "stand-in", "null": {"t": "t_base"}, "statement": "faster",
+     "paper_value": {"value": 2, "source": "abstract"}, "criterion": "t < t_base"},
+    {"id": "finite", "kind": "check", "statement": "finite loss", "criterion": "loss < 1e9"},
+]}
+
+
+def _run(folder, t, loss=1.0, nested=True):
+    doc = C.evaluate_claims(DECL, {"t": t, "t_base": [2.0, 2.0], "loss": loss}, "tiny")
+    write_json(folder / "demo" / "claims.json" if nested else folder / "demo.claims.json", doc)
+    return folder
+
+
+def test_a_planted_verdict_change_is_reported_with_both_values(tmp_path):
+    a = _run(tmp_path / "a", [1.0, 1.5])
+    b = _run(tmp_path / "b", [3.0, 2.5], nested=False)  # a published folder
+    out = D.render("a", "b", D.load_run(str(a)), D.load_run(str(b)))
+    assert "1 claim(s) changed verdict." in out
+    row = [line for line in out.splitlines() if line.startswith("| `demo` |")]
+    assert len(row) == 1 and "| faster | headline | reproduced | not_reproduced |" in row[0]
+    assert "`t` = 1.25 ± 0.35 (n=2)" in row[0] and "`t` = 2.75 ± 0.35 (n=2)" in row[0]
+    assert "commit " in out and "packages that differ: none" in out
+
+
+def test_same_run_shows_no_change_and_all_lists_moved_values(tmp_path):
+    a = _run(tmp_path / "a", [1.0, 1.5])
+    b = _run(tmp_path / "b", [1.0, 1.2])
+    assert "0 claim(s) changed verdict" in D.render("a", "b", D.load_run(str(a)), D.load_run(str(a)))
+    out = D.render("a", "b", D.load_run(str(a)), D.load_run(str(b)), show_all=True)
+    assert "0 claim(s) changed verdict; 1 more moved in value" in out
+
+
+def test_a_git_revision_reads_its_published_run(tmp_path):
+    repo = tmp_path / "repo"
+    _run(repo / "docs" / "run", [1.0, 1.5], nested=False)
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "run")
+    docs = D.load_run("HEAD", root=repo)
+    assert list(docs) == ["demo"] and docs["demo"]["claims"][0]["verdict"] == "reproduced"
+    with pytest.raises(SystemExit, match="neither a folder nor a git revision"):
+        D.load_run("no-such-rev", root=repo)
+
+
+def test_an_empty_folder_is_named(tmp_path):
+    with pytest.raises(SystemExit, match="no <paper>/claims.json"):
+        D.load_run(str(tmp_path))
