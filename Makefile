@@ -31,7 +31,7 @@ lint: $(STAMP)
 # Publish the last tiny run (one clean commit, every paper): its claims files and usage into docs/run/,
 # its papers table into README.md and each paper's claims table into src/methods/<paper>/README.md.
 readme-table: $(STAMP)
-	$(BIN)/python -m methods.common.report publish results
+	$(BIN)/icml25-readme-table results
 
 # dvc.yaml is generated from the workflow (a stage per paper, shared substrate, report); rerun
 # after adding a paper. tests/workflow/test_dvc.py fails when it is stale.
@@ -45,9 +45,9 @@ dvc-yaml: $(STAMP)
 # TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
 # Needs an installed environment (make venv); no dependency on it, so a pull never reinstalls.
 pull:
-	$(BIN)/python -m methods.common.pull $(if $(REMOTE),--remote $(REMOTE)) $(TARGETS)
+	$(BIN)/icml25-pull $(if $(REMOTE),--remote $(REMOTE)) $(TARGETS)
 
 # Which verdicts changed between two runs: A and B are results folders (results, results_full), the
 # published run (docs/run) or git revisions (their committed docs/run), e.g. `make diff A=HEAD~3 B=results`.
 diff: $(STAMP)
-	$(BIN)/python -m methods.common.diff $(A) $(B)
+	$(BIN)/icml25-diff $(A) $(B)

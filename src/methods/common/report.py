@@ -235,16 +235,25 @@ def published_table(run_dir: str | Path) -> str:
                         {p: u["peak_rss_mb"] for p, u in usage.items()})
 
 
+def publish_main(argv: list[str] | None = None) -> None:
+    """`icml25-readme-table [RESULTS]` (make readme-table): publish a tiny run into docs/run/ and the READMEs."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=publish_run.__doc__)
+    ap.add_argument("results", nargs="?", default="results", help="the run's results folder (default: results)")
+    args = ap.parse_args(argv)
+    for f in publish_run(args.results):
+        print(f"wrote {f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """`publish [RESULTS]`: publish a tiny run into docs/run/ and the READMEs (make readme-table);
     `BLOCK FILE [README]`: put FILE's text into the README's generated BLOCK."""
     import sys
 
     args = argv if argv is not None else sys.argv[1:]
-    if args[:1] == ["publish"] and len(args) <= 2:
-        for f in publish_run(args[1] if len(args) == 2 else "results"):
-            print(f"wrote {f}")
-        return
+    if args[:1] == ["publish"]:
+        return publish_main(args[1:])
     if len(args) not in (2, 3):
         raise SystemExit("usage: python -m methods.common.report publish [RESULTS_DIR]\n"
                          "       python -m methods.common.report BLOCK FILE [README.md]  (e.g. pipeline-benchmark "
