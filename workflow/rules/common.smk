@@ -157,8 +157,64 @@ def output_dir(key):
 
 
 def at_scale(tiny, full):
-    """A resource value: `full` on the paper-scale run (SLURM, GPU), `tiny` otherwise (tiny, smoke)."""
+    """A value that differs at paper scale: `full` on the paper-scale run (SLURM, GPU), `tiny` otherwise
+    (tiny, smoke). For threads and gpu; mem_mb and runtime use per_attempt."""
     return full if SCALE == "full" else tiny
+
+
+# The longest job a cluster partition is assumed to allow (profiles/slurm-full states it); a step that
+# needs longer checkpoints and resumes, so a job killed at the limit continues in its resubmission.
+PARTITION_MAX_MINUTES = 2880
+
+
+def per_attempt(tiny, full=None, cap=None):
+    """mem_mb or runtime: the scale's value (`full` at paper scale, else `tiny`) times the attempt number,
+    so a job killed for memory or time is resubmitted (`retries` in the SLURM profiles) with more;
+    `cap` bounds it (runtime: PARTITION_MAX_MINUTES)."""
+    base = full if (full is not None and SCALE == "full") else tiny
+
+    def value(wildcards, attempt):
+        return min(base * attempt, cap) if cap else base * attempt
+
+    value.base = base
+    return value
+
+
+def runtime_per_attempt(tiny, full=None):
+    """runtime (minutes) per_attempt, capped at the partition limit."""
+    return per_attempt(tiny, full, cap=PARTITION_MAX_MINUTES)
+
+
+def prerequisite(path, what, how):
+    """An input function for a file no rule can make (licence-gated data, a released checkpoint): when it
+    is missing the DAG fails, in the dry run already, naming the file, what it is and how to obtain it."""
+
+    def existing(wildcards):
+        if not Path(path).exists():
+            raise FileNotFoundError(
+                f"{what} is missing: expected at {path}. {how}"
+            )
+        return path
+
+    return existing
+
+
+def hf_token_for(model):
+    """An input function (no file) for a gated Hugging Face model: fails the DAG, in the dry run already,
+    when no token is configured, saying how to get access and set one."""
+
+    def check(wildcards):
+        from methods.common.provenance import huggingface_token
+
+        if not huggingface_token():
+            raise PermissionError(
+                f"{model} is gated on the Hugging Face Hub: accept its licence on its model page, create a "
+                f"read token (huggingface.co/settings/tokens) and set HF_TOKEN, or run `huggingface-cli login` "
+                f"on the submit host and on the nodes (a shared home directory carries the token)."
+            )
+        return []
+
+    return check
 
 
 def all_targets():

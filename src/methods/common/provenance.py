@@ -85,3 +85,18 @@ def provenance(paper: str, scale: str, libraries: Iterable[str] = ()) -> dict:
     digests = json.loads(os.environ.get(CONFIG_DIGESTS_ENV, "{}"))
     return {**git_state(), "packages": package_versions([*CORE_PACKAGES, *libraries]), "scale": scale,
             "config_digest": digests.get(paper), "host": host()}
+
+
+def huggingface_token() -> str | None:
+    """The Hugging Face token this machine would use (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, or the token file of
+    `huggingface-cli login`), without importing the hub client; None when there is none."""
+    for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+        if os.environ.get(var):
+            return os.environ[var]
+    home = Path(os.environ.get("HF_HOME", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface"))
+    token_file = Path(os.environ.get("HF_TOKEN_PATH", home / "token"))
+    try:
+        token = token_file.read_text().strip()
+    except OSError:
+        return None
+    return token or None
