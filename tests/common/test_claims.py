@@ -226,15 +226,3 @@ def test_every_document_records_its_provenance(monkeypatch):
     assert prov["host"]["cpus"] >= 1 and prov["host"]["cpu"]
     assert prov["commit"] is None or len(prov["commit"]) == 40
 
-
-def test_huggingface_token_from_env_or_login_file(monkeypatch, tmp_path):
-    from methods.common.provenance import huggingface_token
-
-    for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HF_HOME", str(tmp_path))
-    assert huggingface_token() is None
-    (tmp_path / "token").write_text("hf_file\n")
-    assert huggingface_token() == "hf_file"
-    monkeypatch.setenv("HF_TOKEN", "hf_env")
-    assert huggingface_token() == "hf_env"
