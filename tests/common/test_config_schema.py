@@ -36,3 +36,22 @@ def test_strict_types_name_the_key(path, value, named):
     node[path[-1]] = value
     with pytest.raises(ValueError, match=rf"config key '{named}'"):
         validate_config(cfg, SCHEMA)
+
+
+@pytest.mark.parametrize("path, value, named", [
+    (("principal_agent", "lower_bound", "threshold_range"), [0.7, 0.3], "principal_agent.lower_bound.threshold_range"),
+    (("graphgpt", "domains", "structure", "train_nodes"), [16, 8], "graphgpt.domains.structure.train_nodes"),
+    (("hypothesaes", "datasets", "synthetic", "concepts_per_text"), [3, 1], "hypothesaes.datasets.synthetic.concepts_per_text"),
+    (("winwinlay", "toy", "box_side"), [10, 4], "winwinlay.toy.box_side"),
+])
+def test_a_reversed_range_is_rejected_naming_the_key(path, value, named):
+    cfg = _config()
+    node = cfg
+    for key in path[:-1]:
+        node = node[key]
+    assert node[path[-1]][0] <= node[path[-1]][1], f"config.yaml's own {named} must be a valid range"
+    node[path[-1]] = value
+    with pytest.raises(ValueError, match=rf"config key '{named}': .* is not a range \[low, high\]"):
+        validate_config(cfg, SCHEMA)
+    node[path[-1]] = sorted(value)
+    validate_config(cfg, SCHEMA)

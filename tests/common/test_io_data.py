@@ -197,3 +197,14 @@ def test_a_killed_download_leaves_nothing_in_resources(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert list(dest.parent.iterdir()) == []
+
+
+def test_every_failing_pin_is_named_and_removed_in_one_error(tmp_path):
+    good, bad1, bad2 = (tmp_path / n for n in ("good.bin", "bad1.bin", "bad2.bin"))
+    for p in (good, bad1, bad2):
+        p.write_bytes(p.name.encode())
+    pins = {str(good): hashlib.sha256(b"good.bin").hexdigest(), str(bad1): "0" * 64, str(bad2): "1" * 64}
+    with pytest.raises(data.DownloadError) as err:
+        data.verify_pins(pins)
+    assert "bad1.bin: sha256" in str(err.value) and "bad2.bin: sha256" in str(err.value) and "good.bin" not in str(err.value)
+    assert good.exists() and not bad1.exists() and not bad2.exists()

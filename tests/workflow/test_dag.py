@@ -71,6 +71,10 @@ def test_scale_without_its_overlay_is_rejected(run_snakemake, tmp_path):
     # an overlay that forgets its outdir would overwrite the tiny results
     proc = run_snakemake("-n", "--configfile", "config/smoke.yaml", "--config", "outdir=results", check=False)
     assert proc.returncode != 0 and "config key 'outdir'" in proc.stdout + proc.stderr
+    # nor may it write inside results/, however the path is spelled
+    for inside in ("results/smoke", "./results/../results/x"):
+        proc = run_snakemake("-n", "--configfile", "config/smoke.yaml", "--config", f"outdir={inside}", check=False)
+        assert proc.returncode != 0 and "config key 'outdir'" in proc.stdout + proc.stderr, inside
     # your own overlay that sets the scale is accepted
     own = _bad(tmp_path, "scale: smoke\noutdir: " + str(tmp_path / "own") + "\n")
     run_snakemake("-n", "--configfile", "config/smoke.yaml", own)

@@ -200,9 +200,81 @@ def test_pull_refuses_results_made_with_another_config(origin, tmp_path):
     proc = make_pull(repo, check=False)
     assert proc.returncode != 0
     err = proc.stderr
-    assert f"not pulling {PAPER}" in err and f"config.yaml:{PAPER}" in err, err[-2000:]
+    assert f"not pulling {PAPER}" in err and f"config key {PAPER}.seeds: [0, 1, 2" in err, err[-2000:]
     assert not (repo / "results" / PAPER / "claims.json").exists()
     assert not nothing_to_do(repo)
+
+
+def scheduled_rules(repo, *args):
+    """The rules `snakemake -n` would run for the paper (a set; empty when there is nothing to do)."""
+    proc = run(repo, sys.executable, "-m", "snakemake", "-n", *args, "--", PAPER)
+    text = proc.stdout + proc.stderr
+    if "Nothing to be done" in text:
+        return set()
+    stats = text.split("Job stats:")[1].split("total")[0]
+    return {line.split()[0] for line in stats.splitlines()[3:] if len(line.split()) == 2}
+
+
+def _set_config(repo, key_path, old, new):
+    """Edit one value of config.yaml in place (text edit, so comments and layout stay)."""
+    cfg = repo / "config.yaml"
+    text = cfg.read_text()
+    section = text.index(f"\n{PAPER}:\n")
+    line = f"    {key_path[-1]}: {old}"
+    at = text.index(line, section)
+    cfg.write_text(text[:at] + f"    {key_path[-1]}: {new}" + text[at + len(line):])
+
+
+def test_after_pull_a_config_change_reruns_what_it_would_have_rerun_had_the_jobs_run_here(origin, tmp_path):
+    """The oracle is the origin, whose jobs really ran: after the same edit both schedule the same rules."""
+    repo = clone(origin["repo"], tmp_path / "config_change", origin["store"])
+    make_pull(repo)
+    _set_config(repo, ("prm", "n_instances"), 20, 19)
+    pulled = scheduled_rules(repo)
+    cfg = origin["repo"] / "config.yaml"
+    before = cfg.read_text()
+    try:
+        _set_config(origin["repo"], ("prm", "n_instances"), 20, 19)
+        oracle = scheduled_rules(origin["repo"])
+    finally:
+        cfg.write_text(before)
+    assert f"{PAPER}_prm" in pulled and f"{PAPER}_rate" not in pulled, pulled
+    assert pulled == oracle
+
+
+def test_after_pull_touching_a_method_file_reruns_nothing(origin, tmp_path):
+    repo = clone(origin["repo"], tmp_path / "touched", origin["store"])
+    make_pull(repo)
+    for f in (repo / "src" / "methods" / PAPER).glob("*.py"):
+        os.utime(f)
+    assert scheduled_rules(repo) == set()
+
+
+def test_pull_refusal_names_the_changed_key_path(origin, tmp_path):
+    repo = clone(origin["repo"], tmp_path / "key_path", origin["store"])
+    _set_config(repo, ("prm", "n_instances"), 20, 19)
+    proc = make_pull(repo, check=False)
+    assert proc.returncode != 0
+    assert f"config key {PAPER}.prm.n_instances: 20 -> 19" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_tampered_object_on_an_added_remote_is_refused_naming_the_file(origin, tmp_path):
+    """A remote added with `dvc remote add` (no `verify`): an edited claims.json there is caught by the
+    pull's own hash check against dvc.lock, removed, and nothing is marked current."""
+    store = tmp_path / "store"
+    subprocess.run(["cp", "-r", origin["store"], store], check=True)
+    claims = (origin["repo"] / "results" / PAPER / "claims.json").read_bytes()
+    digest = hashlib.md5(claims).hexdigest()
+    obj = store / "files" / "md5" / digest[:2] / digest[2:]
+    obj.chmod(0o644)
+    obj.write_bytes(claims.replace(b'"verdict": "', b'"verdict": "re', 1))
+    repo = clone(origin["repo"], tmp_path / "tampered", tmp_path / "unused")
+    dvc(repo, "remote", "add", "--local", "mine", store)
+    proc = make_pull(repo, "REMOTE=mine", check=False)
+    assert proc.returncode != 0
+    assert f"results/{PAPER}/claims.json does not match dvc.lock" in proc.stderr and "remote 'mine'" in proc.stderr
+    assert not (repo / "results" / PAPER / "claims.json").exists()
+    assert not (repo / ".snakemake" / "metadata").exists() or not any((repo / ".snakemake" / "metadata").iterdir())
 
 
 def test_dvc_and_snakemake_agree_on_method_code_changes(origin, tmp_path):
@@ -322,3 +394,9 @@ def test_unreachable_remote_is_a_clear_error(origin, tmp_path):
     repo2 = clone(origin["repo"], tmp_path / "f", tmp_path / "missing_store")
     proc = dvc(repo2, "pull", PAPER, check=False)
     assert proc.returncode != 0
+
+
+def test_interrupted_writers_temporary_files_are_never_tracked():
+    for path in (f"results/{PAPER}/.claims.json.k2x9.part", "resources/lm/.corpus.tar.gz.a1.part"):
+        assert dvc(ROOT, "check-ignore", "-q", path, check=False).returncode == 0, path
+    assert dvc(ROOT, "check-ignore", "-q", f"results/{PAPER}/claims.json", check=False).returncode == 1

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+import yaml
 
 from methods.common.claims import validate_claims
 
@@ -72,6 +73,23 @@ def test_timemcl_figures_exist_and_are_linked(smoke_outdir):
 def test_no_partial_files_left(smoke_outdir):
     leftovers = [p for p in smoke_outdir.rglob("*") if p.name.endswith(".part")]
     assert leftovers == []
+
+
+def test_orphaned_part_files_are_removed_by_the_next_run(smoke_outdir, run_snakemake, repo_root):
+    """A writer killed with SIGKILL leaves `.<name>.*.part`; the next run (not a dry run) removes it."""
+    resources = repo_root / yaml.safe_load((repo_root / "config" / "smoke.yaml").read_text()).get(
+        "resources", yaml.safe_load((repo_root / "config.yaml").read_text())["resources"])
+    orphans = [smoke_outdir / "orphans" / ".claims.json.x1y2.part", resources / "orphans" / ".data.whl.z3.part"]
+    for p in orphans:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("half")
+    args = ("--configfile", "config/smoke.yaml", "--config", f"outdir={smoke_outdir}")
+    run_snakemake("-n", "--forcerun", "report", *args, "--", "report")
+    assert all(p.exists() for p in orphans)
+    run_snakemake("--cores", "1", "--forcerun", "report", *args, "--", "report")
+    assert not any(p.exists() for p in orphans)
+    for p in orphans:
+        p.parent.rmdir()
 
 
 def test_rerun_has_nothing_to_do(smoke_outdir, run_snakemake):

@@ -58,12 +58,21 @@ if SCALE != "tiny":
             f"config key 'scale': {SCALE!r} was set without its overlay, so tiny-scale settings would be "
             f"labelled {SCALE!r}; run with `--configfile config/{SCALE}.yaml` instead of `--config scale={SCALE}`."
         )
-    if Path(OUTDIR).resolve() == (Path(workflow.basedir) / "results").resolve():
+    if Path(OUTDIR).resolve().is_relative_to((Path(workflow.basedir) / "results").resolve()):
         raise ValueError(
             f"config key 'outdir': scale {SCALE!r} would write into results/, the tiny scale's outputs; "
             f"set outdir in {_scale_files[-1]} (config/{SCALE}.yaml uses results_{SCALE})."
         )
 NON_PAPER_RULE_FILES = {"common", "report"}
+
+
+# A job killed with SIGKILL (out of memory, a scheduler's timeout) leaves its atomic writer's temporary
+# `.<name>.*.part` file behind; the next run removes them before any job starts (never in a dry run).
+onstart:
+    from methods.common.io import remove_orphaned_parts
+
+    remove_orphaned_parts([OUTDIR, RESOURCES])
+
 
 # The registry of papers is the set of rule files; a paper is added by adding its file.
 ALL_PAPERS = sorted(

@@ -54,6 +54,7 @@ rule contextures_dataset:
         mem_mb=at_scale(2000, 16000),
         runtime=at_scale(10, 240),
     params:
+        pins=input_pins,
         contexts=CX["contexts"],
         seeds=CX["seeds"],
         split=CX["split"],

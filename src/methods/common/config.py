@@ -35,8 +35,16 @@ def _strict_validator(schema: dict, registry):
                     instance.setdefault(key, sub["default"])
         yield from base.VALIDATORS["properties"](validator, properties, instance, schema)
 
+    def ordered_pair(validator, wanted, instance, schema):
+        # `orderedPair: true` marks a [low, high] range: a reversed pair is an error naming the key
+        if wanted and isinstance(instance, list) and len(instance) == 2 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in instance) and instance[0] > instance[1]:
+            yield jsonschema.ValidationError(f"{instance} is not a range [low, high]: low {instance[0]} exceeds "
+                                             f"high {instance[1]}; swap them")
+
     checker = base.TYPE_CHECKER.redefine_many({"integer": is_integer, "number": is_number})
-    strict = jsonschema.validators.extend(base, validators={"properties": properties_with_defaults},
+    strict = jsonschema.validators.extend(base, validators={"properties": properties_with_defaults,
+                                                            "orderedPair": ordered_pair},
                                           type_checker=checker)
     return strict(schema, registry=registry)
 

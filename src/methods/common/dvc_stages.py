@@ -51,10 +51,11 @@ def rules_in(path: Path) -> list[str]:
     return [a or b for a, b in _RULE_RE.findall(path.read_text())]
 
 
-def dry_run_jobs(root: Path = ROOT) -> list[dict]:
-    """Every job of the default DAG (config.yaml, tiny scale) from `snakemake -n --forceall`:
-    [{"rule", "input", "output", "log", "benchmark"}]. Independent of what exists on disk or in .snakemake/."""
-    cmd = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "1"]
+def dry_run_jobs(root: Path = ROOT, extra_args: tuple[str, ...] = ()) -> list[dict]:
+    """Every job of the default DAG (config.yaml, tiny scale; `extra_args` e.g. an overlay) from
+    `snakemake -n --forceall`: [{"rule", "input", "output", "log", "benchmark"}]. Independent of what
+    exists on disk or in .snakemake/."""
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "1", *extra_args]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
     if proc.returncode != 0:

@@ -42,6 +42,18 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
+def remove_orphaned_parts(folders) -> list[Path]:
+    """Remove the temporary files `atomic_path` leaves when its process is killed (`.<name>.*.part`)
+    under `folders`; returns what was removed. Call only when no job of this workflow is running."""
+    removed = []
+    for folder in folders:
+        for part in Path(folder).rglob(".*.part") if Path(folder).is_dir() else []:
+            if part.is_file():
+                part.unlink(missing_ok=True)
+                removed.append(part)
+    return removed
+
+
 def _to_jsonable(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {str(k): _to_jsonable(v) for k, v in obj.items()}

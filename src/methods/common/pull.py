@@ -1,10 +1,16 @@
 """`make pull`: fetch shared results with DVC, but only those made with this checkout's config and code.
 
 dvc.lock records, for every stage, the config section (DVC `params`) and the hash of every code
-file that made its outputs. Pulled files carry no such record for Snakemake: after `snakemake
---touch` they look current whatever config they were made with. So before pulling, each stage
-is compared with this checkout (`dvc status`): a stage whose params, code or command changed is
-not pulled and not marked current (nor is any stage downstream of it); Snakemake recomputes them.
+file that made its outputs. Before pulling, each stage is compared with this checkout (`dvc status`):
+a stage whose params, code or command changed is not pulled (nor is any stage downstream of it), and
+the refusal names the changed config keys (`human_data.world.q_llm: 0.8 -> 0.7`); Snakemake recomputes it.
+
+After the pull every restored file is hashed again and compared with dvc.lock, whatever the remote's
+`verify` setting: a file that differs (an object altered on the remote) is removed, named with the
+remote it came from, and nothing is marked current. Then every job of the pulled stages is recorded
+for Snakemake as if it had run (`snakemake --touch --forceall`: its params, code, input checksums and
+software environment), so a later config or code change reruns exactly the affected jobs and a mere
+touch of a file reruns nothing. Finally `dvc status` must call every pulled stage current.
 What was refused, and why, is printed; the exit status is 1 when anything was refused.
 
   python -m methods.common.pull [--remote NAME] [STAGE ...]     (make pull [REMOTE=...] [TARGETS=...])
@@ -12,11 +18,13 @@ What was refused, and why, is printed; the exit status is 1 when anything was re
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -66,11 +74,38 @@ def mismatches(status: dict, own_outs_of_others: set[str]) -> list[str]:
     return why
 
 
+def changed_keys(recorded: Any, current: Any, prefix: str) -> list[str]:
+    """Dotted key paths where a config section differs from the one recorded in dvc.lock, with both values."""
+    if isinstance(recorded, dict) and isinstance(current, dict):
+        out = []
+        for key in sorted(set(recorded) | set(current), key=str):
+            path = f"{prefix}.{key}"
+            if key not in current:
+                out.append(f"{path} removed (was {recorded[key]!r})")
+            elif key not in recorded:
+                out.append(f"{path} added ({current[key]!r})")
+            else:
+                out += changed_keys(recorded[key], current[key], path)
+        return out
+    return [] if recorded == current else [f"{prefix}: {recorded!r} -> {current!r}"]
+
+
+def config_changes(root: Path, stage: str, lock: dict) -> list[str]:
+    """The config keys of `stage`'s section that differ between dvc.lock and this checkout's config.yaml."""
+    recorded = (lock.get("stages", {}).get(stage, {}).get("params") or {}).get("config.yaml") or {}
+    current = yaml.safe_load((root / "config.yaml").read_text()) or {}
+    out = []
+    for section, value in recorded.items():
+        out += changed_keys(value, current.get(section), section)
+    return out
+
+
 def plan(root: Path, targets: list[str]) -> tuple[list[str], dict[str, list[str]]]:
     """(stages to pull, {refused stage: reasons}) for the targets (all locked stages when empty)."""
     stages, upstream = stage_graph(root)
     lock_path = root / "dvc.lock"
-    locked = set(yaml.safe_load(lock_path.read_text())["stages"]) if lock_path.exists() else set()
+    lock = yaml.safe_load(lock_path.read_text()) if lock_path.exists() else {"stages": {}}
+    locked = set(lock["stages"])
     unknown = [t for t in targets if t not in stages]
     if unknown:
         raise SystemExit(f"make pull: unknown stage(s) {unknown} in TARGETS; dvc.yaml has {sorted(stages)}")
@@ -96,12 +131,65 @@ def plan(root: Path, targets: list[str]) -> tuple[list[str], dict[str, list[str]
         for s in check:
             why = mismatches(status.get(s, []), outs_of_others)
             if why:
-                refused[s] = why
+                keys = config_changes(root, s, lock)
+                refused[s] = [w for w in why if not w.startswith("config config.yaml:")] + \
+                    [f"config key {k}" for k in keys] if keys else why
     for s in wanted:  # downstream of a refused stage: its inputs will be recomputed, so must it
         bad = sorted(u for u in upstream[s] if u in refused)
         if bad and s not in refused:
             refused[s] = [f"it reads the outputs of {', '.join(bad)}, which will be recomputed"]
     return [s for s in wanted if s not in refused], refused
+
+
+def md5_of(path: Path) -> str:
+    h = hashlib.md5()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _cache_object(cache_dir: Path, md5: str) -> Path:
+    return cache_dir / "files" / "md5" / md5[:2] / md5[2:]
+
+
+def unverified_files(root: Path, stages: list[str], cache_dir: Path) -> list[tuple[Path, str, str]]:
+    """(file, recorded md5, actual md5) of every file of the pulled stages that does not match dvc.lock;
+    a directory's manifest must hash to its recorded name and list exactly the files restored."""
+    lock = yaml.safe_load((root / "dvc.lock").read_text())["stages"]
+    bad = []
+    for stage in stages:
+        for out in lock.get(stage, {}).get("outs", []):
+            path, md5 = root / out["path"], out["md5"]
+            if not md5.endswith(".dir"):
+                actual = md5_of(path) if path.is_file() else "missing"
+                if actual != md5:
+                    bad.append((path, md5, actual))
+                continue
+            manifest = _cache_object(cache_dir, md5)
+            actual = md5_of(manifest) if manifest.is_file() else "missing"
+            if actual != md5[:-4]:
+                bad.append((manifest, md5[:-4], actual))
+                continue
+            for entry in json.loads(manifest.read_text()):
+                f = path / entry["relpath"]
+                actual = md5_of(f) if f.is_file() else "missing"
+                if actual != entry["md5"]:
+                    bad.append((f, entry["md5"], actual))
+    return bad
+
+
+def _dvc_value(root: Path, *args: str) -> str:
+    return _run([_bin("dvc"), *args], root, capture=True).stdout.strip()
+
+
+def remote_description(root: Path, remote: str) -> str:
+    name = remote or _dvc_value(root, "remote", "default")
+    try:
+        url = _dvc_value(root, "config", f"remote.{name}.url")
+    except SystemExit:
+        url = "?"
+    return f"remote '{name}' ({url})"
 
 
 def main(argv=None) -> int:
@@ -115,14 +203,39 @@ def main(argv=None) -> int:
     for s, why in refused.items():
         print(f"make pull: not pulling {s}: " + "; ".join(why) + f". `snakemake {s}` recomputes it.",
               file=sys.stderr)
-    if pull:
-        _run([_bin("dvc"), "pull", *(["-r", args.remote] if args.remote else []), *pull], root)
-        # DVC restores files in arbitrary order and mtime: mark what was pulled as current for Snakemake.
-        everything = not refused and not args.stages
-        targets = [] if everything else [s for s in pull if s != "report" and (root / "workflow" / "rules" / f"{s}.smk").exists()]
-        if everything or targets:
-            _run([_bin("snakemake"), "--touch", "--cores", "1", *(["--", *targets] if targets else [])], root)
-        print(f"make pull: pulled and marked current: {', '.join(pull)}", file=sys.stderr)
+    if not pull:
+        return 1 if refused else 0
+    _run([_bin("dvc"), "pull", *(["-r", args.remote] if args.remote else []), *pull], root)
+    cache_dir = Path(_dvc_value(root, "cache", "dir"))
+    bad = unverified_files(root, pull, cache_dir if cache_dir.is_absolute() else root / cache_dir)
+    if bad:
+        where = remote_description(root, args.remote)
+        for path, expected, actual in bad:
+            print(f"make pull: {path.relative_to(root) if path.is_relative_to(root) else path} does not match "
+                  f"dvc.lock (md5 {expected}, got {actual}): the object on {where} was altered or corrupted; "
+                  f"removed, nothing was marked current.", file=sys.stderr)
+            path.unlink(missing_ok=True)
+            _cache_object(cache_dir if cache_dir.is_absolute() else root / cache_dir, expected).unlink(missing_ok=True)
+        print("make pull: fix: ask whoever pushed these results to push them again (`dvc push`), or recompute them "
+              f"with `snakemake {' '.join(pull)}`.", file=sys.stderr)
+        return 1
+    # Record every job of the pulled stages for Snakemake as if it had run (params, code, input checksums,
+    # software environment): DVC restores files in arbitrary order and mtime, and a bare `--touch` would record
+    # only the jobs that mtimes make look outdated, so a later config change would rerun nothing upstream.
+    everything = not refused and not args.stages
+    papers = [s for s in pull if s != "report" and (root / "workflow" / "rules" / f"{s}.smk").exists()]
+    if everything:
+        _run([_bin("snakemake"), "--touch", "--forceall", "--cores", "1"], root, capture=True)
+    elif papers:
+        _run([_bin("snakemake"), "--touch", "--forceall", "--cores", "1", "--", *papers], root, capture=True)
+    status = json.loads(_run([_bin("dvc"), "status", "--json", *pull], root, capture=True).stdout or "{}")
+    stale = {s: mismatches(v, set()) or [json.dumps(v)] for s, v in status.items() if v}
+    if stale:
+        for s, why in stale.items():
+            print(f"make pull: {s} was restored but `dvc status` does not call it current: {'; '.join(why)}",
+                  file=sys.stderr)
+        return 1
+    print(f"make pull: pulled, verified against dvc.lock and marked current: {', '.join(pull)}", file=sys.stderr)
     return 1 if refused else 0
 
 

@@ -3,6 +3,10 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
+from methods.common.data import verify_pins
+
+verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read
+
 from methods.contextures.pipeline import run_dataset
 
 run_dataset(

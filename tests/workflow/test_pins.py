@@ -1,0 +1,144 @@
+"""Every rule that reads a downloaded file checks its pinned sha256 before reading it, at every scale.
+
+The DAG of every paper is walked (a dry run of the whole workflow per scale); a job whose input lies under
+the scale's resources folder must be a pinned download (filename and sha256 in the config), its rule must
+pass `pins=input_pins` and its script must call `verify_pins(snakemake.params.pins)` first. Then every such
+job runs on planted files that are not what was pinned (a pickle that would run code): each is refused,
+named, removed, and nothing runs.
+"""
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from methods.common import dvc_stages
+
+ROOT = Path(__file__).resolve().parents[2]
+OVERLAYS = {"tiny": (), "smoke": ("--configfile", "config/smoke.yaml"), "full": ("--configfile", "config/full.yaml")}
+
+
+def _config(scale):
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    for i, arg in enumerate(OVERLAYS[scale]):
+        if arg == "--configfile":
+            overlay = yaml.safe_load((ROOT / OVERLAYS[scale][i + 1]).read_text()) or {}
+            _merge(cfg, overlay)
+    return cfg
+
+
+def _merge(base, over):
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            _merge(base[k], v)
+        else:
+            base[k] = v
+
+
+def _pinned(node, found):
+    if isinstance(node, dict):
+        if isinstance(node.get("filename"), str) and isinstance(node.get("sha256"), str):
+            found[node["filename"]] = node["sha256"]
+        for v in node.values():
+            _pinned(v, found)
+    elif isinstance(node, list):
+        for v in node:
+            _pinned(v, found)
+    return found
+
+
+def rule_blocks():
+    """{rule name: its text} over every rule file; `use rule A as B with:` gets A's text and its overrides."""
+    blocks, uses = {}, {}
+    for path in sorted((ROOT / "workflow" / "rules").rglob("*.smk")):
+        text = path.read_text()
+        starts = [(m.start(), m) for m in re.finditer(r"^(?:rule (\w+):|use rule (\w+) as (\w+) with:)", text, re.M)]
+        for i, (pos, m) in enumerate(starts):
+            end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+            if m.group(1):
+                blocks[m.group(1)] = (path, text[pos:end])
+            else:
+                uses[m.group(3)] = (m.group(2), path, text[pos:end])
+    for name, (base, path, text) in uses.items():
+        blocks[name] = (path, blocks[base][1] + text)
+    return blocks
+
+
+def _script(path, block):
+    m = re.findall(r'script:\s*\n\s*"([^"]+)"', block)
+    assert m, f"rule in {path.name} reads a download but runs no script: cannot check its pin"
+    return (path.parent / m[-1]).resolve()
+
+
+def download_readers(scale):
+    """[(job, resource input)] of the scale's DAG, after checking each job's rule and script check the pin."""
+    cfg = _config(scale)
+    resources = Path(cfg["resources"])
+    resources = resources if resources.is_absolute() else ROOT / resources
+    pinned = _pinned(cfg, {})
+    blocks = rule_blocks()
+    found = []
+    for job in dvc_stages.dry_run_jobs(ROOT, OVERLAYS[scale]):
+        reads = [f for f in job["input"] if (Path(f) if Path(f).is_absolute() else ROOT / f).resolve().is_relative_to(resources.resolve())]
+        for f in reads:
+            assert Path(f).name in pinned, f"{scale}: rule {job['rule']} reads {f}, which no config entry pins (filename + sha256)"
+            path, block = blocks[job["rule"]]
+            assert "pins=input_pins" in block, f"{scale}: rule {job['rule']} ({path.name}) reads {f} without `pins=input_pins`"
+            script = _script(path, block)
+            assert "verify_pins(snakemake.params.pins)" in script.read_text(), \
+                f"{scale}: {script.relative_to(ROOT)} (rule {job['rule']}) does not call verify_pins before reading {f}"
+            found.append((job, f))
+    return found
+
+
+@pytest.mark.parametrize("scale", sorted(OVERLAYS))
+def test_every_rule_reading_a_download_verifies_its_pin(scale):
+    found = download_readers(scale)
+    if scale != "full":  # at full scale the papers read their data through the hubs' own loaders
+        assert found, f"{scale}: no job reads a download; the walk found nothing to check"
+
+
+def test_a_rule_without_its_pin_check_is_caught(monkeypatch):
+    """The walk itself can fail: a reader whose rule lost `pins=input_pins` is named."""
+    blocks = rule_blocks()
+    victim = download_readers("smoke")[0][0]["rule"]
+    path, block = blocks[victim]
+    monkeypatch.setattr(sys.modules[__name__], "rule_blocks",
+                        lambda: {**blocks, victim: (path, block.replace("pins=input_pins", "pins={}"))})
+    with pytest.raises(AssertionError, match=f"rule {victim}.*without `pins=input_pins`"):
+        download_readers("smoke")
+
+
+@pytest.mark.workflow
+def test_planted_files_are_refused_before_anything_reads_them(tmp_path, run_snakemake):
+    """Every pinned download of the smoke DAG replaced by a pickle that would create a marker file when
+    unpickled: every reading job fails naming its file and the pin, removes it, and the marker never appears."""
+    res, out = tmp_path / "resources", tmp_path / "out"
+    marker = tmp_path / "PWNED"
+    payload = (b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR.")  # pickle protocol 0: os.system(...)
+    # one reading job per planted file: a second job reading a file the first removed would stop the run
+    readers = list({f: (job, f) for job, f in reversed(download_readers("smoke"))}.values())
+    for job, f in readers:
+        rel = Path(f).resolve().relative_to((ROOT / _config("smoke")["resources"]).resolve())
+        (res / rel).parent.mkdir(parents=True, exist_ok=True)
+        (res / rel).write_bytes(payload)
+    targets = sorted({job["output"][0].replace(str(ROOT / "results_smoke"), str(out)).replace("results_smoke", str(out))
+                      for job, _ in readers})
+    proc = run_snakemake("--cores", "2", "--keep-going", "--configfile", "config/smoke.yaml", "--config",
+                         f"outdir={out}", f"resources={res}", "--", *targets, check=False, timeout=900)
+    assert proc.returncode != 0
+    logs = "\n".join(p.read_text(errors="replace") for p in out.rglob("*.log"))
+    # a reader that also needs another reader's output (a dataset embedded by the refused model) never starts
+    outputs_of_readers = {o for job, _ in readers for o in job["output"]}
+    first = [(job, f) for job, f in readers if not outputs_of_readers & set(job["input"])]
+    assert first, "every reader depends on another: nothing was exercised"
+    for job, f in first:  # verify_pins names every failing file of a job, so each planted file shows up
+        name = Path(f).name
+        assert f"{name}: sha256" in logs and "does not match the pinned" in logs, \
+            f"{job['rule']}: no pin refusal for {name}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        assert not (res / Path(f).resolve().relative_to((ROOT / _config("smoke")["resources"]).resolve())).exists(), \
+            f"{job['rule']}: the planted {name} was not removed"
+    assert not marker.exists(), "a planted pickle ran"
+    shutil.rmtree(tmp_path, ignore_errors=True)
