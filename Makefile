@@ -38,10 +38,10 @@ readme-table: $(STAMP)
 dvc-yaml: $(STAMP)
 	$(BIN)/python -m methods.common.dvc_stages
 
-# Fetch shared results with DVC, then mark them up to date for Snakemake (DVC restores files in
-# arbitrary order and mtime, so Snakemake would rerun them): afterwards `snakemake -n` has
-# nothing to do. Stages whose recorded config section or code differ from this checkout (dvc.lock
-# vs `dvc status`) are not pulled, and the refusal is printed (methods.common.pull).
+# Fetch shared results with DVC, check every restored file against dvc.lock, and record every pulled
+# job for Snakemake as if it had run: afterwards `snakemake -n` has nothing to do, and a config or
+# code change reruns exactly what it affects. Stages whose recorded config section or code differ
+# from this checkout are not pulled; the refusal names the changed keys (methods.common.pull).
 # TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
 # Needs an installed environment (make venv); no dependency on it, so a pull never reinstalls.
 pull:
