@@ -111,6 +111,16 @@ def test_dvc_yaml_is_generated_and_current():
             assert f"results/{shared.stem}" in stages[shared.stem]["outs"]
     outs = [o for st in stages.values() for o in st["outs"]]
     assert len(outs) == len(set(outs)), "two stages own one output"
+    # the paper scale's results (the GPU runs, the ones most worth sharing) have stages too
+    full_cfg = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())
+    for slug in papers:
+        st = stages[f"{slug}_full"]
+        assert f"results_full/{slug}" in st["outs"] and not any(o.startswith("resources") for o in st["outs"])
+        assert st["cmd"].startswith("snakemake --configfile config/full.yaml") and st["cmd"].endswith(f"-- {slug}")
+        assert {"config.yaml": [slug]} in st["params"]
+        if slug in full_cfg:
+            assert {"config/full.yaml": [slug]} in st["params"]
+    assert "report_full" in stages
 
 
 def _some_rule(kind):
@@ -131,7 +141,7 @@ def test_paper_stage_depends_on_the_shared_substrate_it_reads():
     jobs = [_job(srule, [f"results/{shared}/model.pt"]),
             _job(prule, [f"results/{paper}/claims.json"], [f"results/{shared}/model.pt"]),
             _job("report", ["results/REPORT.md"], [f"results/{paper}/claims.json"])]
-    stages = dvc_stages.build(ROOT, jobs=jobs)["stages"]
+    stages = dvc_stages.build(ROOT, jobs=jobs, full_jobs=[])["stages"]
     assert f"results/{shared}" in stages[paper]["deps"] and stages[shared]["outs"] == [f"results/{shared}"]
     assert "--allowed-rules" in stages[paper]["cmd"]  # Snakemake must not rerun the substrate's jobs
     assert f"results/{paper}" in stages["report"]["deps"]
@@ -141,12 +151,12 @@ def test_two_stages_owning_one_output_is_refused_naming_both():
     (a, ra), (b, rb) = _some_rule("paper"), _some_rule("shared")
     jobs = [_job(ra, ["resources/common.whl"]), _job(rb, ["resources/common.whl"])]
     with pytest.raises(ValueError, match=rf"{a}.*{b}|{b}.*{a}"):
-        dvc_stages.build(ROOT, jobs=jobs)
+        dvc_stages.build(ROOT, jobs=jobs, full_jobs=[])
 
 
 def test_rule_outside_the_registry_is_refused():
     with pytest.raises(ValueError, match="nosuchrule"):
-        dvc_stages.build(ROOT, jobs=[_job("nosuchrule", ["results/x.json"])])
+        dvc_stages.build(ROOT, jobs=[_job("nosuchrule", ["results/x.json"])], full_jobs=[])
 
 
 def test_check_mode_reports_a_stale_file(tmp_path):
@@ -400,3 +410,8 @@ def test_interrupted_writers_temporary_files_are_never_tracked():
     for path in (f"results/{PAPER}/.claims.json.k2x9.part", "resources/lm/.corpus.tar.gz.a1.part"):
         assert dvc(ROOT, "check-ignore", "-q", path, check=False).returncode == 0, path
     assert dvc(ROOT, "check-ignore", "-q", f"results/{PAPER}/claims.json", check=False).returncode == 1
+
+
+def test_dvc_status_resolves_a_paper_scale_stage():
+    proc = dvc(ROOT, "status", f"{PAPER}_full")
+    assert f"results_full/{PAPER}" in proc.stdout

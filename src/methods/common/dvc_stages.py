@@ -2,8 +2,10 @@
 
 The stages are derived, not typed: the registry (workflow/rules/<paper>.smk, shared substrates in
 workflow/rules/shared/<name>.smk) says which stages exist, the rule names in each file say which
-jobs belong to it, and Snakemake's dry run of the default (tiny) DAG (`-n --forceall`) says which
-files each job writes and reads. A stage owns the folders its jobs write (results/<name>,
+jobs belong to it, and Snakemake's dry runs (`-n --forceall`) of the tiny DAG and of the paper-scale
+DAG (config/full.yaml) say which files each job writes and reads. Paper-scale stages are named
+`<name>_full` and own what the GPU runs write under results_full/; they read their config from both
+config.yaml and config/full.yaml (DVC `params`), and leave the pinned downloads to the tiny stages. A stage owns the folders its jobs write (results/<name>,
 results/logs/<name>, results/benchmarks/<name>, resources/<name>; other files one by one) and depends
 on the outputs of every other stage that its jobs read (a paper on the shared substrate it uses,
 the report on the papers), on its code (rule file, helpers, scripts, method package, schema) and
@@ -95,13 +97,37 @@ def _owner(path: str, stage: str, outdir: str, resources: str) -> str:
     return path
 
 
-def _config(root: Path) -> dict:
-    return yaml.safe_load((root / "config.yaml").read_text())
+FULL_OVERLAY = "config/full.yaml"
 
 
-def build(root: Path = ROOT, jobs: list[dict] | None = None) -> dict:
-    """The dvc.yaml document (a dict) for the workflow in `root`."""
-    cfg = _config(root)
+def _merge(base: dict, over: dict) -> dict:
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            _merge(base[k], v)
+        else:
+            base[k] = v
+    return base
+
+
+def _config(root: Path, overlay: str | None = None) -> dict:
+    cfg = yaml.safe_load((root / "config.yaml").read_text())
+    if overlay:
+        _merge(cfg, yaml.safe_load((root / overlay).read_text()) or {})
+    return cfg
+
+
+def build(root: Path = ROOT, jobs: list[dict] | None = None, full_jobs: list[dict] | None = None) -> dict:
+    """The dvc.yaml document (a dict) for the workflow in `root`: the tiny stages, then the paper-scale ones."""
+    doc = {"stages": {}, "metrics": [], "plots": []}
+    jobs = dry_run_jobs(root) if jobs is None else jobs
+    _add_scale(doc, root, jobs, _config(root), suffix="", overlay=None)
+    full_jobs = dry_run_jobs(root, ("--configfile", FULL_OVERLAY)) if full_jobs is None else full_jobs
+    if full_jobs:
+        _add_scale(doc, root, full_jobs, _config(root, FULL_OVERLAY), suffix="_full", overlay=FULL_OVERLAY)
+    return doc
+
+
+def _add_scale(doc: dict, root: Path, jobs: list[dict], cfg: dict, suffix: str, overlay: str | None) -> None:
     outdir, resources = cfg["outdir"].rstrip("/"), cfg["resources"].rstrip("/")
     stages = rule_files(root)
     rule_stage = {}
@@ -109,7 +135,6 @@ def build(root: Path = ROOT, jobs: list[dict] | None = None) -> dict:
         st["rules"] = rules_in(st["file"])
         for r in st["rules"]:
             rule_stage[r] = name
-    jobs = dry_run_jobs(root) if jobs is None else jobs
     outs: dict[str, set] = {name: set() for name in stages}
     reads: dict[str, set] = {name: set() for name in stages}
     owner_of: dict[str, str] = {}
@@ -121,20 +146,22 @@ def build(root: Path = ROOT, jobs: list[dict] | None = None) -> dict:
             raise ValueError(f"rule {job['rule']} is in no paper, shared or report rule file; "
                              f"dvc.yaml cannot place it")
         for f in job["output"] + job["log"] + job["benchmark"]:
+            if overlay and _under(Path(f), root / resources):
+                continue  # pinned downloads: the same bytes at every scale, owned by the tiny stage
             outs[stage].add(_owner(f, stage, outdir, resources))
             owner_of[f] = stage
         reads[stage].update(job["input"])
-    claimed: dict[str, str] = {}
+    claimed: dict[str, str] = {o: n for n, st in doc["stages"].items() for o in st["outs"]}
     for name in stages:
         for out in outs[name]:
             if out in claimed:
-                raise ValueError(f"stages {claimed[out]} and {name} both write {out}; DVC forbids two stages "
-                                 f"owning one output: move one paper's files under its own folder")
-            claimed[out] = name
-    doc = {"stages": {}, "metrics": [], "plots": []}
+                raise ValueError(f"stages {claimed[out]} and {name + suffix} both write {out}; DVC forbids two "
+                                 f"stages owning one output: move one paper's files under its own folder")
+            claimed[out] = name + suffix
+    overlay_cfg = yaml.safe_load((root / overlay).read_text()) if overlay else {}
     for name, st in stages.items():
         if not outs[name]:
-            continue  # a rule file with no job in the default DAG (e.g. only used at full scale)
+            continue  # a rule file with no job in this DAG (e.g. only used at full scale)
         upstream = set()
         for f in reads[name]:
             src = owner_of.get(f)
@@ -151,17 +178,18 @@ def build(root: Path = ROOT, jobs: list[dict] | None = None) -> dict:
         # the method code the stage's jobs import: the same files Snakemake has as their `code` input
         deps += sorted({_rel(Path(f), root) for f in reads[name] if _under(Path(f), root / "src")})
         deps += sorted(upstream)
-        cmd = _cmd(name, st, bool(upstream))
-        stage = {"cmd": cmd, "deps": deps}
-        if name in cfg:
-            stage["params"] = [{"config.yaml": [name]}]
+        stage = {"cmd": _cmd(name, st, bool(upstream), overlay), "deps": deps}
+        params = [{"config.yaml": [name]}] if name in cfg else []
+        if overlay and name in overlay_cfg:
+            params.append({overlay: [name]})
+        if params:
+            stage["params"] = params
         stage["outs"] = sorted(outs[name])
-        doc["stages"][name] = stage
+        doc["stages"][name + suffix] = stage
         if f"{outdir}/{name}/metrics_summary.json" in owner_of:
             doc["metrics"].append(f"{outdir}/{name}/metrics_summary.json")
         if any(f.startswith(f"{outdir}/{name}/figures/") and f.endswith(".png") for f in owner_of):
             doc["plots"].append(f"{outdir}/{name}/figures")
-    return doc
 
 
 def _rel(p: Path, root: Path) -> str:
@@ -176,15 +204,16 @@ def _under(p: Path, folder: Path) -> bool:
     return p.resolve().is_relative_to(folder.resolve())
 
 
-def _cmd(name: str, st: dict, has_upstream: bool) -> str:
+def _cmd(name: str, st: dict, has_upstream: bool, overlay: str | None = None) -> str:
     """Snakemake runs the stage's own jobs only; files of upstream stages are DVC's to provide."""
+    snakemake = f"snakemake --configfile {overlay}" if overlay else "snakemake"
     if st["kind"] == "report":
-        return "snakemake --cores 1 --allowed-rules report -- report"
+        return f"{snakemake} --cores 1 --allowed-rules report -- report"
     if st["kind"] == "shared":
-        return "snakemake --cores all --until " + " ".join(st["rules"])
+        return f"{snakemake} --cores all --until " + " ".join(st["rules"])
     if has_upstream:
-        return f"snakemake --cores all --allowed-rules {' '.join(st['rules'])} -- {name}"
-    return f"snakemake --cores all -- {name}"
+        return f"{snakemake} --cores all --allowed-rules {' '.join(st['rules'])} -- {name}"
+    return f"{snakemake} --cores all -- {name}"
 
 
 def render(doc: dict) -> str:

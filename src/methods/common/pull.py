@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
+FULL_OVERLAY = "config/full.yaml"  # paper-scale stages (dvc.yaml's `<name>_full`) run with this overlay
 
 
 def _bin(name: str) -> str:
@@ -91,12 +92,15 @@ def changed_keys(recorded: Any, current: Any, prefix: str) -> list[str]:
 
 
 def config_changes(root: Path, stage: str, lock: dict) -> list[str]:
-    """The config keys of `stage`'s section that differ between dvc.lock and this checkout's config.yaml."""
-    recorded = (lock.get("stages", {}).get(stage, {}).get("params") or {}).get("config.yaml") or {}
-    current = yaml.safe_load((root / "config.yaml").read_text()) or {}
+    """The config keys of `stage`'s sections that differ between dvc.lock and this checkout's config files
+    (config.yaml, and config/full.yaml for a paper-scale stage)."""
     out = []
-    for section, value in recorded.items():
-        out += changed_keys(value, current.get(section), section)
+    for params_file, recorded in (lock.get("stages", {}).get(stage, {}).get("params") or {}).items():
+        path = root / params_file
+        current = (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+        prefix = "" if params_file == "config.yaml" else f"{params_file}: "
+        for section, value in (recorded or {}).items():
+            out += [prefix + c for c in changed_keys(value, current.get(section), section)]
     return out
 
 
@@ -222,12 +226,19 @@ def main(argv=None) -> int:
     # Record every job of the pulled stages for Snakemake as if it had run (params, code, input checksums,
     # software environment): DVC restores files in arbitrary order and mtime, and a bare `--touch` would record
     # only the jobs that mtimes make look outdated, so a later config change would rerun nothing upstream.
-    everything = not refused and not args.stages
-    papers = [s for s in pull if s != "report" and (root / "workflow" / "rules" / f"{s}.smk").exists()]
-    if everything:
-        _run([_bin("snakemake"), "--touch", "--forceall", "--cores", "1"], root, capture=True)
-    elif papers:
-        _run([_bin("snakemake"), "--touch", "--forceall", "--cores", "1", "--", *papers], root, capture=True)
+    for overlay, suffix in ((None, ""), (FULL_OVERLAY, "_full")):
+        scale_stages = [s for s in pull if s.endswith("_full") == bool(suffix)]
+        if not scale_stages:
+            continue
+        papers = [s.removesuffix(suffix) for s in scale_stages
+                  if (root / "workflow" / "rules" / f"{s.removesuffix(suffix)}.smk").exists()]
+        everything = all(s in pull for s in stage_graph(root)[0] if s.endswith("_full") == bool(suffix))
+        cmd = [_bin("snakemake"), "--touch", "--forceall", "--cores", "1"]
+        cmd += ["--configfile", overlay] if overlay else []
+        if everything:
+            _run(cmd, root, capture=True)
+        elif papers:
+            _run([*cmd, "--", *papers], root, capture=True)
     status = json.loads(_run([_bin("dvc"), "status", "--json", *pull], root, capture=True).stdout or "{}")
     stale = {s: mismatches(v, set()) or [json.dumps(v)] for s, v in status.items() if v}
     if stale:
