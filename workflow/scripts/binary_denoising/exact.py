@@ -1,0 +1,13 @@
+"""Exact enumeration of the one-stage chain (contraction rate, stationary-law bias) for every seed's mixture."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.binary_denoising.exact import exact_chain_job
+
+exact_chain_job(
+    params=dict(snakemake.params.exact),
+    seeds=list(snakemake.params.seeds),
+    threads=snakemake.threads,
+    out_json=snakemake.output.metrics,
+)
