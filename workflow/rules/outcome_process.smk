@@ -6,13 +6,14 @@
 #   outcome_process_rate (family) ───────┐  sub-optimality vs n: outcome reduction, process, oracle
 #   outcome_process_coverage (sweep) ────┤  horizon and behaviour-eps sweeps on the de Bruijn chain
 #   outcome_process_sample_complexity ───┤  the horizon sweep on a grid of n
-#   outcome_process_lemma ───────────────┼─> outcome_process_figures ─┐
-#   outcome_process_prm ─────────────────┘                            ├─> outcome_process_claims
-#                                        └────────────────────────────┘
+#   outcome_process_lemma ───────────────┤
+#   outcome_process_preference (family) ─┤  the Bradley-Terry version of the reduction (rate's datasets)
+#   outcome_process_prm ─────────────────┴─> outcome_process_figures ─┐
+#                                        └────────────────────────────┴─> outcome_process_claims
 #
 # Config keys read: outcome_process.{seeds, families, mdp, behaviour_eps, n_trajectories,
-# bonus_scale, lsq, coverage, sample_complexity, lemma, prm} (documented in config.yaml, schema in
-# workflow/schemas/outcome_process.schema.yaml).
+# bonus_scale, lsq, coverage, sample_complexity, lemma, prm, preference} (documented in config.yaml,
+# schema in workflow/schemas/outcome_process.schema.yaml).
 
 
 include: "helpers/outcome_process.smk"
@@ -139,6 +140,30 @@ rule outcome_process_prm:
         "../scripts/outcome_process/prm.py"
 
 
+rule outcome_process_preference:
+    input:
+        code=script_code("outcome_process/preference.py"),
+    output:
+        metrics=f"{OP_OUT}/preference/{{family,{OP_FAMILIES_RE}}}.json",
+    log:
+        log_path("outcome_process", "preference_{family}"),
+    benchmark:
+        benchmark_path("outcome_process", "preference_{family}")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=at_scale(10, 120),
+    params:
+        spec=lambda wc: OP["mdp"][wc.family],
+        eps=OP["behaviour_eps"],
+        seeds=OP["seeds"],
+        n_grid=OP["n_trajectories"],
+        beta=OP["bonus_scale"],
+        bt=OP["preference"],
+    script:
+        "../scripts/outcome_process/preference.py"
+
+
 rule outcome_process_figures:
     input:
         rate=op_rate_files(),
@@ -147,6 +172,7 @@ rule outcome_process_figures:
         samples=rules.outcome_process_sample_complexity.output.metrics,
         lemma=rules.outcome_process_lemma.output.metrics,
         prm=rules.outcome_process_prm.output.metrics,
+        preference=op_preference_files(),
         code=script_code("outcome_process/figures.py"),
     output:
         rate=report(
@@ -173,6 +199,18 @@ rule outcome_process_figures:
             category="outcome_process",
             subcategory="process reward models",
         ),
+        horizon_gap=report(
+            f"{OP_OUT}/figures/horizon_gap.png",
+            caption="../report/outcome_process_horizon_gap.rst",
+            category="outcome_process",
+            subcategory="coverage",
+        ),
+        preference=report(
+            f"{OP_OUT}/figures/preference.png",
+            caption="../report/outcome_process_preference.rst",
+            category="outcome_process",
+            subcategory="rate",
+        ),
     log:
         log_path("outcome_process", "figures"),
     benchmark:
@@ -195,6 +233,7 @@ rule outcome_process_claims:
         samples=rules.outcome_process_sample_complexity.output.metrics,
         lemma=rules.outcome_process_lemma.output.metrics,
         prm=rules.outcome_process_prm.output.metrics,
+        preference=op_preference_files(),
         figures=op_figures(),
         declaration=f"{workflow.basedir}/src/methods/outcome_process/claims.yaml",
         code=script_code("outcome_process/claims.py"),

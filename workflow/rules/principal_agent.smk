@@ -6,11 +6,15 @@
 #   principal_agent_sweep (arms | types) ──┤  regret vs N and vs K
 #   principal_agent_lipschitz (logit | needle) ─┤  smooth responses, eps-grid + Tsallis-INF
 #   principal_agent_lower_bound ───────────┤  unknown responses: linear regret
-#   principal_agent_multiarm ──────────────┴> principal_agent_analyse (summary.json)
-#       ─> principal_agent_figures (4 PNG) ─┐
+#   principal_agent_multiarm ──────────────┤  known responses, general incentives
+#   principal_agent_two_point ─────────────┤  known responses: lower-bound family over T (every seed)
+#   principal_agent_hidden_subset ─────────┤  known responses: lower-bound family over K x N (every seed)
+#   principal_agent_zooming ───────────────┴> principal_agent_analyse (summary.json)   smooth, general incentives
+#       ─> principal_agent_figures (7 PNG) ─┐
 #       ─> principal_agent_claims ──────────┴> principal_agent (target)
 #
-# Config keys read: principal_agent.{seeds, adversary, rate, sweep, lipschitz, lower_bound, multiarm, analysis}
+# Config keys read: principal_agent.{seeds, adversary, rate, sweep, lipschitz, lower_bound, multiarm,
+# two_point, hidden_subset, zooming, analysis}
 # (documented in config.yaml, schema in workflow/schemas/principal_agent.schema.yaml).
 
 
@@ -147,6 +151,66 @@ rule principal_agent_multiarm:
         "../scripts/principal_agent/multiarm.py"
 
 
+rule principal_agent_two_point:
+    input:
+        code=script_code("principal_agent/two_point.py"),
+    output:
+        metrics=f"{PA_OUT}/two_point.json",
+    log:
+        log_path("principal_agent", "two_point"),
+    benchmark:
+        benchmark_path("principal_agent", "two_point")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=at_scale(10, 120),
+    params:
+        experiment={k: v for k, v in PA["two_point"].items() if k != "seeds"},
+        seeds=PA["two_point"]["seeds"],
+    script:
+        "../scripts/principal_agent/two_point.py"
+
+
+rule principal_agent_hidden_subset:
+    input:
+        code=script_code("principal_agent/hidden_subset.py"),
+    output:
+        metrics=f"{PA_OUT}/hidden_subset.json",
+    log:
+        log_path("principal_agent", "hidden_subset"),
+    benchmark:
+        benchmark_path("principal_agent", "hidden_subset")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=at_scale(10, 240),
+    params:
+        experiment={k: v for k, v in PA["hidden_subset"].items() if k != "seeds"},
+        seeds=PA["hidden_subset"]["seeds"],
+    script:
+        "../scripts/principal_agent/hidden_subset.py"
+
+
+rule principal_agent_zooming:
+    input:
+        code=script_code("principal_agent/zooming.py"),
+    output:
+        metrics=f"{PA_OUT}/zooming.json",
+    log:
+        log_path("principal_agent", "zooming"),
+    benchmark:
+        benchmark_path("principal_agent", "zooming")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=at_scale(10, 480),
+    params:
+        experiment={k: v for k, v in PA["zooming"].items() if k != "seeds"},
+        seeds=PA["zooming"]["seeds"],
+    script:
+        "../scripts/principal_agent/zooming.py"
+
+
 rule principal_agent_analyse:
     input:
         rate=pa_rate_records(),
@@ -156,6 +220,9 @@ rule principal_agent_analyse:
         needle=f"{PA_OUT}/lipschitz/needle.json",
         lower_bound=rules.principal_agent_lower_bound.output.records,
         multiarm=rules.principal_agent_multiarm.output.records,
+        two_point=rules.principal_agent_two_point.output.metrics,
+        hidden_subset=rules.principal_agent_hidden_subset.output.metrics,
+        zooming=rules.principal_agent_zooming.output.metrics,
         code=script_code("principal_agent/analyse.py"),
     output:
         summary=f"{PA_OUT}/summary.json",
@@ -177,6 +244,9 @@ rule principal_agent_analyse:
 rule principal_agent_figures:
     input:
         summary=rules.principal_agent_analyse.output.summary,
+        two_point=rules.principal_agent_two_point.output.metrics,
+        hidden_subset=rules.principal_agent_hidden_subset.output.metrics,
+        zooming=rules.principal_agent_zooming.output.metrics,
         code=script_code("principal_agent/figures.py"),
     output:
         rate=report(
@@ -202,6 +272,24 @@ rule principal_agent_figures:
             caption="../report/principal_agent_lower_bound.rst",
             category="principal_agent",
             subcategory="lower bound and multi-arm",
+        ),
+        two_point=report(
+            f"{PA_OUT}/figures/two_point.png",
+            caption="../report/principal_agent_two_point.rst",
+            category="principal_agent",
+            subcategory="lower bound, known responses",
+        ),
+        hidden_subset=report(
+            f"{PA_OUT}/figures/hidden_subset.png",
+            caption="../report/principal_agent_hidden_subset.rst",
+            category="principal_agent",
+            subcategory="lower bound, known responses",
+        ),
+        zooming=report(
+            f"{PA_OUT}/figures/zooming.png",
+            caption="../report/principal_agent_zooming.rst",
+            category="principal_agent",
+            subcategory="smooth responses",
         ),
     log:
         log_path("principal_agent", "figures"),
@@ -240,6 +328,7 @@ rule principal_agent_claims:
         scale=SCALE,
         adversaries=PA["rate"]["adversaries"],
         lb_algorithms=PA["lower_bound"]["algorithms"],
+        two_point_algorithms=PA["two_point"]["algorithms"],
     script:
         "../scripts/principal_agent/claims.py"
 

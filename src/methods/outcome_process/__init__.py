@@ -32,6 +32,9 @@ What each module implements, and which statement it serves:
 * `experiments` rate (sub-optimality vs n), coverage sweeps (horizon: C_traj = A^H grows, C_sa
                fixed; eps: C_sa grows), the sample complexity along the horizon sweep (trajectories
                needed to reach a per-step accuracy vs C_traj), the lemma check, the PRM comparison.
+* `preference` the preference-based (Bradley-Terry) version of the reduction: BT maximum-likelihood
+               step rewards from trajectory comparisons on the first half, the same planner on the
+               second half (the lemma's preference-based application, as third-party summaries state it).
 * `figures`, `pipeline` (one function per DAG step), `claims.yaml` (computed verdicts).
 
 Checked: no authors' code exists. Exact evaluation against Monte Carlo, the least-squares fit against

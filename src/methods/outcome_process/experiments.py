@@ -66,8 +66,10 @@ def learn_all(mdp: TabularMDP, data: Dataset, beta: float, lsq: dict, naive: boo
 
 def run_rate(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,
              lsq: dict) -> dict:
-    """Sub-optimality vs number of trajectories for one MDP family; arrays are (seed, n)."""
-    methods = ("outcome", "process", "oracle")
+    """Sub-optimality vs number of trajectories for one MDP family; arrays are (seed, n). Besides the
+    outcome reduction, process supervision and the oracle, the trajectory-level learner (`naive`: replay
+    the best observed trajectory), the null of the rate claims."""
+    methods = ("outcome", "process", "oracle", "naive")
     sub = {m: np.zeros((len(seeds), len(n_grid))) for m in methods}
     cover = {k: [] for k in ("c_sa", "c_traj", "c_sa_star", "c_traj_star")}
     for i, seed in enumerate(seeds):
@@ -77,7 +79,7 @@ def run_rate(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list
             cover[k].append(v)
         for j, n in enumerate(n_grid):
             data = Dataset(*sample_trajectories(mdp, mu, n, np.random.default_rng([seed, 1, n])))
-            for m, v in learn_all(mdp, data, beta, lsq).items():
+            for m, v in learn_all(mdp, data, beta, lsq, naive=True).items():
                 sub[m][i, j] = v
         log(f"{family} seed {seed}: outcome {np.round(sub['outcome'][i], 3)} process {np.round(sub['process'][i], 3)}")
     return {"family": family, "spec": spec, "behaviour_eps": eps, "beta": beta, "seeds": seeds,

@@ -23,7 +23,7 @@ def plot_rate(docs: list[dict], out_png: str) -> None:
     fig, axes = new_figure(1, len(docs), width=4.0 * len(docs), height=3.4, squeeze=False)
     for ax, doc in zip(axes[0], docs):
         n = np.asarray(doc["n_trajectories"])
-        for m in ("process", "outcome", "oracle"):
+        for m in [k for k in ("process", "outcome", "oracle", "naive") if k in doc["subopt"]]:
             mean, se = _mean_se(doc["subopt"][m], axis=0)
             ax.plot(n, mean, "o-", color=COLORS[m], label=f"{LABELS[m]}: slope {loglog_slope(n, mean):.2f}")
             ax.fill_between(n, np.maximum(mean - se, 1e-4), mean + se, color=COLORS[m], alpha=0.2)
@@ -127,4 +127,39 @@ def plot_prm(doc: dict, out_png: str) -> None:
     b.set_xlabel("rollouts per (h, s, a)")
     b.set_ylabel("sub-optimality")
     b.legend(fontsize=6, ncol=2)
+    save_figure(fig, out_png)
+
+
+def plot_horizon_gap(c: dict, out_png: str) -> None:
+    """The outcome-to-process ratio along the horizon sweep against H, with H^{3/2}, the trajectory-level
+    learner's ratio (the null) and C_traj, each scaled to the outcome ratio's first finite point."""
+    fig, ax = new_figure(width=6.4, height=4.2)
+    finite = np.isfinite(c["ratio"])
+    r0 = c["ratio"][finite][0] if finite.any() else 1.0
+    ax.plot(c["H"], c["ratio"], "o-", color=COLORS["outcome"], label="outcome / process sub-optimality (seed means)")
+    ax.plot(c["H"], c["naive_ratio"], "s-", color=COLORS["naive"], label="best observed trajectory / process")
+    ax.plot(c["H"], r0 * (c["H"] / c["H"][0]) ** 1.5, "k--", lw=1, label="H^{3/2} (assumed poly(H))")
+    ax.plot(c["H"], r0 * c["c_traj"] / c["c_traj"][0], ":", color="C4", label="C_traj (trajectory coverage)")
+    ax.set(xscale="log", yscale="log", xlabel="horizon H", ylabel="ratio (reference lines scaled at the first H)",
+           title="the outcome-to-process constant against H (de Bruijn chain, fixed n)")
+    ax.legend(fontsize=8)
+    save_figure(fig, out_png)
+
+
+def plot_preference(rates: list[dict], prefs: list[dict], out_png: str) -> None:
+    """Sub-optimality vs n (seed means) of the Bradley-Terry reduction beside the reward version's
+    process-supervised and oracle learners on the same datasets, one panel per family."""
+    by_family = {d["family"]: d for d in rates}
+    fig, axes = new_figure(1, len(prefs), width=4.2 * len(prefs), height=3.8, squeeze=False)
+    for ax, doc in zip(axes[0], prefs):
+        n = np.asarray(doc["n_trajectories"], float)
+        pref = np.mean(doc["subopt"]["preference"], axis=0)
+        ax.plot(n, pref, "o-", color="C4", label=f"preference (BT): slope {loglog_slope(n, pref):.2f}")
+        for m in ("process", "oracle", "naive"):
+            if m in by_family[doc["family"]]["subopt"]:
+                mean = np.mean(by_family[doc["family"]]["subopt"][m], axis=0)
+                ax.plot(n, mean, "o-", color=COLORS[m], label=f"{LABELS[m]}: slope {loglog_slope(n, mean):.2f}")
+        ax.set(xscale="log", yscale="log", xlabel="trajectories n", ylabel="sub-optimality (seed mean)",
+               title=f"{doc['family']}: Bradley-Terry reduction")
+        ax.legend(fontsize=7)
     save_figure(fig, out_png)

@@ -10,6 +10,7 @@ from methods.common.io import log, read_json, write_json
 
 from . import experiments, figures
 from .experiments import loglog_slope
+from .preference import preference_rate_job
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
 
@@ -44,15 +45,24 @@ def prm_experiment(families: list[str], specs: dict, eps: float, n_instances: in
     write_json(out_json, experiments.run_prm(families, specs, eps, n_instances, list(rollouts)))
 
 
+def preference_experiment(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,
+                          bt: dict, out_json: str) -> None:
+    """The Bradley-Terry version of the reduction on one family (same instances and datasets as the rate step)."""
+    preference_rate_job(family, spec, eps, seeds, n_grid, beta, bt, out_json)
+
+
 def make_figures(rate_files: list[str], horizon_json: str, eps_json: str, samples_json: str, target: float,
-                 lemma_json: str, prm_json: str, rate_png: str, coverage_png: str, lemma_png: str,
-                 prm_png: str) -> None:
-    figures.plot_rate([read_json(f) for f in rate_files], rate_png)
+                 lemma_json: str, prm_json: str, preference_files: list[str], rate_png: str, coverage_png: str,
+                 lemma_png: str, prm_png: str, horizon_gap_png: str, preference_png: str) -> None:
+    rates = [read_json(f) for f in rate_files]
+    figures.plot_rate(rates, rate_png)
     samples = read_json(samples_json)
-    figures.plot_coverage(read_json(horizon_json), read_json(eps_json), samples, sample_complexity(samples, target),
-                          coverage_png)
+    horizon = read_json(horizon_json)
+    figures.plot_coverage(horizon, read_json(eps_json), samples, sample_complexity(samples, target), coverage_png)
     figures.plot_lemma(read_json(lemma_json), lemma_png)
     figures.plot_prm(read_json(prm_json), prm_png)
+    figures.plot_horizon_gap(horizon_curves(horizon), horizon_gap_png)
+    figures.plot_preference(rates, [read_json(f) for f in preference_files], preference_png)
 
 
 # --- claims ---------------------------------------------------------------------------------------
@@ -78,13 +88,23 @@ def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.divide(a, b, out=np.full(len(a), np.nan), where=b > 0)
 
 
+def horizon_curves(doc: dict) -> dict:
+    """Seed means along the horizon sweep: H, sub-optimality of each learner, the outcome-to-process and
+    naive-to-process ratios (the constants at fixed n; NaN where process supervision is exact) and C_traj."""
+    H = np.array([p["horizon"] for p in doc["points"]], float)
+    cur = {k: _seed_means(doc, k, 1) for k in ("outcome", "process", "naive")}
+    return {"H": H, **cur, "ratio": _ratio(cur["outcome"], cur["process"]),
+            "naive_ratio": _ratio(cur["naive"], cur["process"]),
+            "c_traj": np.asarray(doc["coverage"]["c_traj"], float).mean(axis=1)}
+
+
 def claims_metrics(rate_files: list[str], horizon_json: str, eps_json: str, samples_json: str, target: float,
-                   lemma_json: str, prm_json: str) -> dict:
+                   lemma_json: str, prm_json: str, preference_files: list[str]) -> dict:
     """The flat metric dict claims.yaml reads (scalars from seed-mean curves; lists over PRM instances)."""
     m: dict = {}
     for doc in map(read_json, rate_files):
         f, n = doc["family"], doc["n_trajectories"]
-        curves = {k: _seed_means(doc, k, 0) for k in ("outcome", "process", "oracle")}
+        curves = {k: _seed_means(doc, k, 0) for k in ("outcome", "process", "oracle", "naive")}
         for k, c in curves.items():
             m[f"rate_slope_{k}_{f}"] = loglog_slope(n, c)
         ok = (curves["outcome"] > 0) & (curves["process"] > 0)
@@ -101,6 +121,10 @@ def claims_metrics(rate_files: list[str], horizon_json: str, eps_json: str, samp
     m["hsweep_slope_outcome"] = loglog_slope(c_traj, cur["outcome"])
     m["hsweep_excess_slope_outcome"] = loglog_slope(c_traj, _ratio(cur["outcome"], cur["process"]))
     m["hsweep_excess_slope_naive"] = loglog_slope(c_traj, _ratio(cur["naive"], cur["process"]))
+    hc = horizon_curves(hs)
+    m["gap_ratio_slope_H"] = loglog_slope(hc["H"], hc["ratio"])
+    m["naive_gap_ratio_slope_H"] = loglog_slope(hc["H"], hc["naive_ratio"])
+    m["ctraj_slope_H"] = loglog_slope(hc["H"], hc["c_traj"])
 
     sc = sample_complexity(read_json(samples_json), target)
     c_traj_s = np.asarray(sc["c_traj"])
@@ -114,7 +138,7 @@ def claims_metrics(rate_files: list[str], horizon_json: str, eps_json: str, samp
 
     es = read_json(eps_json)
     c_sa_e = np.asarray(es["coverage"]["c_sa"]).max(1)
-    for k in ("outcome", "process"):
+    for k in ("outcome", "process", "naive"):
         m[f"esweep_slope_{k}_sa"] = loglog_slope(c_sa_e, _seed_means(es, k, 1))
 
     rows = read_json(lemma_json)["rows"]
@@ -131,13 +155,17 @@ def claims_metrics(rate_files: list[str], horizon_json: str, eps_json: str, samp
         m[f"prm_q_subopt_{f}"] = rec["subopt"]["q_value"]
         m[f"prm_mu_subopt_{f}"] = rec["subopt"]["mu"]
         m[f"prm_q_fail_rate_{f}"] = float(np.mean(np.asarray(rec["subopt"]["q_value"]) > 1e-9))
+    for doc in map(read_json, preference_files):
+        m[f"rate_slope_preference_{doc['family']}"] = loglog_slope(doc["n_trajectories"],
+                                                                   _seed_means(doc, "preference", 0))
     return m
 
 
 def write_paper_claims(rate_files: list[str], horizon_json: str, eps_json: str, samples_json: str, target: float,
-                       lemma_json: str, prm_json: str, families: list[str], prm_families: list[str], scale: str,
-                       claims_path: str, summary_path: str) -> None:
-    measured = claims_metrics(rate_files, horizon_json, eps_json, samples_json, target, lemma_json, prm_json)
+                       lemma_json: str, prm_json: str, preference_files: list[str], families: list[str],
+                       prm_families: list[str], scale: str, claims_path: str, summary_path: str) -> None:
+    measured = claims_metrics(rate_files, horizon_json, eps_json, samples_json, target, lemma_json, prm_json,
+                              preference_files)
     write_json(summary_path, measured)
     doc = evaluate_claims(load_declaration(DECLARATION), measured, scale,
                           expand_over={"family": families, "prm_family": prm_families})

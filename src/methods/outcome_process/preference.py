@@ -1,9 +1,9 @@
-"""The preference-based (Bradley-Terry) version of the outcome-to-process reduction (issue 30).
+"""The preference-based (Bradley-Terry) version of the outcome-to-process reduction.
 
 The paper applies its Change of Trajectory Measure Lemma to preference-based RL (trajectory preferences
 under a Bradley-Terry model mapped to per-step rewards), improving the dependence from trajectory to
-state-action coverage (a third-party note and a podcast summary; the section itself could not be read,
-shared/papers/outcome_process.md). The reduction here mirrors reduction.py step by step:
+state-action coverage (a third-party note and a podcast summary; the section itself could not be read).
+The reduction here mirrors reduction.py step by step:
 
   1. split the trajectories in halves D1, D2 (reduction.Dataset.split);
   2. pair the trajectories of D1 ((0, 1), (2, 3), ...) and label each pair by a Bradley-Terry comparison,
@@ -81,32 +81,28 @@ def preference_to_process(mdp: TabularMDP, data: Dataset, rng: np.random.Generat
 
 def run_preference_rate(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,
                         bt: dict) -> dict:
-    """Sub-optimality vs n (arrays (seed, n)) of the BT reduction, process supervision and the oracle on one family.
+    """Sub-optimality vs n (array (seed, n)) of the BT reduction on one family.
 
-    Instances and datasets are drawn from the same streams as experiments.run_rate (so process and oracle
-    repeat the reward version's numbers); the BT labels come from their own stream [seed, 6, n].
+    Instances and datasets are drawn from the same streams as experiments.run_rate, so the process-
+    supervised and oracle learners it is compared with are that experiment's (the same numbers; they are
+    not recomputed here); the BT labels come from their own stream [seed, 6, n].
     """
-    methods = ("preference", "process", "oracle")
-    sub = {m: np.zeros((len(seeds), len(n_grid))) for m in methods}
+    sub = np.zeros((len(seeds), len(n_grid)))
     for i, seed in enumerate(seeds):
         mdp = make_mdp(family, spec, np.random.default_rng([seed, 0, FAMILY_TAG[family]]))
         mu = behaviour_policy(mdp, eps)
         for j, n in enumerate(n_grid):
             data = Dataset(*sample_trajectories(mdp, mu, n, np.random.default_rng([seed, 1, n])))
             relabelled, _ = preference_to_process(mdp, data, np.random.default_rng([seed, 6, n]), bt)
-            _, d2 = data.split()
-            sub["preference"][i, j] = suboptimality(mdp, one_hot(pessimistic_vi(mdp, relabelled, beta), mdp.A))
-            sub["process"][i, j] = suboptimality(mdp, one_hot(pessimistic_vi(mdp, data, beta), mdp.A))
-            sub["oracle"][i, j] = suboptimality(mdp, one_hot(pessimistic_vi(mdp, d2, beta, R=mdp.R), mdp.A))
-    log(f"{family} (BT): " + "; ".join(f"{m} {np.round(sub[m].mean(0), 3).tolist()}" for m in methods))
-    # slopes of the seed-mean curves, computed as outcome_process's claims compute the reward version's
-    slopes = {m: loglog_slope(n_grid, v.mean(axis=0)) for m, v in sub.items()}
+            sub[i, j] = suboptimality(mdp, one_hot(pessimistic_vi(mdp, relabelled, beta), mdp.A))
+    log(f"{family} (BT): preference {np.round(sub.mean(0), 3).tolist()}")
     return {"family": family, "spec": spec, "behaviour_eps": eps, "beta": beta, "bt": bt, "seeds": seeds,
-            "n_trajectories": n_grid, "subopt": {m: v.tolist() for m, v in sub.items()}, "slopes": slopes}
+            "n_trajectories": n_grid, "subopt": {"preference": sub.tolist()},
+            "slopes": {"preference": loglog_slope(n_grid, sub.mean(axis=0))}}
 
 
 def preference_rate_job(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,
                         bt: dict, out_json: str) -> None:
-    """Step x3audit_op_preference: the BT rate experiment for one family, written as JSON."""
+    """Step outcome_process_preference: the BT rate experiment for one family, written as JSON."""
     from methods.common.io import write_json
     write_json(out_json, run_preference_rate(family, spec, eps, list(seeds), list(n_grid), beta, dict(bt)))

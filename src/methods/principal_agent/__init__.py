@@ -35,7 +35,11 @@ What is where:
                   learner on the eps-grid), and their unbiased estimators.
 - simulate.py     the game loop and exact regret against the best fixed incentive in hindsight.
 - lower_bound_known.py  the T-dependence of the known-greedy lower bound (Table 1 row (b)) on a
-                  two-point family of our own (issue 30; run by workflow/rules/x3audit.smk).
+                  two-point family of our own (rule principal_agent_two_point).
+- lower_bound_kn.py  its K and N dependence on a hidden-subset family of our own
+                  (rule principal_agent_hidden_subset).
+- zooming.py      smooth responses with general incentives (Table 1 row (e)): a zooming learner
+                  against an adaptive adversary (rule principal_agent_zooming).
 - experiments.py  the simulation experiments; analysis.py the slopes and bounds; figures.py;
                   pipeline.py the DAG steps.
 """

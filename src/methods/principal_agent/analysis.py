@@ -13,14 +13,15 @@ import numpy as np
 from .candidates import lipschitz_step
 
 
-def table(records: list[dict], x: str, where: dict) -> tuple[np.ndarray, list[int], np.ndarray]:
-    """Regrets of the records matching `where` as (x values, seeds, regret array (S, P))."""
+def table(records: list[dict], x: str, where: dict, value: str = "regret") -> tuple[np.ndarray, list[int], np.ndarray]:
+    """Regrets (or another record field, `value`) of the records matching `where` as (x values, seeds,
+    array (S, P))."""
     rows = [r for r in records if all(r[k] == v for k, v in where.items())]
     if not rows:
         raise ValueError(f"no records with {where}; available: {sorted({tuple(r[k] for k in where) for r in records})}")
     xs = sorted({r[x] for r in rows})
     seeds = sorted({r["seed"] for r in rows})
-    cell = {(r["seed"], r[x]): r["regret"] for r in rows}
+    cell = {(r["seed"], r[x]): r[value] for r in rows}
     missing = [(s, v) for s in seeds for v in xs if (s, v) not in cell]
     if missing:
         raise ValueError(f"records with {where} miss (seed, {x}) = {missing[:5]}")

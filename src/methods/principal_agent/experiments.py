@@ -13,6 +13,8 @@ game loop (runs ordered by decreasing horizon; action sets padded).
 - lower_bound: unknown greedy responses on model.lower_bound_instance (Theorem 2.1); the
                response-agnostic grid learners against the known-response Exp3-linear.
 - multiarm:    known greedy responses, general incentives; Exp3-linear on the polytope vertices.
+The needle and multiarm records also carry `regret_uniform`, the regret of uniform play over the same
+action set against the same arrivals (a learner that learns nothing): the null of their rate claims.
 """
 from __future__ import annotations
 
@@ -65,6 +67,11 @@ def _order(runs: list[Run]) -> list[Run]:
 
 def _adversary(kind, runs, rng, adv_params):
     return Adversary(kind, np.array([r.K for r in runs]), max(r.T for r in runs), rng, **adv_params)
+
+
+def uniform_play_value(tables: list[np.ndarray], counts: np.ndarray) -> np.ndarray:
+    """Expected utility of uniform play over each run's actions: sum_j n_j mean_a table[j, a]; tables (K_r, k_r)."""
+    return np.array([counts[r, : t.shape[0]] @ t.mean(axis=1) for r, t in enumerate(tables)])
 
 
 def _records(algorithm, runs, out, best, extra=None):
@@ -264,8 +271,10 @@ def run_needle(horizons, seeds, N: int, lipschitz: float, width_factor: float, b
     # the best fixed incentive is the bump's peak (centre on bump_arm): value base_prob + L * half / 2 per round
     best = np.array([r.T * (base_prob + 0.5 * lipschitz * p[2]) for r, p in zip(runs, params)])
     log(f"lipschitz/needle: {len(runs)} runs, grid sizes {sorted({t.shape[1] for t in tables})}")
+    uniform = best - uniform_play_value(tables, out["counts"])
     return _records("lipschitz", runs, out, best, {"n_actions": [t.shape[1] for t in tables],
-                                                   "instance": ["needle"] * len(runs)})
+                                                   "instance": ["needle"] * len(runs),
+                                                   "regret_uniform": [float(u) for u in uniform]})
 
 
 # --- unknown greedy responses: the lower-bound instance ------------------------------------------
@@ -330,6 +339,8 @@ def run_multiarm(adversary: str, horizons, seeds, N: int, K: int, adv_params: di
     best = best_fixed_value(_pad_tables(tables, K), out["counts"])
     best_single = best_fixed_value(_pad_tables(single, K), out["counts"])
     log(f"multiarm: {len(runs)} runs, candidate sizes {sorted({len(c) for c in cands})}")
+    uniform = best - uniform_play_value(tables, out["counts"])
     return _records("exp3_linear", runs, out, best, {"n_actions": [len(c) for c in cands],
                                                      "rank": _ranks(learner, len(runs)),
-                                                     "best_single_arm": [float(b) for b in best_single]})
+                                                     "best_single_arm": [float(b) for b in best_single],
+                                                     "regret_uniform": [float(u) for u in uniform]})

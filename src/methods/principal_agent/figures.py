@@ -1,4 +1,5 @@
-"""Figures: regret vs T per adversary, vs N and K, the smooth model, the lower-bound instance."""
+"""Figures: regret vs T per adversary, vs N and K, the smooth model, the lower-bound instances, the lower-bound
+families for known responses (T; K and N) and the zooming learner for smooth general incentives."""
 from __future__ import annotations
 
 import numpy as np
@@ -68,6 +69,8 @@ def plot_lipschitz(lip: dict, path) -> None:
         _curve(ax, c, LABELS["lipschitz"])
         ax.plot(c["x"], c["bound"], color="black", ls="--", lw=1, label="bound 8 sqrt(nT) + 2 + (2L+1) eps T")
         _reference(ax, c["x"], c["mean"][0], 2 / 3, "T^(2/3)")
+        if "uniform" in c:
+            ax.plot(c["x"], c["uniform"], "x:", color="C7", label="uniform play (null)")
         ax.set(xscale="log", yscale="log", xlabel="T", ylabel="regret", title=f"smooth agents: {inst}")
         ax.legend(fontsize=6, loc="best")
     save_figure(fig, path)
@@ -86,6 +89,77 @@ def plot_lower_bound(lb: dict, multiarm: dict, path) -> None:
     ax = axes[0][1]
     _curve(ax, multiarm, "Exp3-linear on polytope vertices")
     _reference(ax, multiarm["x"], multiarm["mean"][0], 0.5, "T^(1/2)")
+    if "uniform" in multiarm:
+        ax.plot(multiarm["x"], multiarm["uniform"], "x:", color="C7", label="uniform play (null)")
     ax.set(xscale="log", yscale="log", xlabel="T", ylabel="regret", title="general (multi-arm) incentives")
     ax.legend(fontsize=6)
+    save_figure(fig, path)
+
+
+def plot_two_point(docs: list[dict], path) -> None:
+    """Pseudo-regret on the two-point family against T (one line per learner and seed), uniform play, sqrt(T)."""
+    fig, ax = new_figure(width=6.4, height=4.2)
+    T = np.array(docs[0]["horizons"], float)
+    names = list(docs[0]["algorithms"]) + ["uniform"]
+    for i, name in enumerate(names):
+        for k, doc in enumerate(docs):
+            r = doc["uniform"] if name == "uniform" else doc["algorithms"][name]
+            ax.plot(T, r["regret"], "x:" if name == "uniform" else "o-", color=f"C{i}", alpha=0.8,
+                    label=(LABELS.get(name, "uniform play (null)")) if k == 0 else None)
+    first = min(d["algorithms"][n]["regret"][0] for d in docs for n in d["algorithms"])
+    ax.plot(T, first * np.sqrt(T / T[0]), "k--", lw=1, label="sqrt(T) (the bound's rate)")
+    ax.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="pseudo-regret",
+           title=f"known greedy responses: two-point family, eps = {docs[0]['c']}/sqrt(T)")
+    ax.legend(fontsize=7)
+    save_figure(fig, path)
+
+
+def plot_hidden_subset(docs: list[dict], path) -> None:
+    """Regret on the hidden-subset family against min{sqrt(K T log N), K sqrt(T)} over the K x N grid."""
+    fig, (ax1, ax2) = new_figure(1, 2, width=10.5, height=4.0)
+    types = docs[0]["types"]
+    markers = "os^vD<>p"
+    for d, doc in enumerate(docs):
+        for r in doc["rows"]:
+            ki, ni = types.index(r["K"]), doc["arms"].index(r["N"])
+            ax1.plot(r["bound"], r["regret"], markers[ni % len(markers)], color=f"C{ki}", alpha=0.8,
+                     label=f"K={r['K']}, N={r['N']}" if d == 0 else None)
+            ax1.plot(r["bound"], r["regret_uniform"], "x", color="C7", alpha=0.6,
+                     label="uniform play (null)" if d == 0 and r is doc["rows"][0] else None)
+    b = np.array([r["bound"] for doc in docs for r in doc["rows"]])
+    ratio = np.array([r["ratio"] for doc in docs for r in doc["rows"]])
+    xs = np.array([b.min(), b.max()])
+    ax1.plot(xs, np.median(ratio) * xs, "k--", lw=1, label=f"c * bound, c = {np.median(ratio):.3f} (median)")
+    ax1.set(xscale="log", yscale="log", xlabel="min{sqrt(K T log N), K sqrt(T)}", ylabel="pseudo-regret",
+            title=f"hidden-subset family, T = {docs[0]['horizon']}, Exp3-linear")
+    ax1.legend(fontsize=6, ncol=2)
+    for ki, K in enumerate(types):
+        for d, doc in enumerate(docs):
+            rows = [r for r in doc["rows"] if r["K"] == K]
+            ax2.plot([r["N"] for r in rows], [r["ratio"] for r in rows], "o-", color=f"C{ki}", alpha=0.8,
+                     label=f"K={K}" if d == 0 else None)
+    ax2.set(xscale="log", xlabel="arms N", ylabel="regret / bound", title="ratio to the bound (one line per seed)")
+    ax2.set_ylim(bottom=0)
+    ax2.legend(fontsize=8)
+    save_figure(fig, path)
+
+
+def plot_zooming(docs: list[dict], path) -> None:
+    """Regret of the zooming learner, the T-tuned uniform grid and uniform play against T, with T^{(N+1)/(N+2)}."""
+    fig, (ax1, ax2) = new_figure(1, 2, width=10.5, height=4.0)
+    T = np.array(docs[0]["horizons"], float)
+    for i, name in enumerate(docs[0]["learners"]):
+        for d, doc in enumerate(docs):
+            r = doc["learners"][name]
+            ax1.plot(T, r["regret"], "o-", color=f"C{i}", alpha=0.8, label=name if d == 0 else None)
+            if name != "uniform_play":
+                ax2.plot(T, r["n_cells"], "o-", color=f"C{i}", alpha=0.8, label=name if d == 0 else None)
+    rate = docs[0]["rate_exponent"]
+    first = min(d["learners"]["zooming"]["regret"][0] for d in docs)
+    ax1.plot(T, first * (T / T[0]) ** rate, "k--", lw=1, label=f"T^{rate:.2f} (the row's rate)")
+    ax1.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="regret vs best fixed incentive",
+            title=f"smooth, general incentives (N={docs[0]['n_arms']}, L={docs[0]['lipschitz']:g}), adaptive adversary")
+    ax2.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="active cells", title="partition size")
+    ax1.legend(fontsize=8)
+    ax2.legend(fontsize=8)
     save_figure(fig, path)

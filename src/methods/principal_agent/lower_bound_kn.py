@@ -1,6 +1,6 @@
 """The K and N dependence of the lower bound for known greedy responses (Table 1 row (b):
 Omega(min{sqrt(K T log N), K sqrt(T)}) up to log K), on a hidden-subset family of our own (the paper's
-hard family could not be read; shared/papers/principal_agent.md).
+hard family could not be read).
 
 Construction (K types, K even; N arms). Arm 0 is every type's default (mu_{j,0} = 1/2, v_0 = 0). Arm
 i >= 1 carries a balanced subset S_i of K/2 types: mu_{j,i} = 1/2 - delta for j in S_i and 0 otherwise,
@@ -21,7 +21,9 @@ i* among M hypotheses (Fano) for small c: the pseudo-regret is then of order
 T eps = c sqrt(K T log M), and log M ~ min{log N, K log 2 - log(K) / 2}: the bound's two regimes.
 
 Regret is the pseudo-regret sum_t sum_a P_t(a) (E U(best) - E U(a)) of the paper's learner
-(Exp3-linear on the merged candidates), averaged over runs with i* drawn uniformly.
+(Exp3-linear on the merged candidates), averaged over runs with i* drawn uniformly; as the claims'
+null, the exact pseudo-regret T * mean_a gap(a) of uniform play over the same candidates (a learner
+that learns nothing) on the same runs.
 """
 from __future__ import annotations
 
@@ -125,26 +127,37 @@ def kn_grid_experiment(types: list[int], arms: list[int], horizon: int, n_runs: 
             hidden = serving[rng.integers(0, M, size=n_runs)]
             q = hidden_type_probabilities(table, hidden, eps)
             regret = pseudo_regret_hidden(table, q, horizon, rng)
+            mean = q @ table.T
+            uniform = horizon * (mean.max(axis=1, keepdims=True) - mean).mean()
             bound = paper_bound(K, N, horizon)
             rows.append({"K": K, "N": N, "M": M, "n_candidates": int(len(table)), "eps": eps,
                          "regret": float(regret.mean()), "regret_se": float(regret.std(ddof=1) / np.sqrt(n_runs)),
-                         "bound": bound, "ratio": float(regret.mean() / bound)})
-    reg = np.array([r["regret"] for r in rows])
+                         "regret_uniform": float(uniform), "bound": bound, "ratio": float(regret.mean() / bound)})
     bnd = np.array([r["bound"] for r in rows])
-    ratio = reg / bnd
-    return {"types": types, "arms": arms, "horizon": horizon, "n_runs": n_runs, "c": c, "delta": delta,
-            "seed": seed, "rows": rows, "slope_on_bound": loglog_slope(bnd, reg),
-            "ratio_spread": float(ratio.max() / ratio.min()), "ratio_min": float(ratio.min()),
-            "ratio_max": float(ratio.max())}
+    out = {"types": types, "arms": arms, "horizon": horizon, "n_runs": n_runs, "c": c, "delta": delta,
+           "seed": seed, "rows": rows}
+    for suffix, key in (("", "regret"), ("_uniform", "regret_uniform")):
+        reg = np.array([r[key] for r in rows])
+        ratio = reg / bnd
+        out.update({f"slope_on_bound{suffix}": loglog_slope(bnd, reg),
+                    f"ratio_spread{suffix}": float(ratio.max() / ratio.min()),
+                    f"ratio_min{suffix}": float(ratio.min()), f"ratio_max{suffix}": float(ratio.max())})
+    return out
 
 
-def kn_grid_job(params: dict, seed: int, out_json: str) -> None:
-    """Step x3audit_pa_kn_grid: the K x N grid for one seed, written as JSON."""
+def hidden_subset_job(params: dict, seeds: list[int], out_json: str) -> None:
+    """Step principal_agent_hidden_subset: the K x N grid for every seed, written as one JSON {"runs": [...]}."""
     from methods.common.io import log, write_json
-    out = kn_grid_experiment(list(params["types"]), list(params["arms"]), int(params["horizon"]),
-                             int(params["n_runs"]), float(params["c"]), float(params["delta"]), seed)
-    for r in out["rows"]:
-        log(f"K={r['K']} N={r['N']} M={r['M']} eps={r['eps']:.3f}: regret {r['regret']:.2f} "
-            f"+- {r['regret_se']:.2f}, bound {r['bound']:.1f}, ratio {r['ratio']:.3f}")
-    log(f"slope of regret on the bound {out['slope_on_bound']:.3f}, ratio spread {out['ratio_spread']:.3f}")
-    write_json(out_json, out)
+    runs = []
+    for seed in seeds:
+        out = kn_grid_experiment(list(params["types"]), list(params["arms"]), int(params["horizon"]),
+                                 int(params["n_runs"]), float(params["c"]), float(params["delta"]), seed)
+        for r in out["rows"]:
+            log(f"seed {seed} K={r['K']} N={r['N']} M={r['M']} eps={r['eps']:.3f}: regret {r['regret']:.2f} "
+                f"+- {r['regret_se']:.2f} (uniform play {r['regret_uniform']:.2f}), bound {r['bound']:.1f}, "
+                f"ratio {r['ratio']:.3f}")
+        log(f"seed {seed}: slope of regret on the bound {out['slope_on_bound']:.3f} (uniform play "
+            f"{out['slope_on_bound_uniform']:.3f}), ratio spread {out['ratio_spread']:.3f} "
+            f"(uniform play {out['ratio_spread_uniform']:.3f})")
+        runs.append(out)
+    write_json(out_json, {"seeds": list(seeds), "runs": runs})

@@ -14,7 +14,9 @@ instances: expected pseudo-regret >= const * sqrt(T) (Le Cam's two-point method)
 arm the agent pulls, which is the bandit feedback of the reduction.
 
 We measure the pseudo-regret sum_t sum_a P_t(a) (max_b E U(b) - E U(a)) of the paper's learner
-(Exp3-linear on the merged candidates) and of EXP3, averaged over the two signs and the seeds.
+(Exp3-linear on the merged candidates) and of EXP3, averaged over the two signs and the seeds, and, as
+the claims' null, the exact pseudo-regret T * mean_a gap(a) of uniform play over the same candidates
+(a learner that learns nothing).
 """
 from __future__ import annotations
 
@@ -61,9 +63,22 @@ def pseudo_regret(algorithm: str, table: np.ndarray, q: np.ndarray, T: int, n_ru
     return regret
 
 
+def uniform_pseudo_regret(table: np.ndarray, q: np.ndarray, T: int) -> float:
+    """Exact pseudo-regret of uniform play over the candidates: T * mean_a (max_b E U(b) - E U(a))."""
+    mean = q @ table
+    return float(T * (mean.max() - mean).mean())
+
+
+def _curve(means: list[float], horizons: list[int]) -> dict:
+    h = np.array(horizons, float)
+    return {"regret": means, "regret_over_sqrt_T": (np.array(means) / np.sqrt(h)).tolist(),
+            "slope": loglog_slope(h, np.array(means))}
+
+
 def lower_bound_experiment(horizons: list[int], n_runs: int, c: float, delta: float, algorithms: list[str],
                            seed: int) -> dict:
-    """Mean pseudo-regret over both signs and `n_runs` runs per sign, for each algorithm and horizon."""
+    """Mean pseudo-regret over both signs and `n_runs` runs per sign, for each algorithm and horizon,
+    and the exact pseudo-regret of uniform play (`uniform`)."""
     inst = two_type_instance(delta)
     cand = C.known_greedy_candidates(inst, merge=True)
     table = greedy_utility(inst, cand)  # (k, K)
@@ -78,20 +93,21 @@ def lower_bound_experiment(horizons: list[int], n_runs: int, c: float, delta: fl
                                       np.random.default_rng([seed, ai, ti, si]))
                         for si, s in enumerate((1, -1))]
             means.append(float(np.mean(np.concatenate(per_sign))))
-        h = np.array(horizons, float)
-        out["algorithms"][algorithm] = {
-            "regret": means,
-            "regret_over_sqrt_T": (np.array(means) / np.sqrt(h)).tolist(),
-            "slope": loglog_slope(h, np.array(means)),
-        }
+        out["algorithms"][algorithm] = _curve(means, horizons)
+    out["uniform"] = _curve([float(np.mean([uniform_pseudo_regret(table, type_probabilities(s, c / np.sqrt(T)), T)
+                                            for s in (1, -1)])) for T in horizons], horizons)
     return out
 
 
-def lower_bound_job(params: dict, seed: int, out_json: str) -> None:
-    """Step x3audit_pa_lower_bound: the experiment for one seed, written as JSON."""
+def two_point_job(params: dict, seeds: list[int], out_json: str) -> None:
+    """Step principal_agent_two_point: the experiment for every seed, written as one JSON {"runs": [...]}."""
     from methods.common.io import log, write_json
-    out = lower_bound_experiment(params["horizons"], params["n_runs"], params["c"], params["delta"],
-                                 params["algorithms"], seed)
-    for name, r in out["algorithms"].items():
-        log(f"{name}: regret {np.round(r['regret'], 2).tolist()} over T {out['horizons']}, slope {r['slope']:.3f}")
-    write_json(out_json, out)
+    runs = []
+    for seed in seeds:
+        out = lower_bound_experiment(params["horizons"], params["n_runs"], params["c"], params["delta"],
+                                     params["algorithms"], seed)
+        for name, r in {**out["algorithms"], "uniform": out["uniform"]}.items():
+            log(f"seed {seed} {name}: regret {np.round(r['regret'], 2).tolist()} over T {out['horizons']}, "
+                f"slope {r['slope']:.3f}")
+        runs.append(out)
+    write_json(out_json, {"seeds": list(seeds), "runs": runs})

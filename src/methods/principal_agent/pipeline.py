@@ -2,7 +2,10 @@
 
 Simulation steps write {"params": ..., "records": [...]} (one record per algorithm, N, K, T, seed);
 `analyse` turns them into rates, intervals and bound ratios (summary.json), `make_figures` draws
-them, `write_paper_claims` computes the verdicts.
+them, `write_paper_claims` computes the verdicts. The lower-bound families for known responses
+(two_point: the T-dependence; hidden_subset: the K and N dependence) and the zooming learner for
+smooth general incentives write {"seeds": [...], "runs": [one document per seed]}; `analyse` reads
+their per-seed metrics too.
 """
 from __future__ import annotations
 
@@ -101,8 +104,41 @@ def _linear_bound(r):
     return A.exp3_linear_bound(r["T"], r["rank"], r["n_actions"])
 
 
+def two_point_metrics(doc: dict) -> dict:
+    """Per-seed metrics of the two-point family: log-log slope of the pseudo-regret over the T grid and
+    regret / sqrt(T) at the largest T over that at the smallest, per learner and for uniform play."""
+    out = {}
+    for name, r in {**doc["algorithms"], "uniform": doc["uniform"]}.items():
+        norm = r["regret_over_sqrt_T"]
+        out[f"two_point_slope_{name}"] = r["slope"]
+        out[f"two_point_norm_ratio_{name}"] = norm[-1] / norm[0]
+    return out
+
+
+def hidden_subset_metrics(doc: dict) -> dict:
+    """Per-seed metrics of the hidden-subset K x N grid: slope of regret on the bound and max/min of
+    regret / bound, for Exp3-linear and for uniform play."""
+    return {f"hidden_subset_{k}": doc[k] for k in ("slope_on_bound", "ratio_spread", "ratio_min", "ratio_max",
+                                                   "slope_on_bound_uniform", "ratio_spread_uniform")}
+
+
+def zooming_metrics(doc: dict) -> dict:
+    """Per-seed metrics of the smooth general-incentive experiment (zooming, uniform grid, uniform play)."""
+    L = doc["learners"]
+    return {"zoom_slope": L["zooming"]["slope"], "zoom_rate": doc["rate_exponent"],
+            "zoom_regret_min": L["zooming"]["regret_min"], "zoom_grid_slope": L["uniform_grid"]["slope"],
+            "zoom_uniform_slope": L["uniform_play"]["slope"], "zoom_uniform_regret_min": L["uniform_play"]["regret_min"]}
+
+
+def _per_seed(path: str, fn) -> dict:
+    """{metric: list over the seeds} from a {"runs": [...]} document."""
+    rows = [fn(doc) for doc in read_json(path)["runs"]]
+    return {k: [r[k] for r in rows] for k in rows[0]}
+
+
 def analyse(rate_files: list[str], sweep_files: dict[str, str], lipschitz_files: dict[str, str],
-            lower_bound_file: str, multiarm_file: str, n_boot: int, level: float, out_json: str) -> None:
+            lower_bound_file: str, multiarm_file: str, two_point_file: str, hidden_subset_file: str,
+            zooming_file: str, n_boot: int, level: float, out_json: str) -> None:
     """Slopes with intervals, bound ratios and per-seed comparisons: the flat `metrics` the claims read."""
     metrics, curves = {}, {"rate": {}, "sweep": {}, "lipschitz": {}, "lower_bound": {}, "multiarm": {}}
     ci = dict(n_boot=n_boot, level=level)
@@ -122,7 +158,9 @@ def analyse(rate_files: list[str], sweep_files: dict[str, str], lipschitz_files:
         naive = A.per_seed_at([r for r in recs if r["algorithm"] == "naive_grid"], T_max, lambda r: r["regret"])
         linear = A.per_seed_at(lin_recs, T_max, lambda r: r["regret"])
         metrics[f"naive_excess_{adv}"] = list(np.subtract(naive, linear))
-        metrics[f"naive_slope_{adv}"] = curves["rate"][adv]["naive_grid"]["slope"]
+        metrics[f"regret_Tmax_naive_grid_{adv}"], metrics[f"regret_Tmax_exp3_linear_{adv}"] = naive, linear
+        grid = curves["rate"][adv]["naive_grid"]
+        metrics.update({f"naive_slope_{adv}": grid["slope"], f"naive_lo_{adv}": grid["lo"], f"naive_hi_{adv}": grid["hi"]})
         curves["rate"][adv]["bound"] = [float(np.mean([_linear_bound(r) for r in lin_recs if r["T"] == T])) for T in lin["x"]]
 
     for dim, path in sweep_files.items():
@@ -155,6 +193,11 @@ def analyse(rate_files: list[str], sweep_files: dict[str, str], lipschitz_files:
         curves["lipschitz"][inst] = c
         metrics.update({f"{inst}_slope": c["slope"], f"{inst}_lo": c["lo"], f"{inst}_hi": c["hi"],
                         f"{inst}_bound_ratio": A.per_seed_max_ratio(recs, bound)})
+        if "regret_uniform" in recs[0]:
+            u = A.slope_with_interval(*A.table(recs, "T", {"algorithm": "lipschitz"}, "regret_uniform")[::2], **ci)
+            c["uniform"] = u["mean"]
+            metrics.update({f"{inst}_uniform_slope": u["slope"], f"{inst}_uniform_lo": u["lo"],
+                            f"{inst}_uniform_hi": u["hi"]})
 
     doc = read_json(lower_bound_file)
     recs = doc["records"]
@@ -174,20 +217,31 @@ def analyse(rate_files: list[str], sweep_files: dict[str, str], lipschitz_files:
     c = A.slope_with_interval(x, reg, **ci)
     T_max = max(r["T"] for r in recs)
     c["gain"] = A.per_seed_at(recs, T_max, lambda r: (r["best_value"] - r["best_single_arm"]) / r["T"])
+    u = A.slope_with_interval(*A.table(recs, "T", {"algorithm": "exp3_linear"}, "regret_uniform")[::2], **ci)
+    c["uniform"] = u["mean"]
     curves["multiarm"] = c
     metrics.update({"multiarm_slope": c["slope"], "multiarm_lo": c["lo"], "multiarm_hi": c["hi"],
                     "multiarm_bound_ratio": A.per_seed_max_ratio(recs, _linear_bound),
-                    "multiarm_gain": c["gain"]})
+                    "multiarm_gain": c["gain"], "multiarm_uniform_slope": u["slope"],
+                    "multiarm_uniform_lo": u["lo"], "multiarm_uniform_hi": u["hi"]})
+    metrics.update(_per_seed(two_point_file, two_point_metrics))
+    metrics.update(_per_seed(hidden_subset_file, hidden_subset_metrics))
+    metrics.update(_per_seed(zooming_file, zooming_metrics))
     write_json(out_json, {"metrics": metrics, "curves": curves, "level": level, "n_boot": n_boot})
     log(f"{len(metrics)} metrics -> {out_json}")
 
 
-def make_figures(summary_json: str, rate_png: str, sweep_png: str, lipschitz_png: str, lower_bound_png: str) -> None:
+def make_figures(summary_json: str, two_point_json: str, hidden_subset_json: str, zooming_json: str, rate_png: str,
+                 sweep_png: str, lipschitz_png: str, lower_bound_png: str, two_point_png: str, hidden_subset_png: str,
+                 zooming_png: str) -> None:
     curves = read_json(summary_json)["curves"]
     F.plot_rates(curves["rate"], rate_png)
     F.plot_sweeps(curves["sweep"], sweep_png)
     F.plot_lipschitz(curves["lipschitz"], lipschitz_png)
     F.plot_lower_bound(curves["lower_bound"], curves["multiarm"], lower_bound_png)
+    F.plot_two_point(read_json(two_point_json)["runs"], two_point_png)
+    F.plot_hidden_subset(read_json(hidden_subset_json)["runs"], hidden_subset_png)
+    F.plot_zooming(read_json(zooming_json)["runs"], zooming_png)
 
 
 def _nan_for_null(value):
@@ -198,12 +252,13 @@ def _nan_for_null(value):
 
 
 def write_paper_claims(summary_json: str, scale: str, adversaries: list[str], lb_algorithms: list[str],
-                       claims_path: str) -> None:
+                       two_point_algorithms: list[str], claims_path: str) -> None:
     """claims.json: every claim's verdict computed from the summary's metrics by its criterion."""
     metrics = {k: _nan_for_null(v) for k, v in read_json(summary_json)["metrics"].items()}
     doc = evaluate_claims(load_declaration(DECLARATION), metrics, scale,
                           expand_over={"adversary": adversaries,
-                                       "lb_algorithm": [a for a in lb_algorithms if a in AGNOSTIC]})
+                                       "lb_algorithm": [a for a in lb_algorithms if a in AGNOSTIC],
+                                       "tp_algorithm": list(two_point_algorithms)})
     write_claims(claims_path, doc)
     for c in doc["claims"]:
         log(f"{c['id']}: {c['verdict']}")

@@ -18,6 +18,8 @@ zooming (Podimata & Slivkins 2021) on the incentive cube [0, 1]^N:
   cells grows like (L^2 t)^{N/(N+2)} ... and EXP3's sqrt(t A) gives the row's t^{(N+1)/(N+2)}.
 With `adaptive=False` the learner starts from the uniform partition at side 2^-round(log2(T) / (N + 2))
 (the T-tuned eps-grid, eps ~ T^{-1/(N+2)}) and never splits: the fixed-discretisation baseline.
+`uniform_play_regret` is the claims' null: incentives drawn uniformly from [0, 1]^N every round (a learner
+that learns nothing) against the same adaptive adversary.
 
 Agents respond with the logit model (model.logit_probabilities, L = 1 / temperature) to the general
 incentive; the adversary is adversaries.Adversary('adaptive'): with probability adaptive_prob it sends
@@ -151,10 +153,25 @@ def run_once(inst: Instance, checkpoints: list[int], temperature: float, split_c
             "max_depth": int(np.round(-np.log2(learner.side.min()))), "learner": learner}
 
 
+def uniform_play_regret(inst: Instance, checkpoints: list[int], temperature: float, adaptive_prob: float,
+                        grid_u: np.ndarray, rng: np.random.Generator) -> list[float]:
+    """Regret at each checkpoint of uniform random incentives against the adaptive adversary (vectorised:
+    the incentives do not depend on the past, so the whole type sequence follows from them)."""
+    K, N = inst.n_types, inst.n_arms
+    horizon = max(checkpoints)
+    u_all = utilities(inst, rng.uniform(size=(horizon, N)), temperature)  # (T, K)
+    react = rng.uniform(size=horizon) < adaptive_prob
+    react[0] = False  # no previous incentive to react to
+    worst = np.r_[0, u_all[:-1].argmin(axis=1)]
+    j = np.where(react, worst, rng.integers(0, K, size=horizon))
+    earned = np.cumsum(u_all[np.arange(horizon), j])
+    return [float((grid_u @ np.bincount(j[:t], minlength=K)).max() - earned[t - 1]) for t in checkpoints]
+
+
 def zooming_experiment(n_types: int, n_arms: int, horizons: list[int], n_runs: int, temperature: float,
                        split_constant: float, adaptive_prob: float, grid_points: int, seed: int) -> dict:
-    """Regret over the T grid of the zooming learner (anytime: one run, read at every T) and of the
-    T-tuned uniform baseline (one run per T); one random instance per seed."""
+    """Regret over the T grid of the zooming learner (anytime: one run, read at every T), of the T-tuned
+    uniform baseline (one run per T) and of uniform play (the null); one random instance per seed."""
     inst = random_instance(np.random.default_rng([seed, 11]), n_types, n_arms)
     grid_u = utilities(inst, hindsight_grid(n_arms, grid_points), temperature)
     out = {"n_types": n_types, "n_arms": n_arms, "horizons": horizons, "n_runs": n_runs, "temperature": temperature,
@@ -170,6 +187,9 @@ def zooming_experiment(n_types: int, n_arms: int, horizons: list[int], n_runs: i
         "zooming": (np.mean([r["regret"] for r in zoom], axis=0), np.mean([r["n_cells"] for r in zoom], axis=0)),
         "uniform_grid": (np.array([np.mean([r["regret"][0] for r in runs]) for runs in base]),
                          np.array([np.mean([r["n_cells"][0] for r in runs]) for runs in base])),
+        "uniform_play": (np.mean([uniform_play_regret(inst, horizons, temperature, adaptive_prob, grid_u,
+                                                      np.random.default_rng([seed, 12, 2, r])) for r in range(n_runs)],
+                                 axis=0), np.ones(len(horizons))),
     }
     for name, (regret, cells) in results.items():
         out["learners"][name] = {"regret": regret.tolist(), "n_cells": cells.tolist(),
@@ -177,13 +197,17 @@ def zooming_experiment(n_types: int, n_arms: int, horizons: list[int], n_runs: i
     return out
 
 
-def zooming_job(params: dict, seed: int, out_json: str) -> None:
-    """Step x3audit_pa_zooming: the experiment for one seed, written as JSON."""
+def zooming_job(params: dict, seeds: list[int], out_json: str) -> None:
+    """Step principal_agent_zooming: the experiment for every seed, written as one JSON {"runs": [...]}."""
     from methods.common.io import log, write_json
-    out = zooming_experiment(int(params["n_types"]), int(params["n_arms"]), list(params["horizons"]),
-                             int(params["n_runs"]), float(params["temperature"]), float(params["split_constant"]),
-                             float(params["adaptive_prob"]), int(params["grid_points"]), seed)
-    for name, r in out["learners"].items():
-        log(f"{name}: regret {np.round(r['regret'], 1).tolist()} over T {out['horizons']}, slope {r['slope']:.3f} "
-            f"(rate {out['rate_exponent']:.3f}), cells {r['n_cells']}")
-    write_json(out_json, out)
+    runs = []
+    for seed in seeds:
+        out = zooming_experiment(int(params["n_types"]), int(params["n_arms"]), list(params["horizons"]),
+                                 int(params["n_runs"]), float(params["temperature"]),
+                                 float(params["split_constant"]), float(params["adaptive_prob"]),
+                                 int(params["grid_points"]), seed)
+        for name, r in out["learners"].items():
+            log(f"seed {seed} {name}: regret {np.round(r['regret'], 1).tolist()} over T {out['horizons']}, "
+                f"slope {r['slope']:.3f} (rate {out['rate_exponent']:.3f}), cells {r['n_cells']}")
+        runs.append(out)
+    write_json(out_json, {"seeds": list(seeds), "runs": runs})

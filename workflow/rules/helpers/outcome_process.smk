@@ -38,11 +38,16 @@ def op_rate_files():
     return expand(f"{OP_OUT}/rate/{{family}}.json", family=OP["families"])
 
 
+def op_preference_files():
+    return expand(f"{OP_OUT}/preference/{{family}}.json", family=OP["families"])
+
+
 def op_sweep_files():
     return {s: f"{OP_OUT}/coverage/{s}.json" for s in OP_SWEEPS}
 
 
 def op_figures():
     return [
-        f"{OP_OUT}/figures/{name}.png" for name in ("rate", "coverage", "lemma", "prm")
+        f"{OP_OUT}/figures/{name}.png"
+        for name in ("rate", "coverage", "lemma", "prm", "horizon_gap", "preference")
     ]

@@ -2,7 +2,15 @@
 
 PA = config["principal_agent"]
 PA_OUT = paper_dir("principal_agent")
-PA_FIGURES = ["regret_vs_T", "regret_vs_N", "lipschitz", "lower_bound"]
+PA_FIGURES = [
+    "regret_vs_T",
+    "regret_vs_N",
+    "lipschitz",
+    "lower_bound",
+    "two_point",
+    "hidden_subset",
+    "zooming",
+]
 
 
 def _pa_require(key, values, needed):
@@ -16,7 +24,9 @@ def _pa_require(key, values, needed):
 
 _pa_require("rate.algorithms", PA["rate"]["algorithms"], ["exp3_linear", "naive_grid"])
 _pa_require(
-    "sweep.algorithms", PA["sweep"]["algorithms"], ["exp3_linear", "exp3_candidates"]
+    "sweep.algorithms",
+    PA["sweep"]["algorithms"],
+    ["exp3_linear", "exp3_candidates", "exp3_merged"],
 )
 _pa_require("lower_bound.algorithms", PA["lower_bound"]["algorithms"], ["exp3_linear"])
 if not set(PA["lower_bound"]["algorithms"]) & {"naive_grid", "lipschitz"}:
@@ -28,6 +38,30 @@ if PA["lower_bound"]["threshold_range"][0] >= PA["lower_bound"]["threshold_range
     raise ValueError(
         "config principal_agent.lower_bound.threshold_range: [low, high] with low < high expected, "
         f"got {PA['lower_bound']['threshold_range']}"
+    )
+_pa_two_point = PA["two_point"]
+if sorted(set(_pa_two_point["horizons"])) != _pa_two_point["horizons"] or len(_pa_two_point["horizons"]) < 2:
+    raise ValueError(
+        f"config principal_agent.two_point.horizons = {_pa_two_point['horizons']}: give at least 2 distinct "
+        "horizons in increasing order (the claims fit a slope over them)."
+    )
+_pa_hidden = PA["hidden_subset"]
+if any(k < 2 or k % 2 for k in _pa_hidden["types"]):
+    raise ValueError(
+        f"config principal_agent.hidden_subset.types = {_pa_hidden['types']}: the hidden-subset family splits "
+        "the types into two halves; give even numbers of types >= 2 (e.g. [2, 4, 8])."
+    )
+if min(_pa_hidden["arms"]) < 3 or len(_pa_hidden["types"]) * len(_pa_hidden["arms"]) < 3:
+    raise ValueError(
+        f"config principal_agent.hidden_subset: arms = {_pa_hidden['arms']}, types = {_pa_hidden['types']}: "
+        "give arms >= 3 (one default arm and at least two serving arms) and at least 3 (K, N) points in all "
+        "(the claim fits a slope over the grid)."
+    )
+_pa_zoom = PA["zooming"]
+if sorted(set(_pa_zoom["horizons"])) != _pa_zoom["horizons"] or len(_pa_zoom["horizons"]) < 2:
+    raise ValueError(
+        f"config principal_agent.zooming.horizons = {_pa_zoom['horizons']}: give at least 2 distinct "
+        "horizons in increasing order (the claim fits a slope over them)."
     )
 
 

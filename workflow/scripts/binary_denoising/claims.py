@@ -11,6 +11,7 @@ digits = list(snakemake.input.digits)
 write_paper_claims(
     mixture_files=list(snakemake.input.mixture),
     digits_files={ds: digits[i * n_seeds : (i + 1) * n_seeds] for i, ds in enumerate(datasets)},
+    exact_json=snakemake.input.exact,
     declaration=snakemake.input.declaration,
     scale=snakemake.params.scale,
     claims_path=snakemake.output.claims,

@@ -1,9 +1,9 @@
-"""Figures: mixing vs alpha and sample quality vs m."""
+"""Figures: mixing vs alpha, sample quality vs m, and the exact enumeration of the one-stage chain."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.binary_denoising.pipeline import plot_mixing, plot_quality
+from methods.binary_denoising.pipeline import plot_exact, plot_mixing, plot_quality
 
 datasets = snakemake.params.datasets
 n_seeds = snakemake.params.n_seeds
@@ -14,3 +14,4 @@ plot_quality(
     {ds: digits[i * n_seeds : (i + 1) * n_seeds] for i, ds in enumerate(datasets)},
     snakemake.output.quality,
 )
+plot_exact(snakemake.input.exact, snakemake.output.exact)

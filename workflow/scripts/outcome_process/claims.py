@@ -13,6 +13,7 @@ write_paper_claims(
     target=snakemake.params.target,
     lemma_json=snakemake.input.lemma,
     prm_json=snakemake.input.prm,
+    preference_files=list(snakemake.input.preference),
     families=list(snakemake.params.families),
     prm_families=list(snakemake.params.prm_families),
     scale=snakemake.params.scale,

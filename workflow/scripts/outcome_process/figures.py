@@ -1,4 +1,5 @@
-"""Figures: rate curves, coverage sweeps, change-of-measure ratios, process reward models."""
+"""Figures: rate curves, coverage sweeps, change-of-measure ratios, process reward models, the
+outcome-to-process constant against H, the Bradley-Terry reduction."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
@@ -13,8 +14,11 @@ make_figures(
     target=snakemake.params.target,
     lemma_json=snakemake.input.lemma,
     prm_json=snakemake.input.prm,
+    preference_files=list(snakemake.input.preference),
     rate_png=snakemake.output.rate,
     coverage_png=snakemake.output.coverage,
     lemma_png=snakemake.output.lemma,
     prm_png=snakemake.output.prm,
+    horizon_gap_png=snakemake.output.horizon_gap,
+    preference_png=snakemake.output.preference,
 )

@@ -10,5 +10,6 @@ write_paper_claims(
     scale=snakemake.params.scale,
     adversaries=snakemake.params.adversaries,
     lb_algorithms=snakemake.params.lb_algorithms,
+    two_point_algorithms=snakemake.params.two_point_algorithms,
     claims_path=snakemake.output.claims,
 )

@@ -1,5 +1,5 @@
-"""outcome_process, Bradley-Terry version of the reduction (issue 30): the likelihood's gradient, the fit,
-and the labels."""
+"""outcome_process, Bradley-Terry version of the reduction: the likelihood's gradient, the fit, the labels,
+and the rate experiment on the reward version's datasets."""
 import numpy as np
 import pytest
 import torch
@@ -7,6 +7,7 @@ import torch
 from methods.outcome_process.mdp import chain_mdp, tree_mdp, sample_trajectories, uniform_policy
 from methods.outcome_process.preference import (bt_loss_and_grad, bt_preferences, fit_bt_rewards,
                                                 preference_to_process, run_preference_rate, trajectory_features)
+from methods.outcome_process.experiments import run_rate
 from methods.outcome_process.reduction import Dataset
 
 
@@ -59,12 +60,12 @@ def test_reduction_relabels_the_second_half_only():
     assert r_hat.shape == (4, mdp.S, mdp.A) and r_hat.min() >= 0 and r_hat.max() <= 1
 
 
-def test_rate_experiment_shapes():
-    out = run_preference_rate("chain", {"horizon": 3, "n_states": 2, "n_actions": 2}, 0.5, [0, 1], [20, 40], 0.5,
-                              {"ridge": 1e-3, "max_iter": 50, "tol": 1e-8})
-    assert set(out["subopt"]) == {"preference", "process", "oracle"}
+def test_rate_experiment_shapes_and_the_reward_versions_datasets():
+    spec = {"horizon": 3, "n_states": 2, "n_actions": 2}
+    out = run_preference_rate("chain", spec, 0.5, [0, 1], [20, 40], 0.5, {"ridge": 1e-3, "max_iter": 50, "tol": 1e-8})
+    assert set(out["subopt"]) == {"preference"}
     assert np.array(out["subopt"]["preference"]).shape == (2, 2)
-    # the x3audit claims read the slopes stored here
-    from methods.x3audit.pipeline import op_bt_metrics
-    m = op_bt_metrics([out])
-    assert set(m) == {f"op_bt_slope_{k}_chain" for k in ("preference", "process", "oracle")}
+    # the learners it is compared with come from the rate experiment on the same seeds and n grid
+    rate = run_rate("chain", spec, 0.5, [0, 1], [20, 40], 0.5, {"max_iter": 50, "tol": 1e-8})
+    assert set(rate["subopt"]) == {"outcome", "process", "oracle", "naive"}
+    assert rate["n_trajectories"] == out["n_trajectories"] and rate["seeds"] == out["seeds"]

@@ -1,4 +1,4 @@
-"""principal_agent lower bound, K and N dependence (issue 30): the hidden-subset family and its regret
+"""principal_agent lower bound, K and N dependence: the hidden-subset family and its regret
 against min{sqrt(K T log N), K sqrt(T)}."""
 import itertools
 

@@ -1,12 +1,12 @@
-"""outcome_process, issue 30: the Bradley-Terry version of the outcome-to-process reduction, one MDP family."""
+"""The Bradley-Terry (trajectory preference) version of the outcome-to-process reduction, one MDP family."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.outcome_process.preference import preference_rate_job
+from methods.outcome_process.pipeline import preference_experiment
 
-preference_rate_job(
-    family=snakemake.wildcards.op_family,
+preference_experiment(
+    family=snakemake.wildcards.family,
     spec=dict(snakemake.params.spec),
     eps=snakemake.params.eps,
     seeds=list(snakemake.params.seeds),

@@ -1,4 +1,4 @@
-"""binary_denoising, issue 30: exact enumeration of the one-stage chain (contraction rate, bias) for one seed."""
+"""Exact enumeration of the one-stage chain (contraction rate, stationary-law bias) for every seed's mixture."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
@@ -7,7 +7,7 @@ from methods.binary_denoising.exact import exact_chain_job
 
 exact_chain_job(
     params=dict(snakemake.params.exact),
-    seed=int(snakemake.wildcards.x3_seed),
+    seeds=list(snakemake.params.seeds),
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
 )

@@ -1,4 +1,4 @@
-"""binary_denoising exact enumeration (issue 30): the transition matrix, its stationary law and rates
+"""binary_denoising exact enumeration: the transition matrix, its stationary law and rates
 against independently computed references on tiny hypercubes."""
 import itertools
 import math

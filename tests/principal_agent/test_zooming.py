@@ -1,4 +1,4 @@
-"""principal_agent smooth general incentives (issue 30): the zooming learner's partition and regret bookkeeping."""
+"""principal_agent smooth general incentives: the zooming learner's partition and regret bookkeeping."""
 import numpy as np
 import pytest
 

@@ -1,0 +1,73 @@
+"""The claims step: the metrics it builds from the jobs' JSON, and claims.yaml evaluated on them."""
+import pytest
+
+from methods.binary_denoising.pipeline import DECLARATION_PATH, claims_metrics, exact_metrics
+from methods.common.claims import evaluate_claims, load_declaration
+from methods.common.io import write_json
+
+
+def _exact_doc(slem, dob, bias, eta=4.0, etas=(1.0, 16.0)):
+    """Rows at alpha 0.25 (high noise) and 2.0 (low noise)."""
+    rows = []
+    for i, a in enumerate((2.0, 0.25)):  # deliberately unsorted
+        k = 1 - i
+        rows.append({"alpha": a, "slem": slem[k], "dobrushin": dob[k], "chain_marginal_z": 1.0,
+                     "bias_tv": {str(e): bias[k] * (1 + j) for j, e in enumerate(sorted({eta, *etas}))},
+                     "mh_tv": {"4.0": 1e-16}})
+    return {"d": 4, "n_states": 16, "eta": eta, "etas": list(etas), "z_bound": 3.5, "rows": rows}
+
+
+def test_exact_metrics_reads_the_smallest_alpha_as_high_noise():
+    m = exact_metrics(_exact_doc(slem=(0.3, 0.8), dob=(0.5, 1.2), bias=(0.05, 0.4)))
+    assert (m["slem_high_noise"], m["slem_low_noise"]) == (0.3, 0.8)
+    assert (m["dobrushin_high_noise"], m["dobrushin_low_noise"]) == (0.5, 1.2)
+    assert m["rate_excess"] == pytest.approx(-0.2)
+    # eta = 4.0 is the middle of the three step sizes: bias factor 2
+    assert (m["bias_high_noise"], m["bias_low_noise"]) == pytest.approx((0.10, 0.80))
+    assert m["bias_eta_small"] == pytest.approx((0.05 + 0.4) / 2)
+    assert m["bias_eta_large"] == pytest.approx(3 * (0.05 + 0.4) / 2)
+
+
+def _mixture_doc(ess_hi, ess_lo, energy1, energy_last):
+    den = {"mse_learned": 0.01, "mse_naive": 0.1, "hamming_learned": 0.2, "hamming_bayes": 0.195}
+    return {"alphas": [0.25, 2.0], "m_max": 3, "denoise": {"0.25": den, "2.0": den},
+            "mixing": {"0.25": {"langevin": ess_hi, "two_stage": ess_hi}, "2.0": {"langevin": ess_lo, "two_stage": ess_lo}},
+            "quality": {"learned": {"1": {"energy": energy1, "weight_tv": 0.3},
+                                    "3": {"energy": energy_last, "weight_tv": 0.1}}}}
+
+
+def _write_run(tmp_path, energy_last):
+    mix = []
+    for s in range(3):
+        mix.append(tmp_path / f"m{s}.json")
+        write_json(mix[-1], _mixture_doc(0.5, 0.1, 0.4, energy_last))
+    dig = []
+    for s in range(3):
+        dig.append(tmp_path / f"d{s}.json")
+        write_json(dig[-1], {"m_max": 3, "quality": {"1": {"energy": 0.4, "classifier_score": 0.5},
+                                                     "3": {"energy": energy_last, "classifier_score": 0.7}}})
+    exact = tmp_path / "exact.json"
+    write_json(exact, {"seeds": [0, 1, 2], "runs": [_exact_doc((0.3, 0.8), (0.5, 1.2), (0.05, 0.4))] * 3})
+    return claims_metrics([str(p) for p in mix], {"digits8": [str(p) for p in dig]}, str(exact))
+
+
+def _verdicts(measured):
+    doc = evaluate_claims(load_declaration(DECLARATION_PATH), measured, "tiny", expand_over={"dataset": ["digits8"]})
+    return {c["id"]: c["verdict"] for c in doc["claims"]}, doc
+
+
+def test_every_claim_reads_measured_metrics_and_no_headline_holds_under_its_null(tmp_path):
+    verdicts, doc = _verdicts(_write_run(tmp_path, energy_last=0.2))
+    assert verdicts["sampling_easier_at_high_noise"] == "reproduced"
+    assert verdicts["contraction_faster_at_high_noise"] == "reproduced"
+    assert verdicts["more_measurements_better_digits8"] == "reproduced"
+    assert verdicts["mh_is_exact"] == "passed" and verdicts["rate_within_theory"] == "passed"
+    for c in doc["claims"]:
+        if c["kind"] == "headline":
+            assert c["null_verdict"] != "reproduced", c["id"]
+
+
+def test_more_measurements_is_not_reproduced_when_m_max_is_worse(tmp_path):
+    verdicts, _ = _verdicts(_write_run(tmp_path, energy_last=0.6))
+    assert verdicts["more_measurements_better_mixture"] == "not_reproduced"
+    assert verdicts["more_measurements_better_digits8"] == "not_reproduced"

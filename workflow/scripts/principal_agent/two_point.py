@@ -1,0 +1,12 @@
+"""Regret on the lower-bound family for known greedy responses over T (two-point family), every seed."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.principal_agent.lower_bound_known import two_point_job
+
+two_point_job(
+    params=dict(snakemake.params.experiment),
+    seeds=list(snakemake.params.seeds),
+    out_json=snakemake.output.metrics,
+)
