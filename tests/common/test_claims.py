@@ -226,3 +226,11 @@ def test_every_document_records_its_provenance(monkeypatch):
     assert prov["host"]["cpus"] >= 1 and prov["host"]["cpu"]
     assert prov["commit"] is None or len(prov["commit"]) == 40
 
+
+
+def test_a_bare_null_key_in_yaml_is_the_null(tmp_path):
+    """YAML parses `null:` as the key None; the declaration reads it as the claim's null all the same."""
+    p = tmp_path / "claims.yaml"
+    p.write_text("paper: x\ntitle: t\narxiv: '1'\nclaims:\n- id: a\n  kind: headline\n  setting: paper\n"
+                 "  statement: s\n  paper_value: {value: 1, source: T}\n  criterion: 'a < b'\n  null: {a: b}\n")
+    assert C.load_declaration(p)["claims"][0]["null"] == {"a": "b"}

@@ -98,8 +98,7 @@ def test_rerun_has_nothing_to_do(smoke_outdir, run_snakemake):
 
 
 def test_an_edit_to_a_method_file_reruns_exactly_the_jobs_that_import_it(smoke_outdir, run_snakemake, repo_root):
-    """An edited src/methods/outcome_process/mdp.py: every outcome_process job, the x3audit jobs that read its
-    output, and the report rerun, nothing else. A mere touch reruns nothing (Snakemake compares the recorded content, as DVC does)."""
+    """An edited src/methods/outcome_process/mdp.py: every outcome_process job and the report rerun, nothing else. A mere touch reruns nothing (Snakemake compares the recorded content, as DVC does)."""
     method = repo_root / "src" / "methods" / "outcome_process" / "mdp.py"
     text, st = method.read_text(), method.stat()
     args = ("-n", "--configfile", "config/smoke.yaml", "--config", f"outdir={smoke_outdir}")
@@ -116,10 +115,7 @@ def test_an_edit_to_a_method_file_reruns_exactly_the_jobs_that_import_it(smoke_o
     rules = {line.split()[0] for line in stats.splitlines()[3:] if len(line.split()) == 2}
     paper_rules = set(re.findall(r"^rule (outcome_process_\w+):", (repo_root / "workflow" / "rules" /
                                                                     "outcome_process.smk").read_text(), re.M))
-    # x3audit reads outcome_process's horizon sweep, so its claims and figures are downstream of the edit,
-    # and its Bradley-Terry step imports mdp.py itself
-    downstream = {"x3audit_claims", "x3audit_figures", "x3audit_op_preference"}
-    assert rules == paper_rules | downstream | {"report", "all"}
+    assert rules == paper_rules | {"report", "all"}
 
 
 # Measured quantities that are wall-clock timings (they move between runs; their claims state a band).

@@ -311,6 +311,8 @@ def load_declaration(path: str | Path) -> dict:
     if dupes:
         raise ValueError(f"{path}: duplicate claim ids {sorted(dupes)}")
     for c in doc["claims"]:
+        if None in c:  # YAML reads a bare `null:` key as None; the contract's key is the string "null"
+            c["null"] = c.pop(None)
         try:
             check_declaration(c)
         except ValueError as e:
