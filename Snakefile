@@ -21,6 +21,7 @@ include: "workflow/rules/common.smk"
 
 wildcard_constraints:
     seed=r"\d+",
+    seeds=r"all|seed\d+",
     K=r"\d+",
 
 

@@ -114,7 +114,7 @@ def test_document_validates_and_invalid_one_is_not_written(tmp_path):
     with pytest.raises(jsonschema.ValidationError):
         C.write_claims(tmp_path / "bad.json", passed)
     assert not (tmp_path / "bad.json").exists()
-    assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+    assert sorted(tmp_path.iterdir()) == [path, tmp_path / "metrics.json"]  # no temporary file left behind
 
 
 def test_declaration_checks(tmp_path):
@@ -234,3 +234,24 @@ def test_a_bare_null_key_in_yaml_is_the_null(tmp_path):
     p.write_text("paper: x\ntitle: t\narxiv: '1'\nclaims:\n- id: a\n  kind: headline\n  setting: paper\n"
                  "  statement: s\n  paper_value: {value: 1, source: T}\n  criterion: 'a < b'\n  null: {a: b}\n")
     assert C.load_declaration(p)["claims"][0]["null"] == {"a": "b"}
+
+
+def test_metrics_json_beside_claims_has_headline_means_and_per_seed_values(tmp_path):
+    doc = C.evaluate_claims({**DECL, "claims": DECL["claims"] + [
+        {"id": "finite", "kind": "check", "statement": "finite", "criterion": "a < 1e9"}]},
+        {"a": [1.0, 2.0], "b": [3.0, 3.0]}, "tiny")
+    C.write_claims(tmp_path / "claims.json", doc)
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["headline"] == {"reproduced": 1, "not_reproduced": 0, "inconclusive": 0}
+    assert m["checks"] == {"passed": 1, "failed": 0, "inconclusive": 0}
+    assert m["a"] == {"mean": 1.5, "per_seed_0": 1.0, "per_seed_1": 2.0} and m["b"]["mean"] == 3.0
+
+
+def test_main_figure_declaration_is_checked(tmp_path):
+    p = tmp_path / "claims.yaml"
+    base = "paper: x\ntitle: t\narxiv: '1'\nclaims:\n- {id: a, kind: check, statement: s, criterion: 'a < 1'}\n"
+    p.write_text(base + "main_figure: {data: figures/curve.csv, x: step, y: loss}\n")
+    assert C.load_declaration(p)["main_figure"]["x"] == "step"
+    p.write_text(base + "main_figure: {data: figures/curve.csv, x: step}\n")
+    with pytest.raises(ValueError, match="main_figure must be a mapping"):
+        C.load_declaration(p)

@@ -6,7 +6,6 @@ pass `pins=input_pins` and its script must call `verify_pins(snakemake.params.pi
 job runs on planted files that are not what was pinned (a pickle that would run code): each is refused,
 named, removed, and nothing runs.
 """
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -50,26 +49,13 @@ def _pinned(node, found):
 
 
 def rule_blocks():
-    """{rule name: its text} over every rule file; `use rule A as B with:` gets A's text and its overrides."""
-    blocks, uses = {}, {}
-    for path in sorted((ROOT / "workflow" / "rules").rglob("*.smk")):
-        text = path.read_text()
-        starts = [(m.start(), m) for m in re.finditer(r"^(?:rule (\w+):|use rule (\w+) as (\w+) with:)", text, re.M)]
-        for i, (pos, m) in enumerate(starts):
-            end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
-            if m.group(1):
-                blocks[m.group(1)] = (path, text[pos:end])
-            else:
-                uses[m.group(3)] = (m.group(2), path, text[pos:end])
-    for name, (base, path, text) in uses.items():
-        blocks[name] = (path, blocks[base][1] + text)
-    return blocks
+    return dvc_stages.rule_blocks(ROOT)
 
 
 def _script(path, block):
-    m = re.findall(r'script:\s*\n\s*"([^"]+)"', block)
-    assert m, f"rule in {path.name} reads a download but runs no script: cannot check its pin"
-    return (path.parent / m[-1]).resolve()
+    script = dvc_stages.rule_script(path, block)
+    assert script, f"rule in {path.name} reads a download but runs no script: cannot check its pin"
+    return script
 
 
 def download_readers(scale):

@@ -171,6 +171,23 @@ def at_scale(tiny, full):
     return full if SCALE == "full" else tiny
 
 
+def seed_groups(seeds):
+    """The `{seeds}` wildcard values of a step that runs every seed: one group of all seeds at tiny and
+    smoke scale (one job, one Python start-up), one group per seed at paper scale (`seed3`), so that on a
+    cluster a failed or killed job costs one seed and the seeds run in parallel."""
+    return [f"seed{s}" for s in seeds] if SCALE == "full" else ["all"]
+
+
+def group_seeds(group, seeds):
+    """The seeds of one `{seeds}` wildcard value (see seed_groups)."""
+    if group == "all":
+        return list(seeds)
+    seed = int(group.removeprefix("seed"))
+    if seed not in seeds:
+        raise ValueError(f"seed group {group!r}: seed {seed} is not among the configured seeds {list(seeds)}")
+    return [seed]
+
+
 # The longest job a cluster partition is assumed to allow (profiles/slurm-full states it); a step that
 # needs longer checkpoints and resumes, so a job killed at the limit continues in its resubmission.
 PARTITION_MAX_MINUTES = 2880
@@ -194,11 +211,18 @@ def runtime_per_attempt(tiny, full=None):
     return per_attempt(tiny, full, cap=PARTITION_MAX_MINUTES)
 
 
+# Set by tools that only read the DAG's shape (dvc.yaml generation, the consistency tests): prerequisites
+# are then not required to exist.
+DAG_ONLY_ENV = "ICML25_DAG_ONLY"
+
+
 def prerequisite(path, what, how):
     """An input function for a file no rule can make (licence-gated data, a released checkpoint): when it
     is missing the DAG fails, in the dry run already, naming the file, what it is and how to obtain it."""
 
     def existing(wildcards):
+        if os.environ.get(DAG_ONLY_ENV):
+            return []
         if not Path(path).exists():
             raise FileNotFoundError(
                 f"{what} is missing: expected at {path}. {how}"
@@ -215,7 +239,7 @@ def hf_token_for(model):
     def check(wildcards):
         from methods.common.provenance import huggingface_token
 
-        if not huggingface_token():
+        if not huggingface_token() and not os.environ.get(DAG_ONLY_ENV):
             raise PermissionError(
                 f"{model} is gated on the Hugging Face Hub: accept its licence on its model page, create a "
                 f"read token (huggingface.co/settings/tokens) and set HF_TOKEN, or run `huggingface-cli login` "

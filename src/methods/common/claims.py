@@ -71,6 +71,8 @@ SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "cl
 DECLARATION_KEYS = {"id", "kind", "setting", "null", "statement", "paper_value", "criterion", "refuted_if",
                     "testable_if", "evidence", "note", "for_each"}
 _TEMPLATED = ("id", "statement", "criterion", "refuted_if", "testable_if", "note")
+# claims.yaml's optional `main_figure`: the data file behind the paper's main figure, for `dvc plots show`
+MAIN_FIGURE_KEYS = {"data", "x", "y", "title", "template", "x_label", "y_label"}
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 _CMPOPS = {
@@ -302,10 +304,18 @@ def load_declaration(path: str | Path) -> dict:
     for key in ("paper", "title", "arxiv", "claims"):
         if key not in doc:
             raise ValueError(f"{path}: missing top-level key {key!r}")
-    unknown = set(doc) - {"paper", "title", "arxiv", "claims", "libraries"}
+    unknown = set(doc) - {"paper", "title", "arxiv", "claims", "libraries", "main_figure"}
     if unknown:
         raise ValueError(f"{path}: unknown top-level keys {sorted(unknown)}; allowed: paper, title, arxiv, "
-                         f"libraries (the paper's key packages, recorded in the provenance), claims")
+                         f"libraries (the paper's key packages, recorded in the provenance), main_figure "
+                         f"(its data file for `dvc plots`), claims")
+    figure = doc.get("main_figure")
+    if figure is not None:
+        missing = {"data", "x", "y"} - set(figure) if isinstance(figure, dict) else {"data", "x", "y"}
+        if missing or set(figure) - MAIN_FIGURE_KEYS:
+            raise ValueError(f"{path}: main_figure must be a mapping with keys data (a CSV or JSON file under the "
+                             f"paper's results folder), x, y and optionally {sorted(MAIN_FIGURE_KEYS - {'data', 'x', 'y'})}; "
+                             f"got {figure!r}")
     ids = [c.get("id") for c in doc["claims"]]
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
@@ -375,9 +385,29 @@ def validate_claims(doc: Mapping, schema_path: str | Path = SCHEMA_PATH) -> None
     jsonschema.validate(doc, read_json(schema_path))
 
 
+def headline_metrics(doc: Mapping) -> dict:
+    """metrics.json of a paper, for `dvc metrics show/diff`: verdict counts of its headline claims and checks,
+    then every metric its headline claims read (nulls included) as a mean and one key per seed
+    (`per_seed_0`, `per_seed_1`, ... in the order of the paper's seeds). Scalars only."""
+    out: dict = {"headline": {"reproduced": 0, "not_reproduced": 0, "inconclusive": 0},
+                 "checks": {"passed": 0, "failed": 0, "inconclusive": 0}}
+    for c in doc["claims"]:
+        out["headline" if c["kind"] == "headline" else "checks"][c["verdict"]] += 1
+        if c["kind"] != "headline":
+            continue
+        for name, m in c["measured"].items():
+            entry = {"mean": m["mean"]}
+            if len(m["values"]) > 1:
+                entry.update({f"per_seed_{i}": v for i, v in enumerate(m["values"])})
+            out[name] = entry
+    return out
+
+
 def write_claims(path: str | Path, doc: Mapping) -> None:
-    """Validate, then write atomically: an invalid document never reaches disk."""
+    """Validate, then write claims.json and, beside it, metrics.json (`headline_metrics`), atomically: an invalid
+    document never reaches disk."""
     validate_claims(doc)
+    write_json(Path(path).with_name("metrics.json"), headline_metrics(doc))
     write_json(path, doc)
 
 

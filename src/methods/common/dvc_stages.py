@@ -53,12 +53,38 @@ def rules_in(path: Path) -> list[str]:
     return [a or b for a, b in _RULE_RE.findall(path.read_text())]
 
 
+def rule_blocks(root: Path = ROOT) -> dict[str, tuple[Path, str]]:
+    """{rule name: (its rule file, its text)} over every rule file; `use rule A as B with:` gets A's text
+    followed by its overrides. For checks that read what a rule declares (resources, params, script)."""
+    blocks, uses = {}, {}
+    for path in sorted((root / "workflow" / "rules").rglob("*.smk")):
+        text = path.read_text()
+        starts = [m for m in re.finditer(r"^(?:rule (\w+):|use rule (\w+) as (\w+) with:)", text, re.M)]
+        for i, m in enumerate(starts):
+            end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+            if m.group(1):
+                blocks[m.group(1)] = (path, text[m.start():end])
+            else:
+                uses[m.group(3)] = (m.group(2), path, text[m.start():end])
+    for name, (base, path, text) in uses.items():
+        blocks[name] = (path, blocks[base][1] + text)
+    return blocks
+
+
+def rule_script(path: Path, block: str) -> Path | None:
+    """The script file a rule block runs (`script:`), or None."""
+    found = re.findall(r'script:\s*\n\s*"([^"]+)"', block)
+    return (path.parent / found[-1]).resolve() if found else None
+
+
 def dry_run_jobs(root: Path = ROOT, extra_args: tuple[str, ...] = ()) -> list[dict]:
     """Every job of the default DAG (config.yaml, tiny scale; `extra_args` e.g. an overlay) from
     `snakemake -n --forceall`: [{"rule", "input", "output", "log", "benchmark"}]. Independent of what
     exists on disk or in .snakemake/."""
     cmd = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "1", *extra_args]
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # the DAG's shape only: external prerequisites (licence-gated data, tokens) need not be present here
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "ICML25_DAG_ONLY": "1"}
     proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"`snakemake -n --forceall` failed in {root}; fix the workflow first:\n"
@@ -186,10 +212,21 @@ def _add_scale(doc: dict, root: Path, jobs: list[dict], cfg: dict, suffix: str, 
             stage["params"] = params
         stage["outs"] = sorted(outs[name])
         doc["stages"][name + suffix] = stage
-        if f"{outdir}/{name}/metrics_summary.json" in owner_of:
-            doc["metrics"].append(f"{outdir}/{name}/metrics_summary.json")
+        if f"{outdir}/{name}/metrics.json" in owner_of:
+            doc["metrics"].append(f"{outdir}/{name}/metrics.json")
+        figure = main_figure(root, name)
+        if figure and f"{outdir}/{name}/{figure['data']}" in owner_of:
+            doc["plots"].append({f"{outdir}/{name}/{figure['data']}": {k: v for k, v in figure.items() if k != "data"}})
         if any(f.startswith(f"{outdir}/{name}/figures/") and f.endswith(".png") for f in owner_of):
             doc["plots"].append(f"{outdir}/{name}/figures")
+
+
+def main_figure(root: Path, name: str) -> dict | None:
+    """The paper's `main_figure` declaration (claims.yaml): its data file, x, y and how DVC draws it."""
+    path = root / "src" / "methods" / name / "claims.yaml"
+    if not path.exists():
+        return None
+    return (yaml.safe_load(path.read_text()) or {}).get("main_figure")
 
 
 def _rel(p: Path, root: Path) -> str:
