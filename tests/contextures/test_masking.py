@@ -40,19 +40,44 @@ def test_masked_rbf_is_row_stochastic_and_a_mask_keeping_everything_is_the_plain
         S.context_matrix("knn_mask", x, x, 3)
 
 
+def _corr(p):
+    return {"pearson": p, "spearman": p - 0.1, "pearson_loo_min": p - 0.2, "spearman_loo_min": p - 0.3,
+            "pearson_loo_max": p, "spearman_loo_max": p}
+
+
 def test_baseline_statistics_in_claims_metrics(tmp_path):
     import json
     docs = []
     for name, pear in (("a", [0.9, 0.1]), ("b", [0.5, 0.3]), ("c", [0.2, -0.2])):
-        runs = [{"pearson": p, "pearson_decay": -p, "pearson_shuffled": p / 2, "pearson_no_label": p + 0.1,
-                 "knn_interior_minimum": True} for p in pear]
+        runs = [{"correlations": {"paper_set": {"tau": _corr(p), "decay": _corr(-p), "shuffled": _corr(p / 2)},
+                                  "all": {"tau": _corr(p + 0.1)}},
+                 "knn_interior_minimum": name != "c", "knn_interior_minimum_shuffled": True} for p in pear]
         f = tmp_path / f"{name}.json"
         f.write_text(json.dumps({"dataset": name, "runs": runs}))
         docs.append(str(f))
     sc = tmp_path / "s.json"
-    sc.write_text(json.dumps({"cca": {"0": [0.1, 0.5, 0.6]}}))
+    sc.write_text(json.dumps({"cca": {"0": [0.1, 0.5, 0.6]}, "cca_untrained": {"0": [0.1, 0.2, 0.3]}}))
     m = claims_metrics(docs, str(sc))
     assert m["pearson_median"] == pytest.approx([0.5, 0.1])
+    assert m["spearman_median"] == pytest.approx([0.4, 0.0])
+    assert m["pearson_loo_min_mean"] == pytest.approx([1.6 / 3 - 0.2, 0.2 / 3 - 0.2])
     assert m["decay_pearson_median"] == pytest.approx([-0.5, -0.1])
     assert m["shuffled_pearson_mean"] == pytest.approx([1.6 / 6, 0.2 / 6])
-    assert m["no_label_pearson_median"] == pytest.approx([0.6, 0.2])
+    assert m["all_contexts_pearson_median"] == pytest.approx([0.6, 0.2])
+    # all four statistics positive: seed 0 a, b (c's leave-one-out minima are <= 0); seed 1 none (0.1 - 0.3)
+    assert m["positive_share"] == pytest.approx([2 / 3, 0.0])
+    assert m["ushape_share"] == pytest.approx([2 / 3, 2 / 3]) and m["ushape_share_shuffled"] == [1.0, 1.0]
+    assert m["spearman_loo_min_a"] == pytest.approx([0.6, -0.2])
+    assert (m["cca_last_doubling_gain"], m["cca_first_doubling_gain"]) == (pytest.approx([0.1]), pytest.approx([0.4]))
+    assert m["cca_untrained_largest_width"] == [0.3]
+
+
+def test_correlations_of_a_dataset_use_the_robust_helper():
+    """One context that carries a Pearson correlation alone: Spearman and the leave-one-out minimum say so."""
+    from methods.contextures.pipeline import correlations_of
+
+    tau = [2.0, 2.1, 2.2, 2.3, 2.4, 6.0]
+    err = [0.5, 0.4, 0.45, 0.35, 0.42, 0.9]                     # only the last context is far out
+    rows = [{"tau": t, "err": e, "decay": 0.0 + i} for i, (t, e) in enumerate(zip(tau, err))]
+    c = correlations_of(rows, seed=0)["tau"]
+    assert c["pearson"] > 0.8 and c["pearson_loo_min"] < 0.0 and c["spearman"] < 0.5

@@ -71,3 +71,51 @@ def test_gradients_finite(name):
     batch["logp_w"].requires_grad_(True)
     compiled_loss(name, batch).sum().backward()
     assert torch.isfinite(batch["logp_w"].grad).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_log1mexp_has_finite_gradients_as_log_p_goes_to_zero(dtype):
+    """log(1 - e^x) near x = 0: torch.where used to evaluate log1p(-exp(x)) on the discarded branch, which
+    is -inf once exp(x) rounds to 1 (x > -6e-8 in float32, x > -1.1e-16 in float64) and turned the
+    gradient into 0 * inf = NaN. Values and gradients -e^x / (1 - e^x) against 50-digit mpmath."""
+    import mpmath
+
+    from methods.dpa_logic.logic import log1mexp
+
+    mpmath.mp.dps = 50
+
+    xs = [-1e-20, -1e-12, -1e-9, -5e-8, -1e-7, -1e-3, -0.5, -0.69, -0.7, -3.0, -40.0, -200.0]
+    x = torch.tensor(xs, dtype=dtype, requires_grad=True)
+    y = log1mexp(x)
+    y.sum().backward()
+    assert torch.isfinite(y).all() and torch.isfinite(x.grad).all()
+    xr = x.detach().double().tolist()                                  # the values as rounded to dtype
+    ref = [float(mpmath.log(1 - mpmath.exp(v))) for v in xr]
+    dref = [float(-mpmath.exp(v) / (1 - mpmath.exp(v))) for v in xr]
+    rtol = 1e-6 if dtype == torch.float32 else 1e-12
+    assert y.detach().double().tolist() == pytest.approx(ref, rel=rtol, abs=1e-30)
+    assert x.grad.double().tolist() == pytest.approx(dref, rel=rtol * 10, abs=1e-30)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("name, batch", [
+    # DPO (p = pi^beta) with the winner almost certain: log pi(y_w) = -1e-7
+    ("dpo", {"logp_w": -1e-7, "logp_l": -5.0, "ref_w": -1.0, "ref_l": -4.0}),
+    # DPO through the odds reference with the policy 170 nats above the reference at beta = 0.1:
+    # log sigma(17) ~ -4e-8, whose log(1 - p) underflowed the discarded branch
+    ("dpo_odds", {"logp_w": -10.0, "logp_l": -20.0, "ref_w": -180.0, "ref_l": -21.0}),
+    ("unlikelihood", {"logp_w": -2.0, "logp_l": -1e-9, "ref_w": -2.0, "ref_l": -1.0}),
+])
+def test_compiled_losses_train_with_finite_gradients_at_extreme_probabilities(dtype, name, batch):
+    b = {k: torch.tensor([v], dtype=dtype, requires_grad=k.startswith("logp")) for k, v in batch.items()}
+    b.update(len_w=torch.tensor([3.0], dtype=dtype), len_l=torch.tensor([4.0], dtype=dtype))
+    loss = compiled_loss(name, b)
+    loss.sum().backward()
+    assert torch.isfinite(loss).all()
+    assert torch.isfinite(b["logp_w"].grad).all() and torch.isfinite(b["logp_l"].grad).all()
+    # and the gradient equals the closed form's (its own formula, no logic involved)
+    c = {k: v.detach().double().requires_grad_(k.startswith("logp")) for k, v in b.items()}
+    closed_form(name, c).sum().backward()
+    tol = 1e-3 if dtype == torch.float32 else 1e-9
+    assert float(b["logp_w"].grad) == pytest.approx(float(c["logp_w"].grad), rel=tol, abs=1e-12)
+    assert float(b["logp_l"].grad) == pytest.approx(float(c["logp_l"].grad), rel=tol, abs=1e-12)

@@ -28,10 +28,14 @@ def test_steps_write_claims(tmp_path):
     doc = json.loads((tmp_path / "claims.json").read_text())
     validate_claims(doc)
     by_id = {c["id"]: c for c in doc["claims"]}
-    assert by_id["lattice_size"]["verdict"] == "reproduced"
-    assert by_id["compiled_equals_closed_simpo"]["verdict"] == "reproduced"
+    headline = [c for c in doc["claims"] if c["kind"] == "headline"]
+    assert {c["id"] for c in headline} == {f"derived_loss_competitive_{p}_{d}" for p in ("shared", "free")
+                                           for d in ("dpo_strict", "orpo_strict", "orpo_lenient")}
+    for c in headline:
+        assert c["setting"] == "stand-in" and c["null_verdict"] != "reproduced"
     assert "strict_variant_raises_winner_free_dpo_strict" in by_id
-    assert "lenient_variant_lowers_winner_shared_orpo_lenient" in by_id
+    assert by_id["lenient_variant_lowers_winner_shared_orpo_lenient"]["kind"] == "check"
+    assert not any(i.startswith(("compiled_equals_closed", "lattice_size")) for i in by_id)
 
 
 def test_bad_hparams_named(tmp_path):

@@ -100,31 +100,62 @@ def test_ngram_presence_is_binary_and_fitted_on_train():
     assert presence.dtype == bool and presence[:, names.index('contains "tax"')].tolist() == [1, 0, 1, 0]
 
 
-def test_run_step_end_to_end_on_stand_in_embeddings(tmp_path):
-    """Stand-in embeddings: each planted concept is a direction (MiniLM is not needed for the run step)."""
-    d = data.synthetic_dataset(300, 2, [1.5, -1.5], 0.3, (1, 2), 6, seed=0)
-    rng = np.random.default_rng(0)
+def _stand_in_draw(tmp_path, seed, y_fn=None):
+    """A synthetic draw with stand-in embeddings (each planted concept a direction; MiniLM is not needed)."""
+    d = data.synthetic_dataset(300, 2, [1.5, -1.5], 0.3, (1, 2), 6, seed=seed)
+    rng = np.random.default_rng(seed)
     emb = d["terms"].astype(float) @ rng.normal(size=(6, 32)) + 0.1 * rng.normal(size=(300, 32))
-    idx = data.split_indices(300, (0.2, 0.2), 0)
-    np.savez(tmp_path / "d.npz", embeddings=emb.astype(np.float32), y=d["y"], terms=d["terms"],
-             **{f"idx_{s}": v for s, v in idx.items()})
-    (tmp_path / "d.json").write_text(json.dumps({"source": "synthetic", "texts": d["texts"], "term_names": d["term_names"],
-                                                 "reference": d["reference"], "embed_seconds": 0.0}))
+    y = d["y"] if y_fn is None else y_fn(d["y"])
+    idx = data.split_indices(300, (0.2, 0.2), seed)
+    npz, meta = tmp_path / f"d{seed}.npz", tmp_path / f"d{seed}.json"
+    np.savez(npz, embeddings=emb.astype(np.float32), y=y, terms=d["terms"], **{f"idx_{s}": v for s, v in idx.items()})
+    meta.write_text(json.dumps({"source": "synthetic", "texts": d["texts"], "term_names": d["term_names"],
+                                "reference": d["reference"], "embed_seconds": 0.0, "draw_seed": seed}))
+    return str(npz), str(meta), d["reference"]
+
+
+def test_run_step_end_to_end_on_stand_in_embeddings(tmp_path):
+    npz, meta, reference = _stand_in_draw(tmp_path, 0)
     methods = {"sae": {"sizes": [[12, 2]], "train": {"batch_size": 64, "max_epochs": 15, "patience": 5}},
                "pca": {"n_components": 12}, "raw": {}, "lda": {"n_topics": 4, "max_iter": 5}}
     out = tmp_path / "r.json"
-    run_experiment(str(tmp_path / "d.npz"), str(tmp_path / "d.json"), methods, {"method": "lasso", "n_select": 5},
+    run_experiment([npz], [meta], methods, {"method": "lasso", "n_select": 5},
                    {"n_score": 20}, {"kind": "terms"}, 0.1, [0], str(out))
     res = json.loads(out.read_text())
     sae = next(r for r in res["runs"] if r["method"] == "sae")
     # as many hypotheses as references (2), whatever selection.n_select says (5): the paper's protocol
-    assert res["n_select"] == 2 and all(len(r["hypotheses"]) == 2 for r in res["runs"])
+    assert all(r["n_hypotheses"] == 2 and len(r["hypotheses"]) == 2 for r in res["runs"])
     assert all(r["recovery_precision"] == r["recovery_recall"] == r["recovery_f1"] for r in res["runs"])
-    assert 0 <= sae["recovery_f1"] <= 1
     assert sae["recovery_f1"] == 1.0                                  # both planted drivers found
-    assert res["bonferroni_threshold"] == pytest.approx(0.05)
+    # Bonferroni over the distinct hypotheses
+    assert all(r["bonferroni_threshold"] == pytest.approx(0.1 / r["n_distinct"]) for r in res["runs"])
+    assert res["datasets"][0]["reference"] == reference
     m = claims_metrics(res, res)
     assert m["f1_best_baseline"] == [max(m["f1_pca"][0], m["f1_raw"][0], m["f1_lda"][0])]
+
+
+def test_each_seed_runs_on_its_own_draw(tmp_path):
+    """A synthetic design: seed s reads draw s (other texts, drivers and split), one file per seed."""
+    files = [_stand_in_draw(tmp_path, s) for s in (0, 1)]
+    assert files[0][2] != files[1][2]                                  # the draws plant other drivers
+    out = tmp_path / "r.json"
+    run_experiment([f[0] for f in files], [f[1] for f in files], {"pca": {"n_components": 12}},
+                   {"method": "lasso", "n_select": 5}, {"n_score": 20}, {"kind": "terms"}, 0.1, [0, 1], str(out))
+    res = json.loads(out.read_text())
+    assert [d["reference"] for d in res["datasets"]] == [files[0][2], files[1][2]]
+    assert [d["draw_seed"] for d in res["datasets"]] == [0, 1]
+    m = claims_metrics(res, res, res)
+    assert len(m["f1_pca"]) == 2 and m["f1_pca"] == m["f1_pca_first"]
+    with pytest.raises(ValueError, match="one per seed"):
+        run_experiment([f[0] for f in files], [f[1] for f in files], {"pca": {"n_components": 12}},
+                       {"method": "lasso", "n_select": 5}, {"n_score": 20}, {"kind": "terms"}, 0.1, [0, 1, 2],
+                       str(out))
+
+
+def test_synthetic_draws_differ_by_seed():
+    a = data.synthetic_dataset(200, 4, [1.0, -1.0, 0.75, -0.75], 1.0, (1, 3), 20, seed=0)
+    b = data.synthetic_dataset(200, 4, [1.0, -1.0, 0.75, -0.75], 1.0, (1, 3), 20, seed=1)
+    assert a["texts"] != b["texts"] and a["reference"] != b["reference"]
 
 
 def test_bad_config_stops_before_any_job_naming_the_key(run_snakemake):
@@ -134,17 +165,8 @@ def test_bad_config_stops_before_any_job_naming_the_key(run_snakemake):
 
 
 def test_run_step_uses_the_classification_path_for_a_binary_target(tmp_path):
-    d = data.synthetic_dataset(300, 2, [1.5, -1.5], 0.3, (1, 2), 6, seed=0)
-    rng = np.random.default_rng(1)
-    emb = d["terms"].astype(float) @ rng.normal(size=(6, 32)) + 0.1 * rng.normal(size=(300, 32))
-    y = (d["y"] > np.median(d["y"])).astype(float)                       # a 0/1 target
-    idx = data.split_indices(300, (0.2, 0.2), 0)
-    np.savez(tmp_path / "d.npz", embeddings=emb.astype(np.float32), y=y, terms=d["terms"],
-             **{f"idx_{s}": v for s, v in idx.items()})
-    (tmp_path / "d.json").write_text(json.dumps({"source": "synthetic", "texts": d["texts"], "term_names": d["term_names"],
-                                                 "reference": d["reference"], "embed_seconds": 0.0}))
-    methods = {"pca": {"n_components": 12}}
-    run_experiment(str(tmp_path / "d.npz"), str(tmp_path / "d.json"), methods, {"method": "lasso", "n_select": 2},
+    npz, meta, _ = _stand_in_draw(tmp_path, 0, y_fn=lambda y: (y > np.median(y)).astype(float))   # a 0/1 target
+    run_experiment([npz], [meta], {"pca": {"n_components": 12}}, {"method": "lasso", "n_select": 2},
                    {"n_score": 20}, {"kind": "terms"}, 0.1, [0], str(tmp_path / "r.json"))
     res = json.loads((tmp_path / "r.json").read_text())
     assert res["target"] == "binary" and len(res["runs"][0]["hypotheses"]) == 2

@@ -115,3 +115,39 @@ def test_logit_matches_an_unpenalised_fit_and_the_numerical_hessian():
     assert 0 < r2 < 1
     with pytest.raises(ValueError, match="binary"):
         logit_pvalues(x, y + 0.5)
+
+
+def test_a_dense_feature_is_read_from_its_bottom_end_when_the_concept_sits_there():
+    """A principal component's sign is arbitrary: a concept at the low end of a dense feature is found
+    with dense_sides 'both' and missed when only the top end is read."""
+    from methods.hypothesaes.interpret import interpret_dense_feature
+
+    rng = np.random.default_rng(0)
+    n = 600
+    presence = rng.random((n, 6)) < 0.15
+    act = rng.normal(size=n) - 3.0 * presence[:, 2]                 # term 2 pushes the feature down
+    interp = TermInterpreter([f"t{j}" for j in range(6)], presence)
+    idx = np.arange(n)
+    args = ((idx[:300], act[:300]), (idx[300:], act[300:]), float(np.median(act[:300])), interp)
+    both = interpret_dense_feature(*args, InterpretConfig(), np.random.default_rng(1))
+    top = interpret_dense_feature(*args, InterpretConfig(dense_sides="positive"), np.random.default_rng(1))
+    assert both["hypothesis"] == "t2" and both["side"] == -1 and both["f1"] > 0.8
+    assert top["hypothesis"] != "t2" and top["side"] == 1
+    with pytest.raises(ValueError, match="dense_sides"):
+        InterpretConfig(dense_sides="negative")
+
+
+def test_validation_counts_distinct_hypotheses_as_the_official_score_hypotheses():
+    """Two features given the same hypothesis are one hypothesis: one column in the joint fit and
+    Bonferroni over the distinct ones (the official code keys the annotations by hypothesis text)."""
+    from methods.hypothesaes.pipeline import validate
+
+    rng = np.random.default_rng(4)
+    presence = rng.random((300, 3)) < 0.4
+    y = 0.8 * presence[:, 0] - 0.8 * presence[:, 1] + rng.normal(size=300)
+    interp = TermInterpreter(["a", "b", "c"], presence)
+    hyps = [{"hypothesis": h} for h in ("a", "b", "a", "a")]
+    res = validate(hyps, y, np.arange(300), interp, alpha=0.1)
+    assert res["n_distinct"] == 2 and res["bonferroni_threshold"] == pytest.approx(0.05)
+    assert res["n_significant"] == 2
+    assert hyps[0]["test_pvalue"] == hyps[2]["test_pvalue"] == hyps[3]["test_pvalue"] and hyps[0]["significant"]

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from methods.hypothesaes.sae import SAETrainConfig, TopKSAE, normalised_mse, sae_loss, train_sae
+from methods.hypothesaes.sae import (SAETrainConfig, TopKSAE, aux_k_loss, fit_sae, normalised_mse, sae_loss,
+                                      train_sae, validation_loss)
 
 torch.set_num_threads(1)
 
@@ -102,3 +103,45 @@ def test_aux_loss_revives_a_planted_dead_neuron():
     fired_on, moved_on = _planted_dead_run(aux_coef=1.0 / 32)
     assert fired_off == 0 and moved_off == 0.0         # no gradient ever reaches a dead neuron without aux
     assert moved_on > 0 and fired_on > 0               # the auxiliary loss brings it back into the top-K
+
+
+def _small_fit(restore_best):
+    rng = np.random.default_rng(5)
+    xt = torch.tensor(rng.standard_normal((64, 8)).astype(np.float32))
+    xv = torch.tensor(rng.standard_normal((100, 8)).astype(np.float32))
+    torch.manual_seed(0)
+    sae = TopKSAE(8, 10, 2, b_pre=xt.median(0).values)
+    cfg = SAETrainConfig(lr=1e-2, batch_size=32, max_epochs=60, patience=3, restore_best=restore_best)
+    return sae, xv, cfg, fit_sae(sae, xt, xv, cfg, torch.Generator().manual_seed(0))
+
+
+def test_last_epoch_is_kept_by_default_and_the_best_one_with_restore_best():
+    """Official fit keeps the weights of the epoch that triggered the early stop; restore_best: true (an
+    option) reloads the best validation epoch's weights (and dead-neuron counters)."""
+    sae, xv, cfg, hist = _small_fit(restore_best=False)
+    assert len(hist["val_loss"]) < 60 and hist["val_loss"][-1] > min(hist["val_loss"])   # stopped after a rise
+    last = validation_loss(sae, xv, cfg)
+    sae_b, xv, cfg_b, hist_b = _small_fit(restore_best=True)
+    assert hist_b["val_loss"] == hist["val_loss"]                       # same run, only the kept weights differ
+    assert validation_loss(sae_b, xv, cfg_b) == pytest.approx(min(hist["val_loss"]), rel=1e-6)
+    assert last != pytest.approx(min(hist["val_loss"]), rel=1e-6)
+
+
+def test_defaults_are_the_official_train_sae_defaults():
+    cfg = SAETrainConfig()
+    assert (cfg.patience, cfg.restore_best, cfg.aux_coef, cfg.dead_window, cfg.aux_k_multiplier, cfg.lr) == \
+        (3, False, 1 / 32, 256, 2, 5e-4)
+
+
+def test_aux_term_counts_without_dead_neurons_but_gives_no_gradient():
+    """Official compute_loss: with no dead neuron the aux-K rebuild is 0, its loss is the normalised MSE of
+    predicting 0 for the residual (> 0) and no parameter receives a gradient from it."""
+    torch.manual_seed(4)
+    x = torch.randn(40, 6)
+    sae = TopKSAE(6, 9, 2, b_pre=x.median(0).values)
+    x_hat, _, pre = sae(x)
+    aux = aux_k_loss(sae, x, x_hat, pre, SAETrainConfig())
+    residual = (x - x_hat).detach()
+    assert float(aux.detach()) == pytest.approx(float(residual.pow(2).mean() / (residual - residual.mean(0)).pow(2).mean()))
+    grads = torch.autograd.grad(aux, [sae.W_dec, sae.W_enc, sae.b_enc, sae.b_pre], allow_unused=True)
+    assert all(g is None or float(g.abs().max()) == 0.0 for g in grads)

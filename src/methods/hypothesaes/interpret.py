@@ -15,6 +15,11 @@ Two interpreters share that protocol:
 Dense baselines (PCA, raw dimensions, LDA) have no exact zeros; every feature is centred at its training
 median first, so "non-activating" means at or below the median. For an SAE neuron that fires on
 fewer than half of the texts the median is 0 and this is exactly the official zero-activation bin.
+The sign of a dense feature is arbitrary (a principal component's is), so its concept may sit at either
+end: with `dense_sides: both` (the default) a dense feature is interpreted from its top end and from its
+bottom end (the same protocol on the negated, median-centred activations) and the candidate with the best
+annotation F1 of the two ends is kept; `positive` reads the top end only. The official code has no
+dense baselines; an SAE neuron (non-negative, exact zeros) is always read from its top end, as there.
 """
 from __future__ import annotations
 
@@ -29,6 +34,11 @@ class InterpretConfig:
     n_examples: int = 10            # high and non-activating examples shown to the interpreter
     n_candidates: int = 3           # descriptions proposed per feature
     n_score: int = 100              # high and non-activating texts annotated to score each candidate
+    dense_sides: str = "both"       # dense features: "both" ends (best F1 kept) or the "positive" end only
+
+    def __post_init__(self):
+        if self.dense_sides not in ("both", "positive"):
+            raise ValueError(f"config hypothesaes.interpret.dense_sides: {self.dense_sides!r}; use 'both' or 'positive'")
 
 
 def activation_bins(a: np.ndarray, centre: float, high_quantile: float) -> tuple[np.ndarray, np.ndarray]:
@@ -92,3 +102,15 @@ def interpret_feature(shown: tuple[np.ndarray, np.ndarray], scored: tuple[np.nda
     best = int(np.argmax(scores)) if scores else 0
     return {"hypothesis": candidates[best] if candidates else "", "f1": float(scores[best]) if scores else 0.0,
             "candidates": candidates, "candidate_f1": [float(s) for s in scores]}
+
+
+def interpret_dense_feature(shown: tuple[np.ndarray, np.ndarray], scored: tuple[np.ndarray, np.ndarray],
+                            centre: float, interpreter, cfg: InterpretConfig, rng: np.random.Generator) -> dict:
+    """A dense feature's hypothesis (module docstring): its top end, and with dense_sides 'both' also its
+    bottom end (the protocol on the negated activations); the end whose best candidate has the higher
+    annotation F1 is kept (the top end on a tie). The result records the end ('side': +1 or -1)."""
+    top = {**interpret_feature(shown, scored, centre, interpreter, cfg, rng), "side": 1}
+    if cfg.dense_sides == "positive":
+        return top
+    bottom = interpret_feature((shown[0], -shown[1]), (scored[0], -scored[1]), -centre, interpreter, cfg, rng)
+    return {**bottom, "side": -1} if bottom["f1"] > top["f1"] else top

@@ -3,6 +3,13 @@
 z = ReLU(TopK(W_enc (x - b_pre) + b_enc)), x_hat = W_dec z + b_pre. The loss is the MSE normalised by the
 MSE of the batch mean, plus aux_coef times the same normalised MSE of the auxiliary-K reconstruction of
 the residual x - x_hat.detach() from the dead neurons' top aux_k pre-activations (Gao et al. 2024).
+
+Training follows the official `SparseAutoencoder.fit` (rmovva/HypotheSAEs @706d897): the auxiliary term
+is always part of the loss (with no dead neuron it rebuilds the residual from zeros: no gradient, but it
+is in the reported and early-stopping losses); the validation loss is the mean of per-batch losses over
+batches of `batch_size`; early stopping when the validation loss has not improved on its best for
+`patience` epochs, keeping the weights of the last epoch (`restore_best: true` keeps the best epoch's
+weights instead, an option). tests/hypothesaes/test_parity.py compares all of it with the official code.
 """
 from __future__ import annotations
 
@@ -22,11 +29,12 @@ class SAETrainConfig:
     lr: float = 5e-4
     batch_size: int = 512
     max_epochs: int = 100
-    patience: int = 5
+    patience: int = 3               # official train_sae default (the paper's reproduction notebook passes 5)
     clip_grad: float = 1.0
     aux_coef: float = 1.0 / 32
     dead_window: int = 256          # forward calls without firing after which a neuron is dead
-    aux_k_multiplier: int = 2       # aux_k = multiplier * K (official default 2K)
+    aux_k_multiplier: int = 2       # aux_k = min(multiplier * K, M) (official default 2K)
+    restore_best: bool = False      # official: keep the last epoch; true: restore the best validation epoch
 
 
 class TopKSAE(nn.Module):
@@ -92,37 +100,46 @@ def normalised_mse(x_hat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return (x_hat - x).pow(2).mean() / baseline.clamp_min(1e-12)
 
 
+def aux_k_loss(sae: TopKSAE, x: torch.Tensor, x_hat: torch.Tensor, pre: torch.Tensor,
+               cfg: SAETrainConfig) -> torch.Tensor:
+    """Auxiliary-K loss (Gao et al. 2024, official compute_loss): live neurons' pre-activations zeroed, the top
+    aux_k = min(multiplier K, M) of the rest through the ReLU rebuild the residual x - x_hat.detach(). With no
+    dead neuron (or none with a positive pre-activation) the rebuild is 0 and the term is the normalised MSE
+    of predicting 0: no gradient, but part of the loss value, as in the official code."""
+    dead = sae.dead_mask(cfg.dead_window).to(pre.dtype)
+    aux_k = min(cfg.aux_k_multiplier * sae.k, sae.m_total)
+    z_aux = sae.topk_relu(pre * dead, aux_k)
+    return normalised_mse(z_aux @ sae.W_dec.t(), x - x_hat.detach())
+
+
 def sae_loss(sae: TopKSAE, x: torch.Tensor, cfg: SAETrainConfig):
-    """Normalised reconstruction loss plus the auxiliary-K dead-neuron loss; returns (total, recon, aux)."""
+    """Normalised reconstruction loss plus aux_coef times the auxiliary-K loss; returns (total, recon, aux)."""
     x_hat, z, pre = sae(x)
     recon = normalised_mse(x_hat, x)
-    dead = sae.dead_mask(cfg.dead_window)
-    aux = torch.zeros((), dtype=x.dtype)
-    n_dead = int(dead.sum())
-    if cfg.aux_coef > 0 and n_dead > 0:
-        aux_k = min(cfg.aux_k_multiplier * sae.k, n_dead)
-        masked = pre.masked_fill(~dead, float("-inf"))
-        z_aux = sae.topk_relu(masked, aux_k).nan_to_num(0.0)
-        residual = x - x_hat.detach()
-        aux = normalised_mse(z_aux @ sae.W_dec.t(), residual)
-        if not torch.isfinite(aux):
-            aux = torch.zeros((), dtype=x.dtype)
+    aux = aux_k_loss(sae, x, x_hat, pre, cfg)
     return recon + cfg.aux_coef * aux, recon, aux
 
 
-def train_sae(x_train: np.ndarray, x_val: np.ndarray, m_total: int, k: int, cfg: SAETrainConfig,
-              seed: int) -> tuple[TopKSAE, dict]:
-    """Adam on the SAE loss with decoder-gradient projection, clipping, renormalisation and early stopping."""
-    gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    xt = torch.as_tensor(x_train, dtype=torch.float32)
-    xv = torch.as_tensor(x_val, dtype=torch.float32)
-    sae = TopKSAE(xt.shape[1], m_total, k, b_pre=xt.median(dim=0).values)
+def validation_loss(sae: TopKSAE, xv: torch.Tensor, cfg: SAETrainConfig) -> float:
+    """Mean of the per-batch losses over batches of batch_size (official fit); each forward counts for the
+    dead-neuron bookkeeping, as there."""
+    with torch.no_grad():
+        losses = [float(sae_loss(sae, xv[i:i + cfg.batch_size], cfg)[0]) for i in range(0, len(xv), cfg.batch_size)]
+    return float(np.mean(losses))
+
+
+def fit_sae(sae: TopKSAE, xt: torch.Tensor, xv: torch.Tensor, cfg: SAETrainConfig,
+            gen: torch.Generator) -> dict:
+    """The official training loop on an initialised SAE: per batch the loss, decoder-gradient projection,
+    clipping, Adam, renormalisation; per epoch the validation loss and early stopping (see module docstring).
+    Returns the per-epoch train and validation losses."""
     opt = torch.optim.Adam(sae.parameters(), lr=cfg.lr)
-    best, best_state, bad, history = math.inf, None, 0, []
-    for epoch in range(cfg.max_epochs):
+    best, best_state, bad = math.inf, None, 0
+    history = {"train_loss": [], "val_loss": []}
+    for _ in range(cfg.max_epochs):
         sae.train()
         perm = torch.randperm(len(xt), generator=gen)
+        losses = []
         for start in range(0, len(xt), cfg.batch_size):
             loss, _, _ = sae_loss(sae, xt[perm[start:start + cfg.batch_size]], cfg)
             opt.zero_grad()
@@ -131,25 +148,43 @@ def train_sae(x_train: np.ndarray, x_val: np.ndarray, m_total: int, k: int, cfg:
             torch.nn.utils.clip_grad_norm_(sae.parameters(), cfg.clip_grad)
             opt.step()
             sae.renormalise_decoder()
+            losses.append(float(loss.detach()))
         sae.eval()
-        with torch.no_grad():
-            val_loss = float(sae_loss(sae, xv, cfg)[0])      # validation forwards count for dead neurons too
-        history.append(val_loss)
-        if val_loss < best - 1e-6:
+        history["train_loss"].append(float(np.mean(losses)))
+        val_loss = validation_loss(sae, xv, cfg)
+        history["val_loss"].append(val_loss)
+        if val_loss < best:
             best, bad = val_loss, 0
-            best_state = {n: t.clone() for n, t in sae.state_dict().items()}
+            if cfg.restore_best:
+                best_state = {n: t.clone() for n, t in sae.state_dict().items()}
         else:
             bad += 1
             if bad >= cfg.patience:
                 break
-    sae.load_state_dict(best_state)
+    if cfg.restore_best and best_state is not None:
+        sae.load_state_dict(best_state)
+    return history
+
+
+def train_sae(x_train: np.ndarray, x_val: np.ndarray, m_total: int, k: int, cfg: SAETrainConfig,
+              seed: int) -> tuple[TopKSAE, dict]:
+    """A TopK SAE initialised as the official one (median pre-bias, unit xavier decoder, tied encoder) and
+    trained by `fit_sae`."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    xt = torch.as_tensor(x_train, dtype=torch.float32)
+    xv = torch.as_tensor(x_val, dtype=torch.float32)
+    sae = TopKSAE(xt.shape[1], m_total, k, b_pre=xt.median(dim=0).values)
+    history = fit_sae(sae, xt, xv, cfg, gen)
     with torch.no_grad():
         z = sae.encode(xt)
         recon = float(normalised_mse(z @ sae.W_dec.t() + sae.b_pre, xt))
-    info = {"m_total": m_total, "k": k, "epochs": len(history), "best_val_loss": best,
-            "train_normalised_mse": recon, "dead_fraction": float(((z > 0).sum(0) == 0).float().mean())}
-    log(f"SAE ({m_total},{k}) seed {seed}: {info['epochs']} epochs, val loss {best:.4f}, "
-        f"dead {info['dead_fraction']:.2f}")
+    info = {"m_total": m_total, "k": k, "epochs": len(history["val_loss"]),
+            "best_val_loss": min(history["val_loss"]), "final_val_loss": history["val_loss"][-1],
+            "restore_best": cfg.restore_best, "train_normalised_mse": recon,
+            "dead_fraction": float(((z > 0).sum(0) == 0).float().mean())}
+    log(f"SAE ({m_total},{k}) seed {seed}: {info['epochs']} epochs, val loss best {info['best_val_loss']:.4f} "
+        f"final {info['final_val_loss']:.4f}, dead {info['dead_fraction']:.2f}")
     return sae, info
 
 

@@ -24,10 +24,13 @@ def lasso_coefficients(z: np.ndarray, y: np.ndarray, alpha: float, classificatio
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         if classification:
-            model = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=1.0 / alpha, max_iter=1000)
+            # random_state fixed: liblinear shuffles with it (the official code leaves it unset, so its fits
+            # vary with numpy's global state)
+            model = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=1.0 / alpha, max_iter=1000,
+                                       random_state=0)
             model.fit(z, y)
             return model.coef_.ravel()
-        return Lasso(alpha=alpha, max_iter=5000).fit(z, y).coef_
+        return Lasso(alpha=alpha, max_iter=1000).fit(z, y).coef_   # official max_iter
 
 
 def lasso_alpha_search(z: np.ndarray, y: np.ndarray, n_select: int, classification: bool = False,

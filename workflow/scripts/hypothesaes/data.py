@@ -1,4 +1,4 @@
-"""One dataset's texts, target, interpreter vocabulary, split and MiniLM embeddings (embedded once)."""
+"""The real dataset's texts, target, interpreter vocabulary, split and MiniLM embeddings (embedded once)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

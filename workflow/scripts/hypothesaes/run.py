@@ -6,8 +6,8 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 from methods.hypothesaes.pipeline import run_experiment
 
 run_experiment(
-    npz=snakemake.input.npz,
-    meta_json=snakemake.input.meta,
+    npz=list(snakemake.input.npz),
+    meta_json=list(snakemake.input.meta),
     methods=dict(snakemake.params.methods),
     selection=dict(snakemake.params.selection),
     interpret=dict(snakemake.params.interpret),
