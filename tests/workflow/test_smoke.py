@@ -118,6 +118,28 @@ def test_an_edit_to_a_method_file_reruns_exactly_the_jobs_that_import_it(smoke_o
     assert rules == paper_rules | {"report", "all"}
 
 
+def test_an_edit_to_figure_code_reruns_only_figure_claims_and_report_jobs(smoke_outdir, run_snakemake, repo_root):
+    """Every paper's figures.py and common/plotting.py edited at once: a job's code input is the closure of what
+    its step imports, so only the steps that draw (figures, claims) and the report are scheduled, never training."""
+    files = [repo_root / "src" / "methods" / "common" / "plotting.py",
+             *sorted((repo_root / "src" / "methods").glob("*/figures.py"))]
+    saved = {f: (f.read_text(), f.stat()) for f in files}
+    try:
+        for f, (text, _) in saved.items():
+            f.write_text(text + "\n# an edit to a figure\n")
+        proc = run_snakemake("-n", "--configfile", "config/smoke.yaml", "--config", f"outdir={smoke_outdir}")
+    finally:
+        for f, (text, st) in saved.items():
+            f.write_text(text)
+            os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    stats = proc.stdout.split("Job stats:")[1].split("total")[0]
+    rules = {line.split()[0] for line in stats.splitlines()[3:] if len(line.split()) == 2}
+    papers = {p.stem for p in (repo_root / "workflow" / "rules").glob("*.smk")}
+    drawing = {r for r in rules if re.search(r"_(figures?|claims|plots?)$", r)}
+    assert drawing, "no figure job was scheduled by an edit to the plotting code"
+    assert rules - drawing - papers - {"report", "all"} == set(), f"an edit to figure code reruns {sorted(rules - drawing)}"
+
+
 # Measured quantities that are wall-clock timings (they move between runs; their claims state a band).
 TIMING_METRICS = ("inference_ratio_to_deepar",)
 
