@@ -209,6 +209,8 @@ def cell_experiment(event_name: str, cell: dict, event: dict, seeds: list[int], 
     metrics.update({"seconds_neural": t_nb, "seconds_forward": t_fw, "cost_ratio_neural_forward": t_nb / t_fw,
                     "seconds_per_sample_neural": t_nb / (S * tm["n_paths"])})
     metrics["cost_ratio_pcn_neural"] = metrics["pcn_seconds_per_sample"] / metrics["seconds_per_sample_neural"]
+    # the null of the cost claim: a retained pCN sample against one forward path
+    metrics["cost_ratio_pcn_forward"] = metrics["pcn_seconds_per_sample"] / (t_fw / (S * tm["n_paths"]))
     log(f"{event_name} timing: neural/forward = {t_nb / t_fw:.2f}, pCN/neural per sample = "
         f"{metrics['cost_ratio_pcn_neural']:.1f}")
 
