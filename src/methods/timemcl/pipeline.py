@@ -183,6 +183,9 @@ def run_official_toy(cfg: dict, seeds: list[int], out_json: str, out_png: str) -
         model, losses = official_toy.train_toy(cfg, seed)
         doc = official_toy.evaluate_toy(model, cfg, seed)
         doc["final_loss"] = losses[-1]
+        # the claims' null: the same network at its initialisation (train_toy's first draws), untrained
+        untrained = official_toy.evaluate_toy(official_toy.untrained_toy(cfg, seed), cfg, seed)
+        doc["untrained"] = {k: untrained[k] for k in ("distortion_ratio", "min_win_rate", "score_mass_gap_mean")}
         log(f"official toy seed {seed}: distortion {doc['distortion_timemcl']:.5f} vs quantizer "
             f"{doc['distortion_quantizer']:.5f} (ratio {doc['distortion_ratio']:.3f}), min win rate "
             f"{doc['min_win_rate']:.3f}, score-mass gap {doc['score_mass_gap_mean']:.3f}")
@@ -248,6 +251,7 @@ def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str,
     for seed in seeds:
         docs = [d for d in toy_docs if d["seed"] == seed]
         put("toy_worst_ratio", max(d["distortion"]["ratio_to_reference"][primary] for d in docs))
+        put("toy_deepar_worst_ratio", max(d["distortion"]["ratio_to_reference"]["deepar"] for d in docs))
         put("toy_timemcl_distortion", np.mean([d["distortion"][primary] for d in docs]))
         put("toy_deepar_distortion", np.mean([d["distortion"]["deepar"] for d in docs]))
         for d in docs:
@@ -260,6 +264,9 @@ def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str,
         put("official_toy_min_win_rate", d["min_win_rate"])
         put("official_toy_score_gap", d["score_mass_gap_mean"])
         put("official_toy_K", d["K"])
+        put("official_toy_untrained_ratio", d["untrained"]["distortion_ratio"])
+        put("official_toy_untrained_min_win_rate", d["untrained"]["min_win_rate"])
+        put("official_toy_untrained_score_gap", d["untrained"]["score_mass_gap_mean"])
 
     table = read_json(sweep_json)["table"]
     rows = sorted((r for r in table if r["key"] == primary), key=lambda r: r["K"])
