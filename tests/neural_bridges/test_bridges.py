@@ -47,3 +47,35 @@ def test_ensemble_members_do_not_depend_on_each_other():
 def test_wasserstein1_of_a_shift():
     x = torch.randn(5000, generator=torch.Generator().manual_seed(0))
     assert abs(wasserstein1(x, x + 0.3) - 0.3) < 1e-6
+
+
+def test_network_structure_is_official_mlpsmall():
+    """Regression: no activation after the input layer, one after each further hidden layer, none at
+    the output (an input-layer activation changes the output of a purely linear first layer)."""
+    net = EnsembleMLP([0], 1, [6, 6])
+    with torch.no_grad():
+        for W in net.weights:
+            W.zero_()
+        for b in net.biases:
+            b.zero_()
+        net.weights[0][0, 0, 0] = 1.0       # h1[0] = t
+        net.weights[1][0, 0, 0] = 1.0       # h2[0] = act(h1[0]) = act(t)
+        net.weights[2][0, 0, 0] = 1.0       # out = h2[0]
+    t = -0.8
+    out = float(net(t, torch.zeros(1, 1, 1)).detach())
+    assert abs(out - 0.909 * t / (1 + math.exp(-t))) < 1e-6  # one LipSwish; the old net applied two
+    tanh_net = EnsembleMLP([0], 1, [6, 6], activation="tanh")
+    tanh_net.load_state_dict(net.state_dict())
+    assert abs(float(tanh_net(t, torch.zeros(1, 1, 1)).detach()) - math.tanh(t)) < 1e-6
+
+
+def test_init_is_truncated_and_unknown_activation_is_refused():
+    net = EnsembleMLP([3], 50, [200])
+    w = net.weights[0][0].detach()
+    assert float(w.abs().max()) <= 2.0 / 0.87962566103423978 * math.sqrt(2.0 / 51) + 1e-7
+    try:
+        EnsembleMLP([0], 2, [4], activation="relu")
+    except ValueError as e:
+        assert "relu" in str(e)
+    else:
+        raise AssertionError("an unknown activation was accepted")

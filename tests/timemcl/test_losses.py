@@ -55,7 +55,13 @@ def test_annealed_limits_and_softmax():
     err = _rand(5, 6, seed=5).abs()
     assert torch.equal(wta_weights(err, "annealed", temperature=1e-6), wta_weights(err, "wta"))
     assert torch.equal(wta_weights(err, "annealed", temperature=0.0), wta_weights(err, "wta"))
-    assert mcl_loss(err, "annealed", temperature=1e9).item() == pytest.approx(err.mean().item(), rel=1e-6)
+    # uniform weights 1/K; the authors' annealed branch then averages over K too (a second 1/K)
+    K = err.shape[1]
+    assert mcl_loss(err, "annealed", temperature=1e9).item() == pytest.approx(err.mean().item() / K, rel=1e-6)
+    assert mcl_loss(err, "annealed", temperature=1e9, annealed_mean_over_k=False).item() == pytest.approx(
+        err.mean().item(), rel=1e-6)
+    # at T = 0 (after annealing) it is plain WTA whatever the reduction
+    assert mcl_loss(err, "annealed", temperature=0.0).item() == pytest.approx(err.min(1).values.mean().item())
     T = 0.7
     for b in range(5):
         z = [math.exp(-e / T) for e in err[b].tolist()]
@@ -67,8 +73,10 @@ def test_annealed_limits_and_softmax():
 def test_weights_are_detached(kind):
     err = _rand(4, 3, seed=6).abs().requires_grad_(True)
     mcl_loss(err, kind, eps=0.1, temperature=0.5).backward()
-    # the gradient is exactly w / B: no derivative flows through the weights
-    assert torch.allclose(err.grad, wta_weights(err, kind, eps=0.1, temperature=0.5) / 4)
+    # the gradient is exactly w / B (annealed: w / (B K), the authors' mean over K): no derivative
+    # flows through the weights
+    per_k = 3 if kind == "annealed" else 1
+    assert torch.allclose(err.grad, wta_weights(err, kind, eps=0.1, temperature=0.5) / 4 / per_k)
 
 
 @pytest.mark.parametrize("kind", ["wta", "relaxed", "annealed"])

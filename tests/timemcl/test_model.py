@@ -131,7 +131,10 @@ def _step_by_step(model, context, series_rows, n_steps, head):
 
 
 def test_teacher_forced_errors_match_a_loop_over_steps():
-    cfg = ModelConfig(dim=2, context_length=4, horizon=3, n_hypotheses=3, hidden=6, lags=(1, 3))
+    # heads directly on the LSTM and log(scale) as input (the non-official options; test_parity.py
+    # covers the official structure against the authors' network)
+    cfg = ModelConfig(dim=2, context_length=4, horizon=3, n_hypotheses=3, hidden=6, lags=(1, 3),
+                      conditioning_length=0, scale_feature=True)
     model = _model(TimeMCL, cfg)
     ctx, tgt = (t.double() for t in _windows(2, cfg, seed=1))
     with torch.no_grad():
@@ -156,7 +159,8 @@ def test_teacher_forced_errors_match_a_loop_over_steps():
 
 def test_rollout_matches_a_loop_that_feeds_back_each_hypothesis():
     """Hypothesis k = head k unrolled on its own predictions from the post-context state (reset per k)."""
-    cfg = ModelConfig(dim=2, context_length=3, horizon=4, n_hypotheses=3, hidden=5, lags=(1, 2))
+    cfg = ModelConfig(dim=2, context_length=3, horizon=4, n_hypotheses=3, hidden=5, lags=(1, 2),
+                      conditioning_length=0, scale_feature=True)
     model = _model(TimeMCL, cfg, seed=2)
     ctx, _ = (t.double() for t in _windows(2, cfg, seed=3))
     with torch.no_grad():
@@ -245,10 +249,15 @@ def test_seasonal_naive_values():
 
 
 def test_count_parameters_by_hand():
-    cfg = ModelConfig(dim=2, context_length=5, horizon=3, hidden=4, layers=2, n_hypotheses=3, lags=(1, 7))
+    cfg = ModelConfig(dim=2, context_length=5, horizon=3, hidden=4, layers=2, n_hypotheses=3, lags=(1, 7),
+                      conditioning_length=0, scale_feature=True)
     lstm = 4 * 4 * (3 * 2 + 4 + 2) + 4 * 4 * (4 + 4 + 2)  # 4 gates x hidden x (inputs + hidden + 2 biases)
     assert count_parameters(TimeMCL(cfg)) == lstm + (4 + 1) * 3 * 2 + (4 + 1) * 3  # K heads (hidden -> D), K scores
     assert count_parameters(DeepARGaussian(cfg)) == lstm + (4 + 1) * 4
+    # the official structure: lags only (2 dims x 2 lags), a shared Linear(4 -> 100), heads on it
+    official = ModelConfig(dim=2, context_length=5, horizon=3, hidden=4, layers=2, n_hypotheses=3, lags=(1, 7))
+    lstm_off = 4 * 4 * (2 * 2 + 4 + 2) + 4 * 4 * (4 + 4 + 2)
+    assert count_parameters(TimeMCL(official)) == lstm_off + (4 + 1) * 100 + (100 + 1) * 3 * 2 + (100 + 1) * 3
     oneshot_lstm = 4 * 4 * (2 * 2 + 4 + 2) + 4 * 4 * (4 + 4 + 2)
     assert count_parameters(TimeMCLOneShot(cfg)) == oneshot_lstm + (4 + 1) * 3 * 3 * 2 + (4 + 1) * 3
 
@@ -280,7 +289,8 @@ def test_timemcl_k1_rollout_is_the_conditional_mean_of_an_ar1():
     it gives E[x_{C+h} | past] = a^(h+1) x_last, which neither persistence nor the marginal mean 0 is."""
     a, C, H = 0.6, 4, 3
     paths = _ar1(a=a, T=1 + C + H)
-    cfg = ModelConfig(dim=1, context_length=C, horizon=H, n_hypotheses=1, hidden=16, layers=1, scaling=False)
+    cfg = ModelConfig(dim=1, context_length=C, horizon=H, n_hypotheses=1, hidden=16, layers=1, scaling=False,
+                      conditioning_length=0)  # heads on the LSTM: this learning budget was set for them
     model, _ = train_timemcl(paths[:, :1 + C], paths[:, 1 + C:], cfg,
                              TrainConfig(steps=800, lr=1e-2, batch_size=256), show_progress=False)
     last = torch.tensor([-0.8, -0.3, 0.2, 0.7])
@@ -337,7 +347,8 @@ def test_timemcl_k2_rollouts_are_the_two_modes():
     per-step scores are not calibrated one by one and the weights need not be 1/2 here."""
     C, H = 3, 2
     ctx, tgt = _bimodal(C=C + 1, H=H)
-    cfg = ModelConfig(dim=1, context_length=C, horizon=H, hidden=16, layers=1, scaling=False, n_hypotheses=2)
+    cfg = ModelConfig(dim=1, context_length=C, horizon=H, hidden=16, layers=1, scaling=False, n_hypotheses=2,
+                      conditioning_length=0)  # heads on the LSTM: this learning budget was set for them
     model, _ = train_timemcl(ctx, tgt, cfg, TrainConfig(steps=800, lr=1e-2, batch_size=128, loss="annealed"),
                              show_progress=False)
     assert _two_modes_error(model, C)[0] < 0.1

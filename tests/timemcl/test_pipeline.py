@@ -72,7 +72,9 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
         {"key": "deepar", "K": 1, "values": [4.0, 4.0]}]})
     official = tmp_path / "official_toy.json"
     write_json(official, {"seeds": [{"seed": s, "K": 10, "distortion_ratio": 1.05 + s, "min_win_rate": 0.05,
-                                     "score_mass_gap_mean": 0.02} for s in (1, 0)]})
+                                     "score_mass_gap_mean": 0.02,
+                                     "untrained": {"distortion_ratio": 9.0, "min_win_rate": 0.0,
+                                                   "score_mass_gap_mean": 0.4}} for s in (1, 0)]})
     m = pipeline.claims_metrics(main, toy_files, str(sweep), datasets, variants, "annealed", str(official))
     assert m["distortion_d1_timemcl"] == [0.5, 0.5] and m["distortion_d2_deepar"] == [0.8, 0.8]
     assert m["crpssum_d1_wta"] == [2.0, 2.0] and m["crps_d1_wta"] == [4.0, 4.0] and m["rmse_d2_annealed"] == [1.5, 1.5]
@@ -81,6 +83,8 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
     assert m["collapsed_wta"] == [2.0, 2.0] and m["collapsed_annealed"] == [0.0, 0.0]
     assert m["inference_ratio_to_deepar"] == pytest.approx([2.0, 2.0])
     assert m["toy_worst_ratio"] == pytest.approx([1.3, 1.3])
+    assert m["toy_deepar_worst_ratio"] == pytest.approx([2.2, 2.2])
+    assert m["official_toy_untrained_ratio"] == [9.0, 9.0] and m["official_toy_untrained_score_gap"] == [0.4, 0.4]
     assert m["sweep_timemcl_first"] == [3.0, 3.0] and m["sweep_timemcl_last"] == [1.0, 2.0]
     # every criterion of claims.yaml reads only metrics that exist; 'relaxed' is absent here, so
     # evaluating the collapse claim must fail loudly rather than pass silently
@@ -93,9 +97,11 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
     assert verdicts["distortion_below_deepar_d1"] == "reproduced"
     assert verdicts["toy_heads_quantize"] == "not_reproduced"  # 1.3 >= 1.25 on both seeds
     assert verdicts["relaxations_reduce_collapse"] == "reproduced"
-    assert verdicts["light_inference_cost"] == "reproduced"
+    assert verdicts["light_inference_cost"] == "passed"  # a check
     assert verdicts["official_toy_near_quantizer"] == "inconclusive"  # 1.05 on seed 0, 2.05 on seed 1
-    assert verdicts["official_toy_every_head_wins"] == "reproduced"  # 0.05 * 10 >= 0.25
+    assert verdicts["official_toy_every_head_wins"] == "reproduced"  # 0.05 * 10 >= 0.25; untrained 0
+    nulls = {c["id"]: c.get("null_verdict") for c in doc["claims"]}
+    assert nulls["distortion_below_deepar_d1"] == "not_reproduced"  # DeepAR in place of TimeMCL: a tie
     assert verdicts["crps_sum_below_deepar_d1"] == "reproduced"  # annealed 1.0 vs DeepAR 1.6
     assert verdicts["smoother_than_samples_d1"] == "reproduced"  # TV 2.5 vs 4.0
 

@@ -16,7 +16,8 @@ What each module implements:
                  f + a r~ + sigma theta); the variational loss E[sum (1/2|theta|^2 - G) dt] (left point,
                  differentiated through the simulated path); training (per-member gradient clipping,
                  Adam, the official EMA of the updates, best window); independent sampling. All seeds run
-                 as one ensemble (`EnsembleMLP`, LipSwish MLP with Kaiming init), members independent.
+                 as one ensemble (`EnsembleMLP`: the official MLPSmall, input layer without activation, then
+                 LipSwish or tanh layers, truncated-normal Kaiming init), members independent.
 * `baselines`    importance weights and ESS of the guided proposal; pCN on the driving noise
                  (dW' = eta dW + sqrt(1 - eta^2) dZ, accept with exp(ll' - ll)); the score-matching bridge
                  of Heng et al. (denoising score matching of the Euler transitions on forward paths, then

@@ -118,23 +118,49 @@ def simulate_forward(problem: BridgeProblem, dW: torch.Tensor) -> torch.Tensor:
 
 # ---- network ----------------------------------------------------------------------------------
 
+ACTIVATIONS = {
+    "lipswish": lambda h: 0.909 * torch.nn.functional.silu(h),  # official OU and cell scripts
+    "tanh": torch.tanh,  # official Brownian script
+}
+# flax's kaiming_normal is a truncated normal on [-2, 2] rescaled by this constant to keep variance 2 / fan_in
+_TRUNC_STD = 0.87962566103423978
+
+
+def truncated_kaiming(n_in: int, n_out: int, g: torch.Generator) -> torch.Tensor:
+    """Weights (n_in, n_out) as flax's `kaiming_normal()`: variance_scaling(2, fan_in, truncated_normal),
+    i.e. z ~ N(0, 1) truncated to [-2, 2] (redrawn outside), times sqrt(2 / n_in) / 0.8796."""
+    z = torch.randn(n_in, n_out, generator=g)
+    while True:
+        bad = z.abs() > 2.0
+        if not bad.any():
+            break
+        z[bad] = torch.randn(int(bad.sum()), generator=g)
+    return z * (math.sqrt(2.0 / n_in) / _TRUNC_STD)
+
+
 class EnsembleMLP(nn.Module):
     """S independent MLPs theta_s(t, x), one per seed, evaluated in one batched call.
 
-    Each member: (t, x) concatenated -> hidden layers with LipSwish (0.909 x sigmoid(x)) -> out_dim,
-    Kaiming-normal weights and zero biases (the official MLPSmall). Member s is initialised from
-    torch.Generator().manual_seed(seeds[s]), so it does not depend on which other seeds run with it.
-    x has shape (S, B, d); the output (S, B, out_dim).
+    Each member is the official `MLPSmall` (Section 5's network): (t, x) concatenated -> input layer
+    Linear(d + 1, h_1) with no activation -> [Linear(h_{i-1}, h_i), activation] for i >= 2 ->
+    Linear(h_last, out_dim). Weights truncated-normal Kaiming (`truncated_kaiming`), biases zero.
+    Member s is initialised from torch.Generator().manual_seed(seeds[s]), so it does not depend on
+    which other seeds run with it. x has shape (S, B, d); the output (S, B, out_dim).
     """
 
-    def __init__(self, seeds: list[int], dim: int, hidden: list[int], out_dim: Optional[int] = None):
+    def __init__(self, seeds: list[int], dim: int, hidden: list[int], out_dim: Optional[int] = None,
+                 activation: str = "lipswish"):
         super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation {activation!r} is not one of {sorted(ACTIVATIONS)}")
+        self.activation = activation
+        self.act = ACTIVATIONS[activation]
         widths = [dim + 1, *hidden, out_dim or dim]
         Ws = [[] for _ in widths[1:]]
         for seed in seeds:
             g = torch.Generator().manual_seed(int(seed))
             for i, (n_in, n_out) in enumerate(zip(widths[:-1], widths[1:])):
-                Ws[i].append(torch.randn(n_in, n_out, generator=g) * math.sqrt(2.0 / n_in))
+                Ws[i].append(truncated_kaiming(n_in, n_out, g))
         self.weights = nn.ParameterList([nn.Parameter(torch.stack(w)) for w in Ws])  # (S, in, out)
         self.biases = nn.ParameterList([nn.Parameter(torch.zeros(len(seeds), 1, w[0].shape[1])) for w in Ws])
 
@@ -145,8 +171,11 @@ class EnsembleMLP(nn.Module):
             h = torch.baddbmm(b0, x, W0[:, 1:, :]) + t * W0[:, :1, :]
         else:
             h = torch.baddbmm(b0 + t * W0[:, :1, :], x, W0[:, 1:, :])
-        for W, b in zip(self.weights[1:], self.biases[1:]):
-            h = torch.baddbmm(b, 0.909 * torch.nn.functional.silu(h), W)
+        n_layers = len(self.weights)
+        for i in range(1, n_layers):
+            h = torch.baddbmm(self.biases[i], h, self.weights[i])
+            if i < n_layers - 1:  # hidden layers after the input layer; the output layer is linear
+                h = self.act(h)
         return h
 
 

@@ -58,14 +58,19 @@ def wta_weights(err: torch.Tensor, kind: str, eps: float = 0.05, temperature: fl
     return torch.softmax(-err / temperature, dim=1)
 
 
-def mcl_loss(err: torch.Tensor, kind: str, eps: float = 0.05, temperature: float = 0.0) -> torch.Tensor:
+def mcl_loss(err: torch.Tensor, kind: str, eps: float = 0.05, temperature: float = 0.0,
+             annealed_mean_over_k: bool = True) -> torch.Tensor:
     """sum_k w_k err_k averaged over the batch, w from `wta_weights` (paper Sec. 3.2, the WTA objective).
 
-    The authors' annealed branch averages over K as well as B (a factor 1/K); we sum over K
-    so the three variants share one scale and annealed -> WTA exactly as T -> 0.
+    The authors' annealed branch (temperature > 0) averages over K as well as B, i.e. (1/K) sum_k w_k err_k:
+    that is the default here; annealed_mean_over_k=False sums over K like the other variants (one scale
+    for all three, annealed -> WTA continuously as T -> 0).
     """
     w = wta_weights(err, kind, eps, temperature)  # (B, K), no gradient
-    return (w * err).sum(dim=1).mean()
+    per_window = (w * err).sum(dim=1)
+    if kind == "annealed" and temperature > 0.0 and annealed_mean_over_k:
+        per_window = per_window / err.shape[1]
+    return per_window.mean()
 
 
 def score_loss(score_logits: torch.Tensor, err: torch.Tensor) -> torch.Tensor:

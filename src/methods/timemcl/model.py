@@ -32,9 +32,13 @@ class ModelConfig:
     lags: tuple[int, ...] = (1,)  # autoregressive inputs x_{t-l}; strictly increasing, lag 1 first
     dropout: float = 0.1  # between LSTM layers (authors: dropout_rate 0.1)
     scaling: bool = True  # DeepAR mean scaling; off for toy processes that live around 0
+    conditioning_length: int = 100  # shared Linear(hidden -> this) before the heads (authors); 0 = heads on the LSTM
+    scale_feature: bool = False  # also feed log(scale) to the LSTM (DeepAR's static feature; the authors' do not)
+    carry_state: bool = False  # rollout k+1 starts from rollout k's final LSTM state (the authors' loop)
 
     def __post_init__(self):
         self.lags = tuple(int(lag) for lag in self.lags)
+        assert self.conditioning_length >= 0, f"ModelConfig.conditioning_length must be >= 0, got {self.conditioning_length}"
         for name in ("dim", "context_length", "horizon", "hidden", "layers", "n_hypotheses"):
             assert getattr(self, name) >= 1, f"ModelConfig.{name} must be >= 1, got {getattr(self, name)}"
         lags = self.lags
@@ -81,18 +85,21 @@ def context_scale(context: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
 
 
 def lagged_inputs(series: torch.Tensor, start: int, length: int, lags: tuple[int, ...],
-                  scale: torch.Tensor) -> torch.Tensor:
-    """LSTM inputs of the steps t in [start, start + length): x_{t-l} for l in lags, then log(scale).
+                  scale: torch.Tensor | None) -> torch.Tensor:
+    """LSTM inputs of the steps t in [start, start + length): x_{t-l} for l in lags, then log(scale)
+    unless `scale` is None.
 
-    `series` is already divided by `scale`. log(scale) is DeepAR's static real feature: without it
-    the network could not know the level the scaled window came from.
-    series (B, T, D), scale (B, 1, D) -> (B, length, (len(lags) + 1) D)
+    `series` is already divided by `scale`. log(scale) is DeepAR's static real feature (the authors'
+    network has none: ModelConfig.scale_feature). The lag features are ordered lag by lag (the
+    authors' are dim by dim: a permutation of the LSTM's input columns, the same function class).
+    series (B, T, D), scale (B, 1, D) -> (B, length, (len(lags) [+ 1]) D)
     """
     assert start - lags[-1] >= 0 and start + length - 1 <= series.shape[1], (
         f"steps [{start}, {start + length}) with lags up to {lags[-1]} need series steps "
         f"[{start - lags[-1]}, {start + length - 1}), series has {series.shape[1]}")
     feats = [series[:, start - lag:start - lag + length] for lag in lags]  # len(lags) x (B, length, D)
-    feats.append(scale.log().expand(-1, length, -1))
+    if scale is not None:
+        feats.append(scale.log().expand(-1, length, -1))
     return torch.cat(feats, dim=-1)
 
 
@@ -125,23 +132,27 @@ class LaggedLSTM(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.rnn = nn.LSTM((len(cfg.lags) + 1) * cfg.dim, cfg.hidden, num_layers=cfg.layers, batch_first=True,
-                           dropout=cfg.dropout if cfg.layers > 1 else 0.0)
+        self.rnn = nn.LSTM((len(cfg.lags) + int(cfg.scale_feature)) * cfg.dim, cfg.hidden, num_layers=cfg.layers,
+                           batch_first=True, dropout=cfg.dropout if cfg.layers > 1 else 0.0)
+
+    def _feature(self, scale: torch.Tensor) -> torch.Tensor | None:
+        return scale if self.cfg.scale_feature else None
 
     def teacher_forced(self, series: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
         """series (B, L + T, D) scaled -> outputs (B, T, hidden); output t predicts series[:, L + t]."""
         L = self.cfg.max_lag
-        out, _ = self.rnn(lagged_inputs(series, L, series.shape[1] - L, self.cfg.lags, scale))
+        out, _ = self.rnn(lagged_inputs(series, L, series.shape[1] - L, self.cfg.lags, self._feature(scale)))
         return out
 
     def encode(self, context: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """context (B, L + C, D) scaled -> LSTM state after the C unrolled context steps."""
-        _, state = self.rnn(lagged_inputs(context, self.cfg.max_lag, self.cfg.context_length, self.cfg.lags, scale))
+        _, state = self.rnn(lagged_inputs(context, self.cfg.max_lag, self.cfg.context_length, self.cfg.lags,
+                                          self._feature(scale)))
         return state
 
     def step(self, past: torch.Tensor, scale: torch.Tensor, state) -> tuple[torch.Tensor, tuple]:
         """One step after the end of `past` (R, >= L, D) scaled: -> output (R, hidden), new state."""
-        out, state = self.rnn(lagged_inputs(past, past.shape[1], 1, self.cfg.lags, scale), state)
+        out, state = self.rnn(lagged_inputs(past, past.shape[1], 1, self.cfg.lags, self._feature(scale)), state)
         return out[:, 0], state
 
 
@@ -149,7 +160,8 @@ class LaggedLSTM(nn.Module):
 
 class TimeMCL(nn.Module):
     """TimeMCL on real data (paper Sec. 3, Fig. 1; authors' tMCL network): autoregressive LSTM backbone,
-    K per-step linear hypothesis heads (hidden -> D) and K per-step score heads (hidden -> 1, sigmoid).
+    a shared Linear(hidden -> conditioning_length) (the authors' distribution-argument projection), then
+    K per-step linear hypothesis heads (-> D) and K per-step score heads (-> 1, sigmoid).
 
     Training (`training_forward`): one teacher-forced LSTM pass over the C + H unrolled steps of the
     true series, every head applied at every step; a hypothesis' score is the time average of its
@@ -161,22 +173,26 @@ class TimeMCL(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.backbone = LaggedLSTM(cfg)
-        # K linear heads stacked into one matmul: identical to K separate nn.Linear(hidden, D) heads
-        self.hyp_heads = nn.Linear(cfg.hidden, cfg.n_hypotheses * cfg.dim)
-        self.score_heads = nn.Linear(cfg.hidden, cfg.n_hypotheses)
+        width = cfg.conditioning_length or cfg.hidden
+        self.proj = nn.Linear(cfg.hidden, width) if cfg.conditioning_length else nn.Identity()
+        # K linear heads stacked into one matmul: identical to K separate nn.Linear(width, D) heads
+        self.hyp_heads = nn.Linear(width, cfg.n_hypotheses * cfg.dim)
+        self.score_heads = nn.Linear(width, cfg.n_hypotheses)
 
     def all_heads(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Every head on every step: out (B, T, hidden) -> hyps (B, K, T, D), step score logits (B, K, T)."""
+        """Every head on every step: LSTM out (B, T, hidden) -> hyps (B, K, T, D), step score logits (B, K, T)."""
         B, T, _ = out.shape
-        hyps = self.hyp_heads(out).view(B, T, self.cfg.n_hypotheses, self.cfg.dim).permute(0, 2, 1, 3)
-        return hyps, self.score_heads(out).transpose(1, 2)
+        h = self.proj(out)
+        hyps = self.hyp_heads(h).view(B, T, self.cfg.n_hypotheses, self.cfg.dim).permute(0, 2, 1, 3)
+        return hyps, self.score_heads(h).transpose(1, 2)
 
-    def own_heads(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Row k through head k only: out (B, K, hidden) -> predictions (B, K, D), score logits (B, K)."""
+    def own_heads(self, out: torch.Tensor, heads: slice = slice(None)) -> tuple[torch.Tensor, torch.Tensor]:
+        """Row j through head heads[j] only: LSTM out (B, k, hidden) -> predictions (B, k, D), score logits (B, k)."""
         K, D = self.cfg.n_hypotheses, self.cfg.dim
-        w = self.hyp_heads.weight.view(K, D, -1)  # (K, D, hidden), head k = rows [kD, (k+1)D)
-        y = torch.einsum("bkh,kdh->bkd", out, w) + self.hyp_heads.bias.view(K, D)
-        s = (out * self.score_heads.weight).sum(-1) + self.score_heads.bias  # (B, K)
+        h = self.proj(out)
+        w = self.hyp_heads.weight.view(K, D, -1)[heads]  # (k, D, width), head k = rows [kD, (k+1)D)
+        y = torch.einsum("bkh,kdh->bkd", h, w) + self.hyp_heads.bias.view(K, D)[heads]
+        s = (h * self.score_heads.weight[heads]).sum(-1) + self.score_heads.bias[heads]  # (B, k)
         return y, s
 
     def training_forward(self, context: torch.Tensor, target: torch.Tensor):
@@ -193,13 +209,16 @@ class TimeMCL(nn.Module):
     def forward(self, context: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Rollouts: context (B, L + C, D) -> hyps (B, K, H, D) in data units, score_logits (B, K).
 
-        The K rollouts run as B*K rows. Each starts from the same post-context LSTM state (the
-        authors' loop carries the state of rollout k into rollout k+1, which looks unintended).
-        score_logits = logit of the mean over the rollout steps of sigmoid(score head k).
+        The K rollouts run as B*K rows. Each starts from the same post-context LSTM state, unless
+        cfg.carry_state (the authors' loop: rollout k+1 starts from rollout k's final state, see
+        `_carried_rollouts`). score_logits = logit of the mean over the rollout steps of
+        sigmoid(score head k).
         """
         B, K, D = context.shape[0], self.cfg.n_hypotheses, self.cfg.dim
         scale = context_scale(context, self.cfg)  # (B, 1, D)
         x = context / scale
+        if self.cfg.carry_state:
+            return self._carried_rollouts(x, scale)
         state = repeat_state(self.backbone.encode(x, scale), K)  # (layers, B*K, hidden) x2
         past = x[:, -self.cfg.max_lag:].repeat_interleave(K, dim=0)  # (B*K, L, D): all the lags ever read
         scale_rows = scale.repeat_interleave(K, dim=0)  # (B*K, 1, D)
@@ -212,6 +231,24 @@ class TimeMCL(nn.Module):
             logits.append(s)
         hyps = torch.stack(preds, dim=2) * scale.unsqueeze(1)  # (B, K, H, D)
         return hyps, mean_sigmoid_logit(torch.stack(logits, dim=-1))
+
+    def _carried_rollouts(self, x: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The authors' sampling loop: hypothesis k is rolled out on its own predictions from the context,
+        its LSTM state starting where hypothesis k-1's rollout ended (k = 0: the post-context state)."""
+        state = self.backbone.encode(x, scale)
+        hyps, logits = [], []
+        for k in range(self.cfg.n_hypotheses):
+            past = x[:, -self.cfg.max_lag:]
+            ys, ss = [], []
+            for _ in range(self.cfg.horizon):
+                out, state = self.backbone.step(past, scale, state)  # (B, hidden)
+                y, s = self.own_heads(out[:, None], slice(k, k + 1))  # (B, 1, D), (B, 1)
+                past = torch.cat([past[:, 1:], y], dim=1)
+                ys.append(y[:, 0])
+                ss.append(s[:, 0])
+            hyps.append(torch.stack(ys, dim=1))  # (B, H, D)
+            logits.append(torch.stack(ss, dim=-1))  # (B, H)
+        return torch.stack(hyps, dim=1) * scale.unsqueeze(1), mean_sigmoid_logit(torch.stack(logits, dim=1))
 
 
 class TimeMCLOneShot(nn.Module):

@@ -64,6 +64,12 @@ class ToyMCL(nn.Module):
         return self.heads(h).view(-1, self.K, self.window), self.scores(h.detach())
 
 
+def untrained_toy(cfg: dict, seed: int) -> "ToyMCL":
+    """The network `train_toy(cfg, seed)` starts from, untrained (the null of the toy claims)."""
+    torch.manual_seed(seed)
+    return ToyMCL(cfg["window"], cfg["n_hypotheses"], cfg["width"]).eval()
+
+
 def train_toy(cfg: dict, seed: int, show_progress: bool = True) -> tuple[ToyMCL, list[float]]:
     """Relaxed-WTA training as the official toy (fresh windows every step). Returns (model, loss per step)."""
     torch.manual_seed(seed)

@@ -91,6 +91,7 @@ def evaluate_dataset(dataset: str, series_csv: str, spec: dict, timemcl_ckpts: l
     for variant, path in zip(variants, timemcl_ckpts):
         _, model = _load(path)
         results[variant] = evaluate_forecaster("timemcl", model, ctx, tgt)
+        results[variant]["other_rollout"] = other_rollout_metrics(model, ctx, tgt)
     _, deepar = _load(deepar_ckpt)
     results["deepar"] = evaluate_forecaster("deepar", deepar, ctx, tgt, n_samples=K, seed=seed)
     results["seasonal_naive"] = evaluate_forecaster("seasonal_naive", None, ctx, tgt, season=spec["season"])
@@ -100,6 +101,18 @@ def evaluate_dataset(dataset: str, series_csv: str, spec: dict, timemcl_ckpts: l
     for name, m in results.items():
         log(f"{name:>15}: distortion {m['distortion']:.4g}  crps_sum {m['crps_sum']:.4g}  rmse {m['mixture_rmse']:.4g}")
     write_json(out_json, {"dataset": dataset, "K": K, "seed": seed, "n_test_windows": len(tgt), "methods": results})
+
+
+def other_rollout_metrics(model, ctx: torch.Tensor, tgt: torch.Tensor) -> dict:
+    """The same trained model evaluated with the other rollout rule (ModelConfig.carry_state flipped):
+    the measured effect of the official sampling loop, which carries the LSTM state from one
+    hypothesis' rollout into the next (README, where we differ from the official code)."""
+    model.cfg.carry_state = not model.cfg.carry_state
+    try:
+        m = evaluate_forecaster("timemcl", model, ctx, tgt)
+    finally:
+        model.cfg.carry_state = not model.cfg.carry_state
+    return {"carry_state": not model.cfg.carry_state, **{k: m[k] for k in ("distortion", "crps_sum", "crps")}}
 
 
 def plot_fan_for(series_csv: str, spec: dict, ckpt: str, out_png: str, title: str) -> None:
@@ -183,6 +196,9 @@ def run_official_toy(cfg: dict, seeds: list[int], out_json: str, out_png: str) -
         model, losses = official_toy.train_toy(cfg, seed)
         doc = official_toy.evaluate_toy(model, cfg, seed)
         doc["final_loss"] = losses[-1]
+        # the claims' null: the same network at its initialisation (train_toy's first draws), untrained
+        untrained = official_toy.evaluate_toy(official_toy.untrained_toy(cfg, seed), cfg, seed)
+        doc["untrained"] = {k: untrained[k] for k in ("distortion_ratio", "min_win_rate", "score_mass_gap_mean")}
         log(f"official toy seed {seed}: distortion {doc['distortion_timemcl']:.5f} vs quantizer "
             f"{doc['distortion_quantizer']:.5f} (ratio {doc['distortion_ratio']:.3f}), min win rate "
             f"{doc['min_win_rate']:.3f}, score-mass gap {doc['score_mass_gap_mean']:.3f}")
@@ -240,6 +256,10 @@ def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str,
                 for metric, short in METRIC_NAMES.items():
                     put(f"{short}_{ds}_{name}", methods[name][metric])
             ratios.append(methods[primary]["inference_seconds"] / methods["deepar"]["inference_seconds"])
+            other = methods[primary].get("other_rollout")
+            if other is not None:  # the primary variant under the other rollout rule (not read by a claim)
+                put(f"distortion_{ds}_timemcl_other_rollout", other["distortion"])
+                put(f"crpssum_{ds}_timemcl_other_rollout", other["crps_sum"])
         for v in variants:
             put(f"collapsed_{v}", sum(doc["methods"][v]["collapsed_heads"] for doc in docs.values()))
         put("inference_ratio_to_deepar", math.exp(np.mean(np.log(ratios))))
@@ -248,6 +268,7 @@ def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str,
     for seed in seeds:
         docs = [d for d in toy_docs if d["seed"] == seed]
         put("toy_worst_ratio", max(d["distortion"]["ratio_to_reference"][primary] for d in docs))
+        put("toy_deepar_worst_ratio", max(d["distortion"]["ratio_to_reference"]["deepar"] for d in docs))
         put("toy_timemcl_distortion", np.mean([d["distortion"][primary] for d in docs]))
         put("toy_deepar_distortion", np.mean([d["distortion"]["deepar"] for d in docs]))
         for d in docs:
@@ -260,6 +281,9 @@ def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str,
         put("official_toy_min_win_rate", d["min_win_rate"])
         put("official_toy_score_gap", d["score_mass_gap_mean"])
         put("official_toy_K", d["K"])
+        put("official_toy_untrained_ratio", d["untrained"]["distortion_ratio"])
+        put("official_toy_untrained_min_win_rate", d["untrained"]["min_win_rate"])
+        put("official_toy_untrained_score_gap", d["untrained"]["score_mass_gap_mean"])
 
     table = read_json(sweep_json)["table"]
     rows = sorted((r for r in table if r["key"] == primary), key=lambda r: r["K"])

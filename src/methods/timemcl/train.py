@@ -40,6 +40,8 @@ class TrainConfig:
     anneal_fraction: float = 0.97  # share of the steps spent annealing before pure WTA (authors: epoch 194 of 200)
     score_weight: float = 0.5  # weight of the score (BCE) loss (authors: score_loss_weight 0.5)
     grad_clip: float = 10.0  # max global gradient norm (authors: gradient_clip_val 10)
+    weight_decay: float = 1e-8  # Adam's L2 weight decay (authors: 1e-8)
+    annealed_mean_over_k: bool = True  # annealed loss averaged over K, as the authors' (False: summed)
     seed: int = 0  # model init and batch order
 
     @classmethod
@@ -86,7 +88,7 @@ def timemcl_loss(model: TimeMCL | TimeMCLOneShot, context: torch.Tensor, target:
     """
     hyps, logits, tgt = model.training_forward(context, target)  # (B, K, T, D), (B, K), (B, T, D)
     err = hypothesis_errors(hyps, tgt)  # (B, K)
-    l_mcl = mcl_loss(err, cfg.loss, cfg.eps, temperature)
+    l_mcl = mcl_loss(err, cfg.loss, cfg.eps, temperature, cfg.annealed_mean_over_k)
     l_score = score_loss(logits, err)
     return l_mcl + cfg.score_weight * l_score, l_mcl, l_score
 
@@ -109,7 +111,7 @@ def _setup(kind: str, model_cls, contexts, targets, model_cfg: ModelConfig, trai
     log(f"[{kind}] {len(contexts)} training windows on {device}; {model_cfg}; {train_cfg}")
     torch.manual_seed(train_cfg.seed)
     model = model_cls(model_cfg).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=train_cfg.lr)
+    opt = torch.optim.Adam(model.parameters(), lr=train_cfg.lr, weight_decay=train_cfg.weight_decay)
     gen = torch.Generator().manual_seed(train_cfg.seed)
     return model, opt, gen
 
