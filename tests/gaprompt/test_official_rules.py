@@ -154,3 +154,13 @@ def test_shape_feature_enters_the_adapters_only_in_prompted_layers():
     model(pts)
     changed = [not torch.allclose(a, b) for a, b in zip(with_shape, seen)]
     assert changed[:2] == [True, True]
+
+
+def test_variant_override_names_a_bad_key():
+    from methods.gaprompt.variants import apply_override
+    cfg = {"adapt": {"propagation_indexing": "official", "epochs": 11}}
+    apply_override(cfg, "adapt.propagation_indexing=patch")
+    apply_override(cfg, "adapt.epochs=3")
+    assert cfg["adapt"] == {"propagation_indexing": "patch", "epochs": 3}
+    with pytest.raises(KeyError, match="no key 'indexing'"):
+        apply_override(cfg, "adapt.indexing=patch")

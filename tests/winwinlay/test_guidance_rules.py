@@ -73,3 +73,15 @@ def test_boxdiff_update_after_refinement_follows_the_inner_box_terms_alone():
     _, inner = boxdiff_total(bb.guidance(zr, 0)[1].mean(1), Sigmoid.obj_index, BOXES, CFG, per_token=True)
     (g,) = torch.autograd.grad(inner.sum(), [zr])
     assert torch.allclose(out, zr.detach() - 20.0 * g, atol=1e-6)
+
+
+def test_variant_override_names_a_bad_key():
+    import pytest
+
+    from methods.winwinlay.variants import apply_override
+    cfg = {"boxdiff": {"top_frac": 0.2}, "methods": {"boxdiff": {"update": "boxdiff"}}}
+    apply_override(cfg, "methods.boxdiff.update=plain")
+    apply_override(cfg, "boxdiff.top_frac=0.8")
+    assert cfg == {"boxdiff": {"top_frac": 0.8}, "methods": {"boxdiff": {"update": "plain"}}}
+    with pytest.raises(KeyError, match="no section 'sampling'"):
+        apply_override(cfg, "sampling.rho=2")

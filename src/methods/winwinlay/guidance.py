@@ -149,7 +149,7 @@ def guided_ddim(backbone, z: torch.Tensor, boxes: torch.Tensor, method: dict, cf
     masks and energies at the end of guidance."""
     if method["energy"] not in ENERGIES or method["update"] not in UPDATES:
         raise ValueError(f"unknown guidance method {method}; energies {ENERGIES}, updates {UPDATES}")
-    if (method["update"] == "boxdiff") != (method["energy"] == "boxdiff") and method["energy"] != "none":
+    if method["update"] == "boxdiff" and method["energy"] not in ("boxdiff", "none"):
         raise ValueError(f"guidance method {method}: BoxDiff's update goes with BoxDiff's energy only")
     ts = backbone.timesteps(cfg["ddim_steps"])
     abar = backbone.alphas_cumprod
