@@ -164,3 +164,18 @@ def test_variant_override_names_a_bad_key():
     assert cfg["adapt"] == {"propagation_indexing": "patch", "epochs": 3}
     with pytest.raises(KeyError, match="no key 'indexing'"):
         apply_override(cfg, "adapt.indexing=patch")
+
+
+def test_pretraining_initialisation_and_mask_count_follow_pointmae():
+    from methods.gaprompt.model import MaskedAutoencoder
+    torch.manual_seed(0)
+    mae = MaskedAutoencoder(backbone_from_config({**ARCH, "dim": 64, "n_groups": 10}), 1, 2, 0.75)
+    qkv = mae.backbone.blocks.blocks[0].attn.qkv.weight
+    assert abs(qkv.std().item() - 0.02) < 0.003 and mae.mask_token.abs().max() > 0
+    fc1 = mae.decoder[0].mlp.fc1.weight  # Xavier uniform: bound sqrt(6 / (fan_in + fan_out))
+    assert fc1.abs().max() <= (6 / (64 + 256)) ** 0.5 and fc1.abs().max() > 0.1
+    assert torch.all(mae.backbone.pos_embed[0].bias == 0)
+    seen = []
+    mae.predict.register_forward_hook(lambda m, i, o: seen.append(o.shape[-1]))
+    mae(torch.randn(2, 40, 3), torch.Generator().manual_seed(0))
+    assert seen == [7]  # int(7.5) masked groups, where round() gives 8

@@ -147,6 +147,37 @@ class MaskedAutoencoder(nn.Module):
         self.decoder = nn.ModuleList([Block(d, heads, drop_path=r) for r in rates])
         self.decoder_norm = nn.LayerNorm(d)
         self.predict = nn.Conv1d(d, 3 * backbone.group_size, 1)
+        self._init_like_pointmae()
+
+    def _init_like_pointmae(self) -> None:
+        """Point-MAE's initialisation: the encoder (MaskTransformer._init_weights) truncated normal sd 0.02 for
+        Linear and Conv1d weights, zero biases, LayerNorm 1 / 0; the decoder blocks (TransformerDecoder) Xavier
+        uniform Linear weights; the mask token truncated normal sd 0.02."""
+        def encoder_init(m):
+            if isinstance(m, (nn.Linear, nn.Conv1d)):
+                nn.init.trunc_normal_(m.weight, std=0.02, a=-2.0, b=2.0)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.LayerNorm):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+
+        def decoder_init(m):
+            if isinstance(m, nn.Linear):
+                nn.init.xavier_uniform_(m.weight)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.LayerNorm):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+
+        bb = self.backbone
+        for part in (bb.encoder, bb.pos_embed, bb.blocks, bb.norm):
+            part.apply(encoder_init)
+        self.decoder.apply(decoder_init)
+        self.decoder_norm.apply(decoder_init)
+        with torch.no_grad():
+            nn.init.trunc_normal_(self.mask_token, std=0.02, a=-2.0, b=2.0)
 
     def forward(self, pts: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         """Chamfer-L2 between predicted and true masked neighbourhoods (mean over masked groups)."""
@@ -155,7 +186,7 @@ class MaskedAutoencoder(nn.Module):
         bb = self.backbone
         tokens, center, neighborhood = bb.tokens(pts)
         B, G, D = tokens.shape
-        n_mask = int(round(self.mask_ratio * G))
+        n_mask = int(self.mask_ratio * G)  # Point-MAE's _mask_center_rand: int(), not round()
         order = torch.rand(B, G, generator=generator).argsort(-1)
         vis_idx, mask_idx = order[:, n_mask:], order[:, :n_mask]
         x = gather(tokens, vis_idx)
