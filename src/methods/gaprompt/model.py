@@ -137,8 +137,11 @@ class MaskedAutoencoder(nn.Module):
     """Point-MAE: random masking of groups, encoder on visible tokens, light decoder with mask tokens
     predicting the masked neighbourhoods, Chamfer-L2 loss on them."""
 
-    def __init__(self, backbone: PointTransformer, decoder_depth: int, heads: int, mask_ratio: float):
+    def __init__(self, backbone: PointTransformer, decoder_depth: int, heads: int, mask_ratio: float,
+                 init: str = "pointmae"):
         super().__init__()
+        if init not in ("pointmae", "pytorch"):
+            raise ValueError(f"gaprompt.pretrain.init {init!r} is not one of ['pointmae', 'pytorch']")
         d = backbone.dim
         self.backbone, self.mask_ratio = backbone, mask_ratio
         self.mask_token = nn.Parameter(torch.zeros(1, 1, d))
@@ -147,7 +150,8 @@ class MaskedAutoencoder(nn.Module):
         self.decoder = nn.ModuleList([Block(d, heads, drop_path=r) for r in rates])
         self.decoder_norm = nn.LayerNorm(d)
         self.predict = nn.Conv1d(d, 3 * backbone.group_size, 1)
-        self._init_like_pointmae()
+        if init == "pointmae":
+            self._init_like_pointmae()
 
     def _init_like_pointmae(self) -> None:
         """Point-MAE's initialisation: the encoder (MaskTransformer._init_weights) truncated normal sd 0.02 for
