@@ -11,7 +11,8 @@ torch.set_num_threads(1)
 ARCH = dict(dim=16, depth=2, heads=2, n_groups=8, group_size=4, encoder_width=4)
 AD = dict(prompt_depth=1, n_prompt_tokens=3, adapter_rank=4, n_point_prompts=5, perturbation=0.8, propagation_k=64,
           head_hidden=8, head_dropout=0.5, epochs=1, batch=4, lr=1e-2, weight_decay=0.05, warmup_epochs=1,
-          clip_norm=10.0, rotate=True)
+          clip_norm=10.0, shuffle_points=True, augment="rotate", augment_full="scale_translate", up_axis=2,
+          head_dropout_gaprompt=0.6, propagation_indexing="official")
 
 
 def _data(n=8, pts=32, classes=2, seed=0):

@@ -112,8 +112,8 @@ def test_rho_decays_linearly_to_zero():
 
 
 # --- BoxDiff's constraints ---------------------------------------------------------------------------------------
-from methods.winwinlay.energies import (boxdiff_energy, boxdiff_terms, corner_margin_at, gaussian_smooth,  # noqa: E402
-                                        top_fraction_mean)
+from methods.winwinlay.energies import (boxdiff_cells, boxdiff_energy, boxdiff_mask, boxdiff_terms,  # noqa: E402
+                                        corner_margin_at, gaussian_smooth, top_fraction_mean)
 
 
 def test_top_fraction_mean_by_hand():
@@ -125,39 +125,41 @@ def test_top_fraction_mean_by_hand():
 
 
 def test_boxdiff_terms_vanish_on_the_box_indicator_and_count_by_hand():
-    mask = box_mask(torch.tensor([[[0.25, 0.25, 0.75, 0.75]]]), 8, 8).double()
-    terms = boxdiff_terms(mask, mask, 0.8, 1)
+    cells = boxdiff_cells(torch.tensor([[[0.25, 0.25, 0.75, 0.75]]]), 8, 8)
+    assert cells.tolist() == [[[2, 2, 6, 6]]]
+    mask = boxdiff_mask(cells, 8, 8).double()
+    terms = boxdiff_terms(mask, cells, 0.8, 1)
     for name, v in terms.items():
         assert v.item() == pytest.approx(0.0), name
     # a map that is 0.5 in the box (columns 2..5) and 0 outside: inner 0.5, outer 0; the x projection misses by
     # 0.5 on the box columns; within 1 cell of the edges 2 and 6 are columns 1, 2, 3, 5, 6, 7, of which the box
     # columns 2, 3, 5: 3 x 0.5 / 8 columns
-    terms = boxdiff_terms(0.5 * mask, mask, 0.8, 1)
+    terms = boxdiff_terms(0.5 * mask, cells, 0.8, 1)
     assert terms["inner"].item() == pytest.approx(0.5)
     assert terms["outer"].item() == pytest.approx(0.0)
     assert terms["corner_x"].item() == pytest.approx(3 * 0.5 / 8)
     assert terms["corner_y"].item() == pytest.approx(3 * 0.5 / 8)
     # the corner terms only count cells within L of the edges: with L = 0 only columns 2 and 6 (one past the box)
-    terms = boxdiff_terms(0.5 * mask, mask, 0.8, 0)
+    terms = boxdiff_terms(0.5 * mask, cells, 0.8, 0)
     assert terms["corner_x"].item() == pytest.approx(0.5 / 8)
 
 
 def test_boxdiff_energy_gradient_and_normalisation(maps):
     torch.set_num_threads(1)  # hundreds of tiny evaluations: threading only adds overhead
     attn, boxes = maps
-    mask = box_mask(boxes[1:], 6, 6).double()
+    cells = boxdiff_cells(boxes[1:], 6, 6)
     text = torch.softmax(torch.randn(1, 4, 6, 6, generator=torch.Generator().manual_seed(1), dtype=torch.float64), 1)
     idx = torch.tensor([[1, 3, 2]])
     # the softmax of T x maps across tokens is what the constraints see; T = 0 leaves the maps as they are
     shares = torch.softmax(100 * text, 1).gather(1, idx[..., None, None].expand(-1, -1, 6, 6))
-    expected = sum(boxdiff_terms(gaussian_smooth(shares), mask, 0.8, 2).values()).sum(-1)
-    assert torch.allclose(boxdiff_energy(text, idx, mask, 0.8, 2, 100.0, True), expected)
+    expected = sum(boxdiff_terms(gaussian_smooth(shares), cells, 0.8, 2).values()).sum(-1)
+    assert torch.allclose(boxdiff_energy(text, idx, boxes[1:], 0.8, 2, 100.0, True), expected)
     raw = text.gather(1, idx[..., None, None].expand(-1, -1, 6, 6))
-    assert torch.allclose(boxdiff_energy(text, idx, mask, 0.8, 2, 0.0, False),
-                          sum(boxdiff_terms(raw, mask, 0.8, 2).values()).sum(-1))
+    assert torch.allclose(boxdiff_energy(text, idx, boxes[1:], 0.8, 2, 0.0, False),
+                          sum(boxdiff_terms(raw, cells, 0.8, 2).values()).sum(-1))
     x = text.clone().requires_grad_(True)
-    (auto,) = torch.autograd.grad(boxdiff_energy(x, idx, mask, 0.8, 2, 1.0, True).sum(), [x])
-    fd = _finite_difference(lambda y: boxdiff_energy(y, idx, mask, 0.8, 2, 1.0, True), text.clone())
+    (auto,) = torch.autograd.grad(boxdiff_energy(x, idx, boxes[1:], 0.8, 2, 1.0, True).sum(), [x])
+    fd = _finite_difference(lambda y: boxdiff_energy(y, idx, boxes[1:], 0.8, 2, 1.0, True), text.clone())
     assert torch.allclose(auto, fd, atol=1e-5)  # piecewise smooth (top-k, max): generic points
 
 
@@ -167,7 +169,7 @@ def test_gaussian_smoothing_keeps_constants_and_mass_inside():
     spike = torch.zeros(1, 1, 5, 5, dtype=torch.float64)
     spike[0, 0, 2, 2] = 1.0
     out = gaussian_smooth(spike)[0, 0]
-    g = math.exp(-0.5 / 0.25)
+    g = math.exp(-((1 / (2 * 0.5)) ** 2))  # BoxDiff's kernel: exp(-(d / (2 sigma))^2)
     assert out[2, 2].item() == pytest.approx(1 / (1 + 2 * g) ** 2)
     assert out.sum().item() == pytest.approx(1.0)
     assert corner_margin_at(6, 16) == 6 and corner_margin_at(6, 12) == 4  # round(4.5) = 4 (banker's)

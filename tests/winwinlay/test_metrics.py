@@ -60,8 +60,8 @@ def test_model_maps_are_attention_shares():
     torch.manual_seed(0)
     model = Denoiser(channels=8, token_dim=8)
     eps, maps = model(torch.randn(2, 1, 16, 16), torch.tensor([3, 7]), torch.tensor([[1, 2], [3, 4]]))
-    assert eps.shape == (2, 1, 16, 16) and maps.shape == (2, 3, 8, 8)  # background + two object tokens
-    assert (maps >= 0).all() and torch.allclose(maps.sum(1), torch.ones(2, 8, 8))  # softmax over the tokens
+    assert eps.shape == (2, 1, 16, 16) and maps.shape == (2, 2, 3, 8, 8)  # 2 layers; background + two objects
+    assert (maps >= 0).all() and torch.allclose(maps.sum(2), torch.ones(2, 2, 8, 8))  # softmax over the tokens
 
 
 def test_unguided_sampler_ignores_the_boxes_and_guidance_moves_attention():

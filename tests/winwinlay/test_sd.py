@@ -71,7 +71,10 @@ SD_CFG = {"dtype": "float32", "device": "cpu", "height": 32, "width": 32, "guida
           "attn_layers": ["mid_block", "up_blocks.1"], "map_res": 16, "boxdiff_temperature": 100.0}
 SAMPLING = {"ddim_steps": 6, "guided_steps": 3, "max_iter": 3, "loss_threshold": 0.0, "loss_scale": 30.0,
             "sigma_frac": 0.35, "rho": 1.0, "snr": 0.06, "nu_max": 100.0, "langevin_noise": True,
-            "boxdiff": {"top_frac": 0.8, "corner_margin": 6, "temperature": 100.0, "smooth": True}}
+            "layer_reduction": "per_map",
+            "boxdiff": {"top_frac": 0.8, "corner_margin": 6, "temperature": 100.0, "smooth": True, "scale_factor": 20.0,
+                        "scale_range": [1.0, 0.5], "max_iter_to_alter": 3, "refine": True, "thresholds": {0: 0.05},
+                        "max_refinement_steps": 2}}
 PROMPT = "a cat and a dog on the grass"
 BOXES = torch.tensor([[[0.0, 0.25, 0.5, 0.75], [0.5, 0.0, 1.0, 0.5]]])
 
@@ -112,14 +115,16 @@ def test_captured_maps_are_the_unets_attention(loaded):
     with torch.no_grad():
         pipe.unet(z, t, encoder_hidden_states=backbone.cond)
     store.active = False
-    shapes = sorted(r.shape[1] for r in store.records)
+    shapes = sorted(r.shape[2] for r in store.records)
     assert shapes == [64, 256, 256]  # the mid block at 8x8, the two attentions of up_blocks.1 at 16x16
+    heads = store.records[0].shape[1]
     for r in store.records:
         assert torch.allclose(r.sum(-1), torch.ones_like(r.sum(-1)), atol=1e-5)
     full = store.token_maps(backbone.latent_hw, (16, 16))
     store.reset()
-    assert torch.allclose(full.sum(1), torch.ones(2, 16, 16), atol=1e-5)
-    assert maps.shape == (2, 14, 16, 16) and torch.equal(maps, full[:, 1:-1])
+    assert full.shape == (2, 3 * heads, 16, 16, 16)  # (B, layers x heads, N tokens, 16, 16)
+    assert torch.allclose(full.sum(2), torch.ones(2, 3 * heads, 16, 16), atol=1e-5)
+    assert maps.shape == (2, 3 * heads, 14, 16, 16) and torch.equal(maps, full[:, :, 1:-1])
     procs = dict(pipe.unet.attn_processors)
     pipe.unet.set_attn_processor(AttnProcessor())
     with torch.no_grad():
@@ -141,7 +146,7 @@ def test_energy_decreases_under_plain_updates(loaded):
         for _ in range(4):
             z = z.detach().requires_grad_(True)
             _, maps = backbone.guidance(z, t)
-            e, _ = guidance_energy(maps, backbone.obj_index, mask, prior, energy, 0.5, bd_cfg)
+            e, _ = guidance_energy(maps, backbone.obj_index, mask, prior, energy, 0.5, bd_cfg, BOXES.expand(2, -1, -1))
             values.append(e.detach())
             (g,) = torch.autograd.grad(e.sum(), [z])
             step = 0.05 / g.flatten(1).norm(dim=1).max()  # a small step of fixed length in z
@@ -178,10 +183,11 @@ def test_guided_sampling_end_to_end(loaded):
     res = {}
     for name, method in {"none": {"energy": "none", "update": "plain"},
                          "lg": {"energy": "common", "update": "plain"},
-                         "boxdiff": {"energy": "boxdiff", "update": "plain"},
+                         "boxdiff": {"energy": "boxdiff", "update": "boxdiff"},
                          "winwinlay": {"energy": "nonlocal", "update": "adaptive"}}.items():
         z, info = guided_ddim(backbone, z0.clone(), boxes, method, SAMPLING, torch.Generator().manual_seed(0))
         assert torch.isfinite(z).all() and info["maps"].shape == (2, 2, 16, 16)
+        assert not torch.equal(z, z0)
         res[name] = (z, info)
     assert not torch.equal(res["none"][0], res["lg"][0])
     assert len(res["lg"][1]["energy_trace"]) == SAMPLING["guided_steps"] * SAMPLING["max_iter"]

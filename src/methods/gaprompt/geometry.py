@@ -5,21 +5,25 @@ from __future__ import annotations
 import torch
 
 
-def farthest_point_sample(xyz: torch.Tensor, n_samples: int) -> torch.Tensor:
-    """Indices (B, S) of iterative farthest-point sampling, starting from point 0 (as the CUDA kernel
-    of pointnet2 used by Point-MAE). xyz: (B, N, 3)."""
+def farthest_point_sample(xyz: torch.Tensor, n_samples: int, skip_near_origin: bool = True) -> torch.Tensor:
+    """Indices (B, S) of iterative farthest-point sampling as pointnet2_ops' CUDA kernel (used by Point-MAE
+    and GAPrompt) computes it: start from point 0; squared distances in float, running minimum from 1e10; the
+    farthest point is the next index (first of equal distances). The kernel never selects a point with
+    |p|^2 <= 1e-3 (`if (mag <= 1e-3) continue;`), i.e. none within 0.032 of the origin; `skip_near_origin`
+    keeps that rule. xyz: (B, N, 3)."""
     B, N, _ = xyz.shape
     if n_samples > N:
         raise ValueError(f"farthest_point_sample: {n_samples} samples requested from {N} points")
     idx = torch.zeros(B, n_samples, dtype=torch.long, device=xyz.device)
-    dist = torch.full((B, N), float("inf"), device=xyz.device, dtype=xyz.dtype)
+    dist = torch.full((B, N), 1e10, device=xyz.device, dtype=xyz.dtype)
+    skipped = (xyz ** 2).sum(-1) <= 1e-3 if skip_near_origin else torch.zeros(B, N, dtype=torch.bool)
     last = torch.zeros(B, dtype=torch.long, device=xyz.device)
     rows = torch.arange(B, device=xyz.device)
     for i in range(n_samples):
         idx[:, i] = last
         d = ((xyz - xyz[rows, last][:, None, :]) ** 2).sum(-1)  # (B, N)
-        dist = torch.minimum(dist, d)
-        last = dist.argmax(-1)
+        dist = torch.where(skipped, dist, torch.minimum(dist, d))
+        last = torch.where(skipped, torch.full_like(dist, -1.0), dist).argmax(-1)
     return idx
 
 

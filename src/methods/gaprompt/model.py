@@ -16,6 +16,18 @@ from torch import nn
 from .geometry import gather, group, idw_interpolate, nerf_encoding
 
 METHODS = ("linear", "vpt", "adapter", "gaprompt", "full")
+PROPAGATION_INDEXING = ("official", "patch")
+SHAPE_INTO_ADAPTER_LAYERS = 6  # official Block: the adapter input gets + 0.5 x shape feature only where layer_id < 6
+
+
+def drop_path(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
+    """Stochastic depth per sample (dim 0), as timm 0.4.5's DropPath used by Point-MAE / GAPrompt: a sample is
+    zeroed with probability p, the others are divided by 1 - p; the identity in eval mode or for p = 0."""
+    if p == 0.0 or not training:
+        return x
+    keep = 1.0 - p
+    mask = (keep + torch.rand((x.shape[0],) + (1,) * (x.dim() - 1), dtype=x.dtype, device=x.device)).floor_()
+    return x.div(keep) * mask
 
 
 # ---------------------------------------------------------------- backbone (Point-MAE)
@@ -61,36 +73,44 @@ class Attention(nn.Module):
 
 
 class Block(nn.Module):
-    """Pre-norm ViT block (Point-MAE)."""
+    """Pre-norm ViT block with stochastic depth on both residual branches (Point-MAE)."""
 
-    def __init__(self, dim: int, heads: int, mlp_ratio: float = 4.0):
+    def __init__(self, dim: int, heads: int, mlp_ratio: float = 4.0, drop_path: float = 0.0):
         super().__init__()
         self.norm1, self.attn = nn.LayerNorm(dim), Attention(dim, heads)
         self.norm2, self.mlp = nn.LayerNorm(dim), Mlp(dim, int(dim * mlp_ratio))
+        self.drop_path = drop_path
 
     def forward(self, x):
-        x = x + self.attn(self.norm1(x))
-        return x + self.mlp(self.norm2(x))
+        x = x + drop_path(self.attn(self.norm1(x)), self.drop_path, self.training)
+        return x + drop_path(self.mlp(self.norm2(x)), self.drop_path, self.training)
+
+
+def drop_path_rates(rate: float, depth: int) -> list[float]:
+    """Point-MAE's stochastic-depth schedule: linspace(0, rate, depth) over the blocks."""
+    return [float(r) for r in torch.linspace(0, rate, depth)]
 
 
 class TransformerEncoder(nn.Module):
-    def __init__(self, dim: int, depth: int, heads: int):
+    def __init__(self, dim: int, depth: int, heads: int, drop_path_rate: float = 0.0):
         super().__init__()
-        self.blocks = nn.ModuleList([Block(dim, heads) for _ in range(depth)])
+        self.blocks = nn.ModuleList([Block(dim, heads, drop_path=r) for r in drop_path_rates(drop_path_rate, depth)])
 
 
 class PointTransformer(nn.Module):
     """Point-MAE encoder: FPS + kNN groups -> mini-PointNet tokens + learned positions -> ViT blocks."""
 
     def __init__(self, dim: int, depth: int, heads: int, n_groups: int, group_size: int, encoder_width: int,
-                 pos_hidden: int = 128):
+                 pos_hidden: int = 128, drop_path_rate: float = 0.0):
         super().__init__()
         self.dim, self.depth, self.n_groups, self.group_size = dim, depth, n_groups, group_size
+        self.drop_path_rate = drop_path_rate
         self.encoder = Encoder(dim, encoder_width)
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
-        self.cls_pos = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.cls_pos = nn.Parameter(torch.zeros(1, 1, dim))
+        init_cls(self)
         self.pos_embed = nn.Sequential(nn.Linear(3, pos_hidden), nn.GELU(), nn.Linear(pos_hidden, dim))
-        self.blocks = TransformerEncoder(dim, depth, heads)
+        self.blocks = TransformerEncoder(dim, depth, heads, drop_path_rate)
         self.norm = nn.LayerNorm(dim)
 
     def tokens(self, pts: torch.Tensor):
@@ -99,9 +119,17 @@ class PointTransformer(nn.Module):
         return self.encoder(neighborhood), center, neighborhood
 
 
+def init_cls(backbone: PointTransformer) -> None:
+    """cls token and its position ~ N(0, 0.02) truncated at +-2 (timm's trunc_normal_, official init). They are
+    not in Point-MAE's pre-training checkpoint, so every fine-tuning run of the official code draws them anew."""
+    with torch.no_grad():
+        nn.init.trunc_normal_(backbone.cls_token, std=0.02, a=-2.0, b=2.0)
+        nn.init.trunc_normal_(backbone.cls_pos, std=0.02, a=-2.0, b=2.0)
+
+
 def backbone_from_config(cfg: dict) -> PointTransformer:
     return PointTransformer(cfg["dim"], cfg["depth"], cfg["heads"], cfg["n_groups"], cfg["group_size"],
-                            cfg["encoder_width"])
+                            cfg["encoder_width"], drop_path_rate=cfg.get("drop_path_rate", 0.0))
 
 
 # ---------------------------------------------------------------- Point-MAE pre-training
@@ -109,15 +137,51 @@ class MaskedAutoencoder(nn.Module):
     """Point-MAE: random masking of groups, encoder on visible tokens, light decoder with mask tokens
     predicting the masked neighbourhoods, Chamfer-L2 loss on them."""
 
-    def __init__(self, backbone: PointTransformer, decoder_depth: int, heads: int, mask_ratio: float):
+    def __init__(self, backbone: PointTransformer, decoder_depth: int, heads: int, mask_ratio: float,
+                 init: str = "pointmae"):
         super().__init__()
+        if init not in ("pointmae", "pytorch"):
+            raise ValueError(f"gaprompt.pretrain.init {init!r} is not one of ['pointmae', 'pytorch']")
         d = backbone.dim
         self.backbone, self.mask_ratio = backbone, mask_ratio
         self.mask_token = nn.Parameter(torch.zeros(1, 1, d))
         self.decoder_pos_embed = nn.Sequential(nn.Linear(3, 128), nn.GELU(), nn.Linear(128, d))
-        self.decoder = nn.ModuleList([Block(d, heads) for _ in range(decoder_depth)])
+        rates = drop_path_rates(backbone.drop_path_rate, decoder_depth)  # Point-MAE: the encoder's rate
+        self.decoder = nn.ModuleList([Block(d, heads, drop_path=r) for r in rates])
         self.decoder_norm = nn.LayerNorm(d)
         self.predict = nn.Conv1d(d, 3 * backbone.group_size, 1)
+        if init == "pointmae":
+            self._init_like_pointmae()
+
+    def _init_like_pointmae(self) -> None:
+        """Point-MAE's initialisation: the encoder (MaskTransformer._init_weights) truncated normal sd 0.02 for
+        Linear and Conv1d weights, zero biases, LayerNorm 1 / 0; the decoder blocks (TransformerDecoder) Xavier
+        uniform Linear weights; the mask token truncated normal sd 0.02."""
+        def encoder_init(m):
+            if isinstance(m, (nn.Linear, nn.Conv1d)):
+                nn.init.trunc_normal_(m.weight, std=0.02, a=-2.0, b=2.0)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.LayerNorm):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+
+        def decoder_init(m):
+            if isinstance(m, nn.Linear):
+                nn.init.xavier_uniform_(m.weight)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.LayerNorm):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+
+        bb = self.backbone
+        for part in (bb.encoder, bb.pos_embed, bb.blocks, bb.norm):
+            part.apply(encoder_init)
+        self.decoder.apply(decoder_init)
+        self.decoder_norm.apply(decoder_init)
+        with torch.no_grad():
+            nn.init.trunc_normal_(self.mask_token, std=0.02, a=-2.0, b=2.0)
 
     def forward(self, pts: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         """Chamfer-L2 between predicted and true masked neighbourhoods (mean over masked groups)."""
@@ -126,7 +190,7 @@ class MaskedAutoencoder(nn.Module):
         bb = self.backbone
         tokens, center, neighborhood = bb.tokens(pts)
         B, G, D = tokens.shape
-        n_mask = int(round(self.mask_ratio * G))
+        n_mask = int(self.mask_ratio * G)  # Point-MAE's _mask_center_rand: int(), not round()
         order = torch.rand(B, G, generator=generator).argsort(-1)
         vis_idx, mask_idx = order[:, n_mask:], order[:, :n_mask]
         x = gather(tokens, vis_idx)
@@ -245,19 +309,46 @@ class ShiftNet(nn.Module):
 
 
 class Propagation(nn.Module):
-    """Prompt Propagation after attention: pool the patch tokens of each second-level group (max, BN,
-    GELU, + 0.3 x the centre token) and add 0.3 x their inverse-distance interpolation to the tokens."""
+    """Prompt Propagation after attention ('permutation_after_attention'): gather the tokens of each
+    second-level group, add their stochastic-depth copy (x + drop_path(x), so 2x in eval), max-pool them
+    (BN, GELU, + 0.3 x the centre token) and add 0.3 x their inverse-distance interpolation to the patch tokens.
 
-    def __init__(self, dim: int, k: int = 64, weight: float = 0.3):
+    `indexing` says which tokens the second-level indices (computed over the G patch tokens) pick:
+    'official' reproduces the official Block, which applies them to the flattened (B x (P + G)) array of
+    prompt and patch tokens with a batch offset of G: in prompted layers the groups pick prompt tokens and
+    tokens of other clouds of the batch; 'patch' gathers the patch tokens of the same cloud (what the
+    method describes). Both are the same in layers without prompts."""
+
+    def __init__(self, dim: int, k: int = 64, weight: float = 0.3, drop_path: float = 0.0,
+                 indexing: str = "official"):
         super().__init__()
+        if indexing not in PROPAGATION_INDEXING:
+            raise ValueError(f"propagation indexing {indexing!r} is not one of {PROPAGATION_INDEXING} "
+                             "(gaprompt.adapt.propagation_indexing)")
         self.out_transform = nn.Sequential(nn.BatchNorm1d(dim), nn.GELU())
-        self.k, self.weight = k, weight
+        self.k, self.weight, self.drop_path, self.indexing = k, weight, drop_path, indexing
 
-    def forward(self, patch, geo):
-        neigh = gather(patch, geo["level1_idx"])  # (B, G2, k2, D)
-        pooled = self.out_transform(neigh.max(2).values.transpose(1, 2)).transpose(1, 2)
-        pooled = pooled + self.weight * gather(patch, geo["level2_idx"])
-        return patch + self.weight * idw_interpolate(geo["center"], geo["level2_center"], pooled, self.k, 1e-8)
+    def _pick(self, tokens, n_prompts, geo):
+        """Neighbourhood tokens (B, G2, k2, D) and centre tokens (B, G2, D) of the second-level groups."""
+        if self.indexing == "patch" or n_prompts == 0:
+            patch = tokens[:, n_prompts:]
+            return gather(patch, geo["level1_idx"]), gather(patch, geo["level2_idx"])
+        B, T, D = tokens.shape
+        flat = tokens.reshape(B * T, D)
+        base = torch.arange(B, device=tokens.device) * (T - n_prompts)  # offset of G per cloud, rows of P + G
+        return flat[geo["level1_idx"] + base[:, None, None]], flat[geo["level2_idx"] + base[:, None]]
+
+    def forward(self, tokens, n_prompts, geo):
+        """tokens (B, P + G, D): P prompt tokens then G patch tokens; returns them with the patch tokens updated."""
+        neigh, centres = self._pick(tokens, n_prompts, geo)
+        B, G2, k2, D = neigh.shape
+        neigh = neigh.reshape(B * G2, k2, D)
+        neigh = drop_path(neigh, self.drop_path, self.training) + neigh
+        pooled = self.out_transform(neigh.reshape(B, G2, k2, D).max(2).values.transpose(1, 2)).transpose(1, 2)
+        pooled = pooled + self.weight * centres
+        patch = tokens[:, n_prompts:]
+        patch = patch + self.weight * idw_interpolate(geo["center"], geo["level2_center"], pooled, self.k, 1e-8)
+        return torch.cat([tokens[:, :n_prompts], patch], 1)
 
 
 def mlp_head(in_dim: int, hidden: int, n_classes: int, dropout: float) -> nn.Sequential:
@@ -277,6 +368,7 @@ class AdaptedClassifier(nn.Module):
         if method not in METHODS:
             raise ValueError(f"unknown adaptation method {method!r}; known: {METHODS}")
         self.backbone, self.method = backbone, method
+        init_cls(backbone)  # not pre-trained: drawn anew for every run, as the official runners do
         D, depth = backbone.dim, backbone.depth
         self.prompt_depth = min(cfg["prompt_depth"], depth)
         self.n_prompts = cfg["n_prompt_tokens"]
@@ -294,21 +386,28 @@ class AdaptedClassifier(nn.Module):
             self.shift_net = ShiftNet(backbone.n_groups, backbone.group_size, perturbation=cfg["perturbation"])
             self.shape_feature_mlp = nn.Sequential(nn.Linear(self.shift_net.shape_dim, 16), nn.GELU(), nn.Dropout(0.25),
                                                    nn.Linear(16, D))
-            self.prompt_cor = nn.Parameter(torch.randn(self.n_prompts, 3).clamp(-2, 2) * 0.06)
-            self.propagation = nn.ModuleList([Propagation(D, cfg["propagation_k"]) for _ in range(depth)])
+            self.prompt_cor = nn.Parameter(torch.zeros(self.n_prompts, 3))
+            nn.init.trunc_normal_(self.prompt_cor, std=0.06, a=-2.0, b=2.0)  # timm trunc_normal_, official
+            indexing = cfg.get("propagation_indexing", "official")
+            self.propagation = nn.ModuleList([Propagation(D, cfg["propagation_k"], drop_path=blk.drop_path,
+                                                          indexing=indexing) for blk in backbone.blocks.blocks])
             feat_dim = 3 * D
         if method == "linear":
             self.head = nn.Linear(feat_dim, n_classes)
         else:
-            self.head = mlp_head(feat_dim, cfg["head_hidden"], n_classes, cfg["head_dropout"])
+            dropout = cfg.get("head_dropout_gaprompt", cfg["head_dropout"]) if method == "gaprompt" else cfg["head_dropout"]
+            self.head = mlp_head(feat_dim, cfg["head_hidden"], n_classes, dropout)
 
     # -- what trains
     def trainable_parameters(self) -> dict[str, nn.Parameter]:
+        """Everything outside the backbone, plus (official runner: the names cls_token / cls_pos are in its list
+        of trainable names) the cls token and its position for the prompt and adapter methods; the linear probe
+        trains its linear layer only, full fine-tuning everything."""
         names = {n: p for n, p in self.named_parameters()}
         if self.method == "full":
             return names
         keep = {n: p for n, p in names.items() if not n.startswith("backbone.")}
-        if self.method == "gaprompt":  # official runner: cls token and its position train too
+        if self.method in ("vpt", "adapter", "gaprompt"):
             keep.update({"backbone.cls_token": self.backbone.cls_token, "backbone.cls_pos": self.backbone.cls_pos})
         return keep
 
@@ -346,6 +445,8 @@ class AdaptedClassifier(nn.Module):
         return {"center": center, "level2_center": c2, "level1_idx": idx, "level2_idx": c2_idx}
 
     def _layer(self, i, blk, x, shape, geo):
+        """One block of the official prompt_MAE.Block order: insert prompts, attention + MLP, propagation,
+        adapter (its input + 0.5 x shape feature in the prompted layers below 6), remove prompts."""
         B, n_p = x.shape[0], 0
         if self.method in ("vpt", "gaprompt") and i < self.prompt_depth:  # prompts re-inserted each layer
             p = self.prompt_dropout(self.prompt_embeddings[i].expand(B, -1, -1))
@@ -355,11 +456,9 @@ class AdaptedClassifier(nn.Module):
             n_p = self.n_prompts
         x = blk(x)
         if self.method == "gaprompt":
-            cls, rest = x[:, :1], x[:, 1:]
-            patch = self.propagation[i](rest[:, n_p:], geo)
-            rest = torch.cat([rest[:, :n_p], patch], 1)
-            a_in = rest + 0.5 * shape[:, None, :] if i < self.prompt_depth else rest
-            rest = rest + self.adapters[i](a_in)
+            cls, rest = x[:, :1], self.propagation[i](x[:, 1:], n_p, geo)
+            with_shape = i < self.prompt_depth and i < SHAPE_INTO_ADAPTER_LAYERS
+            rest = rest + self.adapters[i](rest + 0.5 * shape[:, None, :] if with_shape else rest)
             return torch.cat([cls, rest[:, n_p:]], 1)
         if self.method == "adapter":
             x = x + self.adapters[i](x)

@@ -80,7 +80,8 @@ def pretrain_job(data_npz: str, backbone: dict, pretrain: dict, threads: int, ou
         source = load_arrays(data_npz)["source"]
         if len(source) < pretrain["batch"]:
             raise ValueError(f"gaprompt: {len(source)} source clouds, fewer than gaprompt.pretrain.batch")
-        mae = MaskedAutoencoder(bb, pretrain["decoder_depth"], backbone["heads"], pretrain["mask_ratio"])
+        mae = MaskedAutoencoder(bb, pretrain["decoder_depth"], backbone["heads"], pretrain["mask_ratio"],
+                                pretrain["init"])
         losses = run_pretrain(mae, source, pretrain, pretrain["seed"], log)
     save_torch(out_ckpt, {"backbone": bb.state_dict(), "config": dict(backbone)})
     write_json(out_json, {"losses": losses, "first_loss": losses[0] if losses else None,

@@ -91,15 +91,17 @@ def rho_at(step: int, n_guided: int, rho0: float) -> float:
 
 
 # --- BoxDiff (Xie et al., ICCV 2023): inner-box, outer-box and corner constraints -----------------------------
-# Read from the official code (showlab/BoxDiff, pipeline/sd_pipeline_boxdiff.py and config.py), re-written here:
-# the token maps are first re-normalised across the prompt's tokens with a softmax of 100 x the attention
-# probabilities (the start token left out), smoothed with a 3x3 Gaussian (sd 0.5, reflect padding); per object
-# token then
-#   inner box  max(0, 1 - mean of the top P|box| values inside the box),
-#   outer box  max(0, mean of the top P|outside| values outside the box),
-#   corners    mean over columns (rows) of |max over rows (columns) of the map - box projection|, counted only
-#              within L cells of the box's left/right (top/bottom) edges;
-# the energy is the sum of the four terms over object tokens (P = 0.8, L = 6 on 16x16 maps by default).
+# Read from the official code (showlab/BoxDiff at b0d5d3b, pipeline/sd_pipeline_boxdiff.py
+# _compute_max_attention_per_index / _compute_loss, utils/gaussian_smoothing.py, config.py), re-written here: the
+# token maps are re-normalised across the prompt's tokens with a softmax of 100 x the attention probabilities (the
+# start token and the last position left out) and smoothed with a 3x3 kernel exp(-(d / (2 sigma))^2), sigma 0.5,
+# normalised, after reflect padding; a box (x1, y1, x2, y2) becomes map cells by round(); per object token then
+#   inner box  max(0, 1 - mean of the top int(P |box|) values of the map times the box mask),
+#   outer box  max(0, mean of the top int(P |outside|) values of the map times the outside mask),
+#   corners    mean over all columns (rows) of |max over rows (columns) of the map - box projection|, counting
+#              only columns (rows) within L cells of x1 and of x2 (y1, y2);
+# the energy is the sum of the four terms over object tokens. Defaults of config.py and the README's commands:
+# P = 0.2, L = 1 (on 16x16 maps).
 
 
 BOXDIFF_RES = 16  # the map resolution BoxDiff's corner margin L is given at
@@ -110,60 +112,95 @@ def corner_margin_at(margin: int, height: int) -> int:
     return int(round(margin * height / BOXDIFF_RES))
 
 
+def boxdiff_cells(boxes: torch.Tensor, height: int, width: int) -> torch.Tensor:
+    """(B, K, 4) integer cells (x1, y1, x2, y2) of fractional boxes, as BoxDiff converts pixel boxes:
+    max(round(b / (512 / res)), 0) with Python's round (halves to even; b x res first rounded to 6 decimals so
+    that a half stays a half in float arithmetic)."""
+    scale = torch.tensor([width, height, width, height], dtype=torch.float64)
+    cells = [[[max(round(round(v, 6)), 0) for v in (box.double() * scale).tolist()] for box in row] for row in boxes]
+    return torch.tensor(cells, dtype=torch.long)
+
+
+def boxdiff_mask(cells: torch.Tensor, height: int, width: int) -> torch.Tensor:
+    """(B, K, H, W) masks of BoxDiff's box cells: rows y1:y2, columns x1:x2."""
+    b, k, _ = cells.shape
+    mask = torch.zeros(b, k, height, width, dtype=torch.float32)
+    for i in range(b):
+        for j in range(k):
+            x1, y1, x2, y2 = cells[i, j].tolist()
+            mask[i, j, y1:y2, x1:x2] = 1.0
+    return mask
+
+
 def boxdiff_token_shares(text_maps: torch.Tensor, temperature: float = 100.0) -> torch.Tensor:
     """(B, N, H, W) softmax over the N text tokens of temperature x attention (BoxDiff / Attend-and-Excite)."""
     return torch.softmax(temperature * text_maps, dim=1)
 
 
-def gaussian_smooth(maps: torch.Tensor, sigma: float = 0.5, kernel_size: int = 3) -> torch.Tensor:
-    """Depthwise Gaussian smoothing of (B, K, H, W) maps with reflect padding (kernel normalised to sum 1)."""
-    b, k, h, w = maps.shape
-    x = torch.arange(kernel_size, dtype=maps.dtype, device=maps.device) - (kernel_size - 1) / 2
-    g = torch.exp(-0.5 * (x / sigma) ** 2)
+def gaussian_kernel(sigma: float = 0.5, kernel_size: int = 3) -> torch.Tensor:
+    """BoxDiff's GaussianSmoothing kernel: the product over the two axes of exp(-((i - c) / (2 sigma))^2)
+    (note the 2 sigma inside the square, not sqrt(2) sigma), normalised to sum 1."""
+    x = torch.arange(kernel_size, dtype=torch.float32) - (kernel_size - 1) / 2
+    g = torch.exp(-((x / (2 * sigma)) ** 2))
     kernel = g[:, None] * g[None, :]
-    kernel = (kernel / kernel.sum()).view(1, 1, kernel_size, kernel_size)
+    return kernel / kernel.sum()
+
+
+def gaussian_smooth(maps: torch.Tensor, sigma: float = 0.5, kernel_size: int = 3) -> torch.Tensor:
+    """Depthwise smoothing of (B, K, H, W) maps with BoxDiff's kernel after reflect padding."""
+    b, k, h, w = maps.shape
+    kernel = gaussian_kernel(sigma, kernel_size).to(maps).view(1, 1, kernel_size, kernel_size)
     pad = kernel_size // 2
     flat = torch.nn.functional.pad(maps.reshape(b * k, 1, h, w), (pad, pad, pad, pad), mode="reflect")
     return torch.nn.functional.conv2d(flat, kernel).reshape(b, k, h, w)
 
 
 def top_fraction_mean(values: torch.Tensor, region: torch.Tensor, frac: float) -> torch.Tensor:
-    """(B, K) mean of the int(frac x |region|) largest values of `values * region` (at least one value)."""
+    """(B, K) mean of the int(frac x |region|) largest values of `values * region`. BoxDiff's topk(0) gives the
+    mean of nothing (NaN) when frac x |region| < 1; here at least one value is taken."""
     flat = (values * region).flatten(-2)
-    k = (region.flatten(-2).sum(-1) * frac).long().clamp_min(1)  # int() of BoxDiff's k
+    k = (region.flatten(-2).sum(-1) * frac).long().clamp_min(1)
     ordered = flat.sort(-1, descending=True).values
     csum = ordered.cumsum(-1)
     return csum.gather(-1, (k - 1)[..., None])[..., 0] / k
 
 
-def boxdiff_terms(shares: torch.Tensor, mask: torch.Tensor, top_frac: float, corner_margin: int
+def corner_mask(lo: torch.Tensor, hi: torch.Tensor, n: int, margin: int) -> torch.Tensor:
+    """(B, K, n) BoxDiff's corner mask: ones on [max(e - L, 0), min(e + L + 1, n)) for e = lo and e = hi."""
+    idx = torch.arange(n)
+    return (((idx - lo[..., None]).abs() <= margin) | ((idx - hi[..., None]).abs() <= margin)).float()
+
+
+def boxdiff_terms(shares: torch.Tensor, cells: torch.Tensor, top_frac: float, corner_margin: int
                   ) -> dict[str, torch.Tensor]:
-    """The three BoxDiff constraints per object token (B, K) on token shares (B, K, H, W) and box masks."""
+    """The three BoxDiff constraints per object token (B, K) on token shares (B, K, H, W) and box cells (B, K, 4)."""
+    h, w = shares.shape[-2:]
+    mask = boxdiff_mask(cells, h, w).to(shares.device)
     inner = (1.0 - top_fraction_mean(shares, mask, top_frac)).clamp_min(0.0)
     outer = top_fraction_mean(shares, 1.0 - mask, top_frac).clamp_min(0.0)
     terms = {"inner": inner, "outer": outer}
-    for name, axis in (("corner_x", -2), ("corner_y", -1)):
+    for name, axis, lo, hi in (("corner_x", -2, 0, 2), ("corner_y", -1, 1, 3)):
         proj_map = shares.amax(axis)  # (B, K, W) for x: max over rows
         proj_box = mask.amax(axis)
-        n = proj_box.shape[-1]
-        idx = torch.arange(n, dtype=torch.float32, device=proj_box.device)
-        start = proj_box.argmax(-1, keepdim=True).float()  # first cell of the box
-        end = start + proj_box.sum(-1, keepdim=True)  # one past its last cell
-        near = ((idx - start).abs() <= corner_margin) | ((idx - end).abs() <= corner_margin)
+        near = corner_mask(cells[..., lo], cells[..., hi], proj_box.shape[-1], corner_margin).to(shares.device)
         terms[name] = ((proj_map - proj_box).abs() * near).mean(-1)
     return terms
 
 
-def boxdiff_energy(text_maps: torch.Tensor, obj_index: torch.Tensor, mask: torch.Tensor, top_frac: float = 0.8,
-                   corner_margin: int = 6, temperature: float = 100.0, smooth: bool = True) -> torch.Tensor:
+def boxdiff_energy(text_maps: torch.Tensor, obj_index: torch.Tensor, boxes: torch.Tensor, top_frac: float = 0.2,
+                   corner_margin: int = 1, temperature: float = 100.0, smooth: bool = True,
+                   per_token: bool = False) -> torch.Tensor:
     """BoxDiff's energy per sample (B,): the inner-box, outer-box and corner constraints summed over object
-    tokens. text_maps (B, N, H, W) are the attention probabilities of the tokens BoxDiff normalises over,
-    obj_index (B, K) the object tokens' positions among them. temperature 0 skips the re-normalisation (the
-    tiny denoiser's maps are already shares of [background, objects]; a softmax of 100 x them would hand
-    everything to the background token)."""
+    tokens (per_token: the (B, K) sums of the four terms instead, and the inner-box terms (B, K) as a second
+    output, for the refinement step). text_maps (B, N, H, W) are the attention probabilities of the tokens
+    BoxDiff normalises over, obj_index (B, K) the object tokens' positions among them, boxes (B, K, 4)
+    fractional. temperature 0 skips the re-normalisation (the tiny denoiser's maps are already shares of
+    [background, objects]; a softmax of 100 x them would hand everything to the background token)."""
     shares = boxdiff_token_shares(text_maps, temperature) if temperature > 0 else text_maps
     shares = shares.gather(1, obj_index[..., None, None].expand(-1, -1, *shares.shape[-2:]))
     if smooth:
         shares = gaussian_smooth(shares)
-    terms = boxdiff_terms(shares, mask, top_frac, corner_margin)
+    terms = boxdiff_terms(shares, boxdiff_cells(boxes, *shares.shape[-2:]), top_frac, corner_margin)
+    if per_token:
+        return sum(terms.values()), terms["inner"]
     return sum(terms.values()).sum(-1)

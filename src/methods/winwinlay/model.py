@@ -54,8 +54,8 @@ class CrossAttention(nn.Module):
 
 
 class Denoiser(nn.Module):
-    """eps-prediction network on side x side canvases; forward returns (eps, maps (B, 1 + K, side/2, side/2)):
-    the attention probabilities of every token (background first), averaged over the two layers."""
+    """eps-prediction network on side x side canvases; forward returns (eps, maps (B, 2, 1 + K, side/2, side/2)):
+    the attention probabilities of every token (background first) in each of the two layers (mid, up)."""
 
     def __init__(self, channels: int = 32, token_dim: int = 64, n_classes: int = 10):
         super().__init__()
@@ -91,5 +91,5 @@ class Denoiser(nn.Module):
         h = self.rb_out(torch.cat([h, h0], 1), temb)
         eps = self.conv_out(F.silu(self.norm_out(h)))
         side = h0.shape[-1] // 2
-        maps = 0.5 * (p_mid + p_up)  # every token, averaged over the two layers
-        return eps, maps.transpose(1, 2).reshape(len(x), -1, side, side)
+        maps = torch.stack([p_mid, p_up], 1)  # (B, 2, HW, N): every token, per layer
+        return eps, maps.transpose(2, 3).reshape(len(x), 2, -1, side, side)

@@ -5,9 +5,10 @@ Cross-attention maps are read with an attention processor installed on the UNet'
 named in the config (Layout-Guidance reads the mid block and the first up block with attention, both at
 16x16 for a 512x512 image once the 8x8 mid maps are upsampled): the processor is diffusers' own
 AttnProcessor, with the attention probabilities it computes recorded on the way, so the maps are exactly
-the ones the UNet multiplies its values by. Maps are averaged over heads, resized to map_res and averaged
-over layers; the text maps handed to the energies are tokens 1 .. 75 (the start token and the last
-position left out, as BoxDiff does).
+the ones the UNet multiplies its values by. Each layer's and head's maps are resized to map_res and kept
+apart (Layout-Guidance's loss is per head and layer; BoxDiff and the non-local prior average them); the text
+maps handed to the energies are tokens 1 .. 75 (the start token and the last position left out, as BoxDiff
+does).
 """
 from __future__ import annotations
 
@@ -20,32 +21,33 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 
 
 class AttentionStore:
-    """Attention probabilities recorded while `active`: one (B, HW, N) head-averaged tensor per layer call."""
+    """Attention probabilities recorded while `active`: one (B, heads, HW, N) tensor per layer call."""
 
     def __init__(self):
         self.active, self.records = False, []
 
     def record(self, probs: torch.Tensor, heads: int) -> None:
-        self.records.append(probs.reshape(-1, heads, *probs.shape[1:]).mean(1))
+        self.records.append(probs.reshape(-1, heads, *probs.shape[1:]))
 
     def reset(self) -> None:
         self.records = []
 
     def token_maps(self, latent_hw: tuple[int, int], size: tuple[int, int]) -> torch.Tensor:
-        """(B, N, size) maps: each layer's (B, HW, N) probabilities laid out on its grid (same aspect as the
-        latent), resized bilinearly to `size`, averaged over layers."""
+        """(B, L, N, size) maps: each layer's and head's (HW, N) probabilities laid out on its grid (same aspect as
+        the latent), resized bilinearly to `size`; L = layers x heads (Layout-Guidance's loss is per head and
+        layer; averaging over L gives the head- and layer-averaged maps of BoxDiff)."""
         if not self.records:
             raise RuntimeError("no cross-attention probabilities were recorded; check winwinlay.sd.attn_layers")
         lat_h, lat_w = latent_hw
-        out = 0.0
+        out = []
         for probs in self.records:
-            b, hw, n = probs.shape
+            b, heads, hw, n = probs.shape
             h = int(round(lat_h / (lat_h * lat_w / hw) ** 0.5))
-            grid = probs.float().transpose(1, 2).reshape(b, n, h, hw // h)
+            grid = probs.float().transpose(2, 3).reshape(b * heads, n, h, hw // h)
             if grid.shape[-2:] != size:
                 grid = F.interpolate(grid, size=size, mode="bilinear", align_corners=False)
-            out = out + grid
-        return out / len(self.records)
+            out.append(grid.reshape(b, heads, n, *size))
+        return torch.cat(out, 1)
 
 
 class CapturingProcessor(AttnProcessor):
@@ -157,7 +159,7 @@ class SDBackbone:
             self.store.active = False
         maps = self.store.token_maps(self.latent_hw, self.map_size)
         self.store.reset()
-        return eps, maps[:, 1:-1]
+        return eps, maps[:, :, 1:-1]
 
     @torch.no_grad()
     def eps(self, z, t):

@@ -85,7 +85,7 @@ def optimise_maps(init_logits: torch.Tensor, boxes: torch.Tensor, energy: str, p
             e = common_energy(attn, mask_grid)
         elif energy == "boxdiff":  # the map is the token's share against the background token
             bd = cfg["boxdiff"]
-            e = boxdiff_energy(torch.cat([1 - attn, attn], 1), torch.ones(n, 1, dtype=torch.long), mask_grid,
+            e = boxdiff_energy(torch.cat([1 - attn, attn], 1), torch.ones(n, 1, dtype=torch.long), boxes,
                                bd["top_frac"], corner_margin_at(bd["corner_margin"], h), bd["temperature"], bd["smooth"])
         else:
             e = nonlocal_energy(attn, mask_grid, prior, rho_at(step, n_decay, cfg["rho"]))
