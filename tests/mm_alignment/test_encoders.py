@@ -43,12 +43,16 @@ def test_split_is_stratified_and_zscore_uses_train():
 
 def test_correlations_scale_invariance_and_keys():
     varied = [{"capacity": float(c)} for c in (1, 2, 3, 4)]
-    rows = [{"test_acc": a, "align_mutual_knn": m, "align_unbiased_cka": c}
-            for a, m, c in [(0.5, 0.1, 0.4), (0.6, 0.2, 0.3), (0.7, 0.3, 0.2), (0.8, 0.4, 0.1)]]
+    rows = [{"test_acc": a, "align_mutual_knn": m, "align_unbiased_cka": c,
+             "align_untrained_mutual_knn": u, "align_untrained_unbiased_cka": u}
+            for a, m, c, u in [(0.5, 0.1, 0.4, 0.3), (0.6, 0.2, 0.3, 0.1), (0.7, 0.3, 0.2, 0.4), (0.8, 0.4, 0.1, 0.2)]]
     out = correlations(rows, varied)
-    assert out["align_perf_mutual_knn"] == pytest.approx(1.0)
-    assert out["align_perf_unbiased_cka"] == pytest.approx(-1.0)
-    assert out["perf_capacity"] == pytest.approx(1.0) and out["max_align_mutual_knn"] == 0.4
+    assert out["align_perf_mutual_knn_pearson"] == pytest.approx(1.0)
+    assert out["align_perf_mutual_knn_spearman_loo_min"] == pytest.approx(1.0)
+    assert out["align_perf_unbiased_cka_pearson"] == pytest.approx(-1.0)
+    assert out["align_perf_untrained_mutual_knn_spearman"] == pytest.approx(0.0)     # ranks 3,1,4,2
+    assert out["perf_capacity_pearson"] == pytest.approx(1.0) and out["max_align_mutual_knn"] == 0.4
+    assert out["max_align_untrained_unbiased_cka"] == 0.4
 
 
 def test_two_views_of_digits_and_bad_source(tmp_path):
