@@ -14,9 +14,46 @@ def test_hidden_states_are_the_leaky_relu_outputs():
     logits, hidden = m(x, return_hidden=True)
     assert logits.shape == (5, 4) and len(hidden) == 3
     assert torch.allclose(hidden[0], torch.nn.functional.leaky_relu(m.fc1(x), 0.1))
-    assert torch.allclose(hidden[1], torch.nn.functional.leaky_relu(m.blocks[0][1](hidden[0]), 0.1))
+    assert torch.allclose(hidden[1], torch.nn.functional.leaky_relu(m.inner[0](hidden[0]), 0.1))
+    assert torch.allclose(logits, m.head(hidden[-1]))      # the head reads the last LeakyReLU directly
     with pytest.raises(ValueError):
         MLPEncoder(12, 12, 0, 4)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 5])
+def test_layer_list_is_the_official_custom_mlp(depth):
+    """Regression: the encoder had a Linear(width, width) after its last LeakyReLU. The official
+    CustomMLP(num_hidden=L) is fc1, [LeakyReLU, fc] x (L - 1), LeakyReLU; the head follows."""
+    m = MLPEncoder(12, 12, depth, 4)
+    expected = ["fc1"] + [n for i in range(1, depth) for n in (f"leaky_relu{i}", f"fc{i + 1}")] + [f"leaky_relu{depth}"]
+    assert m.layer_names() == expected
+    linears = [mod for mod in m.modules() if isinstance(mod, torch.nn.Linear)]
+    assert len(linears) == depth + 1                        # fc1..fc_L and the head
+    assert sum(p.numel() for p in m.parameters()) == 12 * 12 + 12 + (depth - 1) * (12 * 12 + 12) + 12 * 4 + 4
+
+
+def test_gradient_norm_is_clipped():
+    """The official training clips the gradient L2 norm at 8 before every AdamW step."""
+    torch.manual_seed(0)
+    m = MLPEncoder(4, 8, 2, 2)
+    seen = []
+    orig = torch.nn.utils.clip_grad_norm_
+
+    def spy(params, max_norm, *a, **k):
+        seen.append(max_norm)
+        return orig(params, max_norm, *a, **k)
+
+    torch.nn.utils.clip_grad_norm_ = spy
+    try:
+        g = torch.Generator().manual_seed(0)
+        x, y = torch.randn(64, 4, generator=g), torch.randint(0, 2, (64,), generator=g)
+        train_encoder(m, x, y, x, y, TrainSpec(1, 32, 1e-2, 0.0), g)
+        assert seen == [8.0, 8.0]
+        seen.clear()
+        train_encoder(m, x, y, x, y, TrainSpec(1, 32, 1e-2, 0.0, grad_clip=0.0), g)
+        assert seen == []
+    finally:
+        torch.nn.utils.clip_grad_norm_ = orig
 
 
 def test_training_keeps_best_validation_and_learns():

@@ -112,7 +112,8 @@ def synthetic_job_results(uniqueness: int, hetero_depths: list[int], seeds: list
                           encoder: dict, train: dict, train_fixed: dict, align: dict) -> dict:
     """Section 3: the controlled generator at uniqueness U, every heterogeneity depth D, every seed."""
     spec = GeneratorSpec(**{k: gen[k] for k in ("shared_dim", "unique_dim", "n_label_features", "n_classes",
-                                                 "temperature", "features_seed", "weights_seed")})
+                                                 "temperature", "features_seed", "weights_seed", "prior_tol")
+                            if k in gen})
     dist = build_distribution(uniqueness, spec)
     info = mutual_information(dist)
     log(f"U={uniqueness}: " + ", ".join(f"{k}={v:.4f}" for k, v in info.items()))
