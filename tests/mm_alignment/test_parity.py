@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from methods.mm_alignment.encoders import MLPEncoder
-from methods.mm_alignment.generator import (GeneratorSpec, apply_transform, build_distribution,
+from methods.mm_alignment.generator import (GeneratorSpec, apply_transform, build_distribution, class_prior,
                                             feature_subsets, heterogeneity_transforms, mutual_information)
 from methods.mm_alignment.metrics import alignment
 
@@ -90,6 +90,13 @@ def test_generator_matches_official_law(r):
     assert (got["I(X1,X2;Y)"], got["I(X1;Y)"], got["I(X2;Y)"]) == pytest.approx(info, rel=1e-9)
     for (ic, i1, i2), p in probs.items():
         assert dist.p_y[ic, i1, i2].tolist() == pytest.approx(p, rel=1e-9, abs=1e-15)
+
+
+def test_official_prior_is_left_as_drawn():
+    """The official `adjust_q_y_given_x1_x2` printed p(y) = [0.25469694 0.24188406 0.25890316 0.24451585]
+    for every r: within its tolerance 0.01 of uniform before any rescaling."""
+    p_y = class_prior(build_distribution(3, GeneratorSpec(prior_tol=0.01)))
+    assert p_y.tolist() == pytest.approx([0.25469694, 0.24188406, 0.25890316, 0.24451585], abs=5e-9)
 
 
 def test_tight_prior_tolerance_is_the_only_generator_difference():
