@@ -193,10 +193,14 @@ def networkx_graph(g: nx.MultiGraph, perm: np.ndarray):
     simple = not any(k for _, _, k in g.edges(keys=True))
     h = nx.Graph() if simple else nx.MultiGraph()
     h.add_nodes_from(range(len(nodes)))
-    for u, v in g.edges():
-        a, b = sorted((new[u], new[v]))
-        h.add_edge(a, b)
-    return h.to_undirected()
+    h.add_edges_from(tuple(sorted((new[u], new[v]))) for u, v in g.edges())
+    if not simple:
+        return h.to_undirected()
+    # `.to_undirected()` of a Graph rebuilds it in adjacency order (without attributes to copy here)
+    out = nx.Graph()
+    out.add_nodes_from(range(len(nodes)))
+    out.add_edges_from((a, b) for a, nbrs in h._adj.items() for b in nbrs)
+    return out
 
 
 def component_path(comp, draws: Draws, multiplicity: dict) -> list[tuple]:
