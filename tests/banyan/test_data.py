@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from methods.banyan import grammar
-from methods.banyan.data import encode_texts, keep_sentence, pack, prepare, unpack, words_of
+from methods.banyan.data import draw_for, encode_texts, keep_sentence, pack, prepare, unpack, words_of
 from methods.banyan.train import covered_pairs, word_mean
 
 
@@ -80,14 +80,21 @@ def _grammar_cfg(**kw):
 def test_prepare_grammar_and_word_files(tmp_path):
     sim = tmp_path / "simlex.txt"
     sim.write_text("# comment\ndog\tcat\t3.5\nhound\tpuppy\t9.0\n")
-    data = prepare(_grammar_cfg(), {"simlex999": str(sim)})
+    draws = prepare(_grammar_cfg(), {"simlex999": str(sim)}, seeds=[0, 1, 2])["draws"]
+    assert sorted(draws) == ["0", "1", "2"]
+    data = draws["0"]
     assert data["vocab"][0] == "<unk>" and len(data["vocab"]) == len(set(data["vocab"]))
     assert len(data["train_offsets"]) == 201  # every grammar sentence has more than 3 tokens
     assert int(data["train_tokens"].min()) > 0  # no unknown word in the grammar's own corpus
     assert data["word_sets"]["simlex999"]["gold"] == [3.5, 9.0]
     assert len(data["sentence_sets"]["grammar"]["gold"]) == 20
+    # every seed has its own draw of the corpus and of the held-out pairs; seed 0 is the cfg.seed draw
+    assert not torch.equal(data["train_tokens"][:50], draws["1"]["train_tokens"][:50])
+    assert data["sentence_sets"]["grammar"]["a"] != draws["1"]["sentence_sets"]["grammar"]["a"]
+    assert torch.equal(prepare(_grammar_cfg(), {}, seeds=[0])["draws"]["0"]["train_tokens"], data["train_tokens"])
+    assert draw_for({"draws": draws}, 2) is draws["2"]
     with pytest.raises(ValueError, match="min_tokens"):
-        prepare(_grammar_cfg(min_tokens=50, max_tokens=60), {})
+        prepare(_grammar_cfg(min_tokens=50, max_tokens=60), {}, seeds=[0])
 
 
 def test_prepare_full_scale_loader_on_local_stand_ins(tmp_path):
@@ -104,11 +111,13 @@ def test_prepare_full_scale_loader_on_local_stand_ins(tmp_path):
                                "split_sentences": True},
                        sts={"toy": {"path": "json", "data_files": str(sts), "split": "train",
                                     "columns": {"a": "s1", "b": "s2", "score": "score"}}})
-    data = prepare(cfg, {})
+    full = prepare(cfg, {}, seeds=[0, 1, 2])
+    assert list(full["draws"]) == ["all"]            # real data: one draw shared by the seeds
+    data = draw_for(full, 1)
     sents = unpack(data["train_tokens"], data["train_offsets"])
     assert all(3 < len(s) <= 200 for s in sents) and len(sents) == 16  # "Short one." is filtered out
     assert len(data["vocab"]) == 10 and data["vocab"][1] == "the"
     assert data["sentence_sets"]["toy"]["gold"] == [4.5, 0.5, 4.0]
     bad = dict(cfg, corpus=dict(cfg["corpus"], text_column="body"))
     with pytest.raises(ValueError, match="text_column"):
-        prepare(bad, {})
+        prepare(bad, {}, seeds=[0])

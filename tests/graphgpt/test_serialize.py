@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from methods.graphgpt import graphs as G
-from methods.graphgpt.serialize import (EDGE, GSUM, JUMP, NODE_BASE, QUERY, REP, START, EulerianSerializer, Vocab,
-                                        decode, encode_edgelist, encode_eulerian, eulerize_component, same_graph,
-                                        shift_node_ids)
+from methods.graphgpt.serialize import (EDGE, GSUM, JUMP, NODE_BASE, QUERY, REP, START, Draws, EulerianSerializer,
+                                        Vocab, decode, encode_edgelist, encode_eulerian, same_graph, shift_node_ids)
 
 
 def _multi_graph(seed: int) -> nx.MultiGraph:
@@ -64,31 +63,38 @@ def test_random_serializations_differ_across_seeds_and_all_decode_to_the_same_gr
     assert len({tuple(map(tuple, ser(None))) for _ in range(3)}) == 1  # rng=None: deterministic
 
 
-def test_official_eulerization_also_duplicates_edges_of_semi_eulerian_components():
-    path = nx.MultiGraph(nx.path_graph(4))  # semi-Eulerian: an Eulerian path exists
-    assert eulerize_component(path, "minimal").number_of_edges() == 3
-    eul = eulerize_component(path, "official")
-    assert nx.is_eulerian(eul) and eul.number_of_edges() == 6
-    # official: starts anywhere, so a path graph is not always walked from an end
-    vocab = Vocab.build([path], 8)
-    starts = {EulerianSerializer(path, vocab, "official").components[0].walk(np.random.default_rng(s))[0][0]
-              for s in range(30)}
+def _distinct_walks(g, permute_nodes: bool, draws: int = 30, seed: int = 0) -> int:
+    ser = EulerianSerializer(g, Vocab.build([g], 16), permute_nodes=permute_nodes)
+    rng = np.random.default_rng(seed)
+    return len({tuple(v for w in ser.walks(Draws(rng)) for v, _, _ in w) for _ in range(draws)})
+
+
+def test_node_permutation_per_draw_gives_distinct_walks():
+    """Regression: the adjacency order was fixed once per graph, so on K7 only 6 distinct walks came
+    out of 30 draws. The official code re-permutes node ids on every draw (permute_nodes=True)."""
+    assert _distinct_walks(nx.complete_graph(7), True) >= 20
+    assert _distinct_walks(nx.petersen_graph(), True) >= 20
+    # without the permutation only the start node and the path/circuit coin vary: at most 2 x 7 walks
+    assert _distinct_walks(nx.complete_graph(7), False) <= 14
+
+
+def test_semi_eulerian_components_are_eulerized_and_walks_start_anywhere():
+    path = nx.path_graph(4)  # semi-Eulerian: official eulerizes it too, so any node can start the walk
+    ser = EulerianSerializer(path, Vocab.build([path], 8))
+    rng = np.random.default_rng(0)
+    starts = {ser.walks(Draws(rng))[0][0][0] for _ in range(40)}
     assert starts == {0, 1, 2, 3}
-    starts_min = {EulerianSerializer(path, vocab, "minimal").components[0].walk(np.random.default_rng(s))[0][0]
-                  for s in range(30)}
-    assert starts_min <= {0, 3}
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_walk_follows_edges_and_stops_when_every_edge_is_covered(seed):
     g = nx.gnp_random_graph(14, 0.3, seed=seed)
     vocab = Vocab.build([g], 16)
-    for comp in EulerianSerializer(g, vocab).components:
-        steps = comp.walk(np.random.default_rng(seed))
+    for steps in EulerianSerializer(g, vocab).walks(Draws(np.random.default_rng(seed))):
         nodes = [v for v, _, _ in steps]
         assert all(g.has_edge(a, b) for a, b in zip(nodes, nodes[1:]))
         covered = [frozenset(e[:2]) for _, link, e in steps if link == EDGE]
-        assert len(covered) == len(set(covered)) == comp.n_original
+        assert len(covered) == len(set(covered)) == g.subgraph(nodes).number_of_edges()
         if len(steps) > 1:
             assert steps[-1][1] == EDGE  # the cut: nothing after the last new edge
 

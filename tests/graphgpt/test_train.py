@@ -46,38 +46,52 @@ def test_mask_ratio_schedules():
         smtp_mask_ratio(3, "linear", gen)
 
 
-def test_masked_positions_are_mask_80_random_0_unchanged_20_within_binomial_error():
+@pytest.mark.parametrize("unit", ["token", "position"])
+def test_masked_tokens_are_mask_80_random_0_unchanged_20_within_binomial_error(unit):
     gen = torch.Generator().manual_seed(1)
     tokens, pad = pad_batch(_seqs([5, 17, 30, 2] * 500))
-    inputs, targets, action = smtp_corrupt(tokens, pad, gen, "uniform", (0.8, 0.0, 0.2), vocab_size=40)
+    inputs, targets, action = smtp_corrupt(tokens, pad, gen, "uniform", (0.8, 0.0, 0.2), vocab_size=40, unit=unit)
     masked = action > 0
     n = int(masked.sum())
     for code, p in ((1, 0.8), (2, 0.0), (3, 0.2)):
         share = float((action[masked] == code).float().mean())
         assert abs(share - p) <= 4 * math.sqrt(p * (1 - p) / n) + 1e-12, (code, share)
-    # [MASK] positions carry MASK on every channel; unchanged ones their own tokens
     assert (inputs[action == 1] == MASK_ID).all()
     assert torch.equal(inputs[action == 3], tokens[action == 3]) and torch.equal(inputs[~masked], tokens[~masked])
-    # with a random share the random positions get random non-special tokens
-    inputs2, _, action2 = smtp_corrupt(tokens, pad, gen, "uniform", (0.5, 0.3, 0.2), vocab_size=40)
+    if unit == "position":   # a whole position shares one decision
+        assert (action == action[..., :1]).all()
+    else:                    # tokens of one position are chosen on their own
+        partial = masked.any(-1) & ~masked.all(-1)
+        assert partial.float().mean() > 0.1
+    inputs2, _, action2 = smtp_corrupt(tokens, pad, gen, "uniform", (0.5, 0.3, 0.2), vocab_size=40, unit=unit)
     share = float((action2[action2 > 0] == 2).float().mean())
     assert abs(share - 0.3) < 4 * math.sqrt(0.21 / int((action2 > 0).sum()))
     assert (inputs2[action2 == 2] > GSUM_ID).all()
 
 
-def test_smtp_masks_the_drawn_share_and_never_gsum_or_pad():
+def test_smtp_masks_ceil_ratio_of_the_tokens_never_pad():
+    """Official `_mask_stacked_input_ids_v2`: ceil(ratio * L * K) of the L * K tokens of a sequence
+    (its end token included), chosen one by one; labels where chosen, -100 elsewhere."""
     gen = torch.Generator().manual_seed(2)
     tokens, pad = pad_batch(_seqs([5, 17, 30, 2] * 50))
     inputs, targets, action = smtp_corrupt(tokens, pad, gen, "uniform")
     masked = action > 0
-    gsum = tokens[..., 0] == GSUM_ID
-    assert not (masked & (pad | gsum)).any()
-    # per sequence, the ceil(ratio * L) count is checked against the same draws, reproduced
+    assert not (masked & pad[..., None]).any()
     gen = torch.Generator().manual_seed(2)
     ratio = smtp_mask_ratio(tokens.shape[0], "uniform", gen)
-    L = (~pad & ~gsum).sum(1)
-    assert torch.equal(masked.sum(1), torch.clamp(torch.ceil(ratio * L), min=1).long())
+    cells = (~pad).sum(1) * tokens.shape[2]
+    assert torch.equal(masked.sum((1, 2)), torch.clamp(torch.ceil(ratio * cells), min=1).long())
     assert torch.equal(targets[masked], tokens[masked]) and (targets[~masked] == -100).all()
+
+
+def test_position_unit_never_masks_gsum():
+    gen = torch.Generator().manual_seed(2)
+    tokens, pad = pad_batch(_seqs([5, 17, 30, 2] * 50))
+    _, _, action = smtp_corrupt(tokens, pad, gen, "uniform", unit="position")
+    gsum = tokens[..., 0] == GSUM_ID
+    assert not ((action > 0).any(-1) & (pad | gsum)).any()
+    with pytest.raises(ValueError, match="graphgpt.smtp.unit"):
+        smtp_corrupt(tokens, pad, gen, "uniform", unit="cell")
 
 
 def test_decoder_is_causal_ignores_padding_and_reads_out_gsum():
@@ -142,3 +156,14 @@ def test_gine_counts_neighbours():
     ea = torch.zeros(6, 1, dtype=torch.long)
     h = gin.node_states(x, torch.stack([src, dst]), ea)
     assert torch.allclose(h[1], h[2]) and not torch.allclose(h[0], h[1])
+
+
+def test_regression_loss_is_l1_as_the_official_fine_tuning():
+    from methods.graphgpt.train import task_loss
+
+    out, y = torch.tensor([[1.0], [-2.0], [0.5]]), torch.tensor([0.0, 0.0, 0.5])
+    assert float(task_loss(out, y, "regression")) == pytest.approx((1 + 2 + 0) / 3)
+    assert float(task_loss(out, y, "regression", "mse")) == pytest.approx((1 + 4 + 0) / 3)
+    assert TrainConfig().regression_loss == "l1"
+    with pytest.raises(ValueError, match="graphgpt.finetune.regression_loss"):
+        task_loss(out, y, "regression", "huber")

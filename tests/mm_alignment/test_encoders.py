@@ -14,9 +14,46 @@ def test_hidden_states_are_the_leaky_relu_outputs():
     logits, hidden = m(x, return_hidden=True)
     assert logits.shape == (5, 4) and len(hidden) == 3
     assert torch.allclose(hidden[0], torch.nn.functional.leaky_relu(m.fc1(x), 0.1))
-    assert torch.allclose(hidden[1], torch.nn.functional.leaky_relu(m.blocks[0][1](hidden[0]), 0.1))
+    assert torch.allclose(hidden[1], torch.nn.functional.leaky_relu(m.inner[0](hidden[0]), 0.1))
+    assert torch.allclose(logits, m.head(hidden[-1]))      # the head reads the last LeakyReLU directly
     with pytest.raises(ValueError):
         MLPEncoder(12, 12, 0, 4)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 5])
+def test_layer_list_is_the_official_custom_mlp(depth):
+    """Regression: the encoder had a Linear(width, width) after its last LeakyReLU. The official
+    CustomMLP(num_hidden=L) is fc1, [LeakyReLU, fc] x (L - 1), LeakyReLU; the head follows."""
+    m = MLPEncoder(12, 12, depth, 4)
+    expected = ["fc1"] + [n for i in range(1, depth) for n in (f"leaky_relu{i}", f"fc{i + 1}")] + [f"leaky_relu{depth}"]
+    assert m.layer_names() == expected
+    linears = [mod for mod in m.modules() if isinstance(mod, torch.nn.Linear)]
+    assert len(linears) == depth + 1                        # fc1..fc_L and the head
+    assert sum(p.numel() for p in m.parameters()) == 12 * 12 + 12 + (depth - 1) * (12 * 12 + 12) + 12 * 4 + 4
+
+
+def test_gradient_norm_is_clipped():
+    """The official training clips the gradient L2 norm at 8 before every AdamW step."""
+    torch.manual_seed(0)
+    m = MLPEncoder(4, 8, 2, 2)
+    seen = []
+    orig = torch.nn.utils.clip_grad_norm_
+
+    def spy(params, max_norm, *a, **k):
+        seen.append(max_norm)
+        return orig(params, max_norm, *a, **k)
+
+    torch.nn.utils.clip_grad_norm_ = spy
+    try:
+        g = torch.Generator().manual_seed(0)
+        x, y = torch.randn(64, 4, generator=g), torch.randint(0, 2, (64,), generator=g)
+        train_encoder(m, x, y, x, y, TrainSpec(1, 32, 1e-2, 0.0), g)
+        assert seen == [8.0, 8.0]
+        seen.clear()
+        train_encoder(m, x, y, x, y, TrainSpec(1, 32, 1e-2, 0.0, grad_clip=0.0), g)
+        assert seen == []
+    finally:
+        torch.nn.utils.clip_grad_norm_ = orig
 
 
 def test_training_keeps_best_validation_and_learns():
@@ -43,12 +80,16 @@ def test_split_is_stratified_and_zscore_uses_train():
 
 def test_correlations_scale_invariance_and_keys():
     varied = [{"capacity": float(c)} for c in (1, 2, 3, 4)]
-    rows = [{"test_acc": a, "align_mutual_knn": m, "align_unbiased_cka": c}
-            for a, m, c in [(0.5, 0.1, 0.4), (0.6, 0.2, 0.3), (0.7, 0.3, 0.2), (0.8, 0.4, 0.1)]]
+    rows = [{"test_acc": a, "align_mutual_knn": m, "align_unbiased_cka": c,
+             "align_untrained_mutual_knn": u, "align_untrained_unbiased_cka": u}
+            for a, m, c, u in [(0.5, 0.1, 0.4, 0.3), (0.6, 0.2, 0.3, 0.1), (0.7, 0.3, 0.2, 0.4), (0.8, 0.4, 0.1, 0.2)]]
     out = correlations(rows, varied)
-    assert out["align_perf_mutual_knn"] == pytest.approx(1.0)
-    assert out["align_perf_unbiased_cka"] == pytest.approx(-1.0)
-    assert out["perf_capacity"] == pytest.approx(1.0) and out["max_align_mutual_knn"] == 0.4
+    assert out["align_perf_mutual_knn_pearson"] == pytest.approx(1.0)
+    assert out["align_perf_mutual_knn_spearman_loo_min"] == pytest.approx(1.0)
+    assert out["align_perf_unbiased_cka_pearson"] == pytest.approx(-1.0)
+    assert out["align_perf_untrained_mutual_knn_spearman"] == pytest.approx(0.0)     # ranks 3,1,4,2
+    assert out["perf_capacity_pearson"] == pytest.approx(1.0) and out["max_align_mutual_knn"] == 0.4
+    assert out["max_align_untrained_unbiased_cka"] == 0.4
 
 
 def test_two_views_of_digits_and_bad_source(tmp_path):
@@ -79,3 +120,29 @@ def test_hf_loader_on_a_local_stand_in(tmp_path):
     assert np.allclose(left[0], np.asarray(imgs[0], dtype=float)[:, :3].ravel())
     with pytest.raises(ValueError, match="image_column"):
         load_two_views({**src, "image_column": "pixels"})
+
+
+def test_official_gradient_clipping_does_not_bind_at_the_tiny_setting():
+    """The README states that clipping at norm 8 leaves the tiny runs unchanged: on the tiny setting (U = 0,
+    D = 1, n = 16,384, 15 epochs at lr 5e-3, batch 512) the gradient norm of a depth-6 encoder stays below 8."""
+    from methods.mm_alignment.generator import (GeneratorSpec, apply_transform, build_distribution,
+                                                heterogeneity_transforms, sample)
+
+    torch.set_num_threads(1)
+    x1, x2, y = sample(build_distribution(0, GeneratorSpec()), 16384, np.random.default_rng(0))
+    x2 = apply_transform(heterogeneity_transforms(12, 10, 0)[1], x2)
+    tr, _, _ = stratified_split(y, (0.7, 0.15, 0.15), np.random.default_rng(0))
+    x, yt = torch.as_tensor(zscore(x2, tr)[tr], dtype=torch.float32), torch.as_tensor(y[tr])
+    torch.manual_seed(6)
+    m = MLPEncoder(12, 12, 6, 4)
+    opt = torch.optim.AdamW(m.parameters(), lr=5e-3, weight_decay=0.01)
+    g, norms = torch.Generator().manual_seed(0), []
+    for _ in range(15):
+        perm = torch.randperm(len(x), generator=g)
+        for i in range(0, len(x), 512):
+            idx = perm[i:i + 512]
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(m(x[idx]), yt[idx]).backward()
+            norms.append(float(torch.nn.utils.clip_grad_norm_(m.parameters(), float("inf"))))
+            opt.step()
+    assert 0 < max(norms) < 8.0

@@ -34,6 +34,7 @@ rule banyan_data:
     params:
         data=BY["data"],
         word_sets=BY_WORD_SETS,
+        seeds=BY["seeds"],
     script:
         "../scripts/banyan/data.py"
 
@@ -82,6 +83,7 @@ rule banyan_minilm:
         model_dir=input_dir("config"),
         max_length=BY["eval"]["minilm_max_length"],
         min_word_pairs=BY["eval"]["min_word_pairs"],
+        seeds=BY["seeds"],
     script:
         "../scripts/banyan/minilm.py"
 

@@ -12,7 +12,7 @@
 #
 # Few, large jobs: Python and torch start once per domain or task, not once per model.
 #
-# Config keys read: graphgpt.{datamol, seeds, data_seed, n_node_ids, n_views, val_fraction, domains,
+# Config keys read: graphgpt.{datamol, seeds, data_seed, n_node_ids, n_views, permute_nodes, val_fraction, domains,
 # tasks, claims_regression_tasks, model, smtp, pretrain, finetune, gin} (documented in config.yaml,
 # schema in workflow/schemas/graphgpt.schema.yaml).
 
@@ -71,6 +71,7 @@ rule graphgpt_data:
         ogb_root=f"{RESOURCES}/graphgpt/ogb",
         n_node_ids=GG["n_node_ids"],
         n_views=GG["n_views"],
+        permute_nodes=GG["permute_nodes"],
         tasks=lambda wc: [t for t in GG_TASKS if gg_domain(t) == wc.domain],
     script:
         "../scripts/graphgpt/data.py"

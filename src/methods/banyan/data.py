@@ -86,7 +86,26 @@ def hf_dataset(cfg: dict) -> dict:
     return {"train": train, "vocab": None, "sentence_sets": sets, "word_sets": {}}
 
 
-def prepare(cfg: dict, word_files: dict[str, str]) -> dict:
+DRAW_STRIDE = 10  # the grammar draw of seed s uses data seeds cfg.seed + 10 s (+0 corpus, +1 pairs, +2 words)
+
+
+def prepare(cfg: dict, word_files: dict[str, str], seeds: list[int]) -> dict:
+    """{"draws": {key: one data draw}}: the synthetic grammar is drawn anew for every seed (corpus, held-out
+    pairs and word pairs from data seed cfg.seed + 10 s; seed 0 keeps cfg.seed), so a verdict rests on
+    independent data draws; a real corpus (`datasets`) is one draw, key "all", shared by the seeds."""
+    if cfg["source"] == "grammar":
+        return {"draws": {str(s): prepare_draw({**cfg, "seed": cfg["seed"] + DRAW_STRIDE * s}, word_files)
+                          for s in seeds}}
+    return {"draws": {"all": prepare_draw(cfg, word_files)}}
+
+
+def draw_for(data: dict, seed: int) -> dict:
+    """The data draw a seed trains and is evaluated on."""
+    draws = data["draws"]
+    return draws["all"] if "all" in draws else draws[str(seed)]
+
+
+def prepare_draw(cfg: dict, word_files: dict[str, str]) -> dict:
     """Everything the training steps read: vocabulary, packed training ids, evaluation sets (as text)."""
     from methods.common.lm.minilm import read_word_pairs
 

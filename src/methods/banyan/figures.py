@@ -20,8 +20,9 @@ def scores_figure(metrics: dict[str, dict], minilm: dict, path: str) -> None:
             vals = np.asarray(m[key], float)
             ax.bar(x, np.nanmean(vals), color=COLORS.get(variant, "C3"), alpha=0.6)
             ax.plot(np.full(len(vals), x), vals, "k.", ms=6)
-        if minilm.get(key) is not None:
-            ax.axhline(minilm[key], color="k", ls="--", lw=1, label="MiniLM (pretrained reference)")
+        ref = np.asarray(minilm.get(key, np.nan), float)
+        if np.isfinite(ref).any():
+            ax.axhline(np.nanmean(ref), color="k", ls="--", lw=1, label="MiniLM (pretrained reference, mean over draws)")
             ax.legend(loc="best")
         ax.set_xticks(range(len(metrics)), [LABELS.get(v, v) for v in metrics], rotation=20, ha="right")
         ax.set_ylabel("Spearman rho")

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from methods.common.io import log, set_seed
 from methods.common.lm.minilm import spearman
 
-from .data import encode_texts, unpack
+from .data import draw_for, encode_texts, unpack
 from .model import build_model
 
 
@@ -90,13 +90,15 @@ def word_mean(metrics: dict, names: list[str], min_pairs: int, n_seeds: int) -> 
 
 def run_variant(variant: str, data: dict, model_cfg: dict, train_cfg: dict, seeds: list[int],
                 min_word_pairs: int) -> tuple[dict, dict]:
-    """Train one variant on every seed; metrics (lists over seeds) and arrays for the figures."""
-    corpus = unpack(data["train_tokens"], data["train_offsets"])
-    vocab = data["vocab"]
+    """Train one variant on every seed, each on its own data draw (`data.draw_for`); metrics (lists over
+    seeds) and arrays for the figures."""
     metrics: dict = {"variant": variant, "seeds": seeds, "loss_final": [], "train_seconds": [],
                      "nodes_per_batch": []}
     arrays: dict = {}
     for seed in seeds:
+        draw = draw_for(data, seed)
+        corpus = unpack(draw["train_tokens"], draw["train_offsets"])
+        vocab = draw["vocab"]
         t0 = time.perf_counter()
         model, losses, nodes = train_model(variant, corpus, len(vocab), model_cfg, train_cfg, seed)
         metrics["train_seconds"].append(time.perf_counter() - t0)
@@ -104,15 +106,15 @@ def run_variant(variant: str, data: dict, model_cfg: dict, train_cfg: dict, seed
         metrics["nodes_per_batch"].append(nodes)
         metrics["non_embedding_parameters"] = model.non_embedding_parameters()
         arrays[f"loss_seed{seed}"] = np.asarray(losses)
-        for name, r in sentence_scores(model, data["sentence_sets"], vocab).items():
+        for name, r in sentence_scores(model, draw["sentence_sets"], vocab).items():
             metrics.setdefault(f"sts_{name}", []).append(r["spearman"])
             arrays[f"cos_{name}_seed{seed}"] = r["cosine"]
-        for name, r in word_scores(model, data["word_sets"], vocab).items():
+        for name, r in word_scores(model, draw["word_sets"], vocab).items():
             metrics.setdefault(f"word_{name}", []).append(r["spearman"])
             metrics[f"word_{name}_covered"] = r["covered"]
         log(f"{variant} seed {seed}: " + ", ".join(
             f"{k}={v[-1]:.4f}" for k, v in metrics.items() if k.startswith(("sts_", "word_")) and isinstance(v, list)))
-    names = list(data["sentence_sets"])
+    names = list(draw["sentence_sets"])
     metrics["sts_mean"] = [float(np.mean([metrics[f"sts_{n}"][i] for n in names])) for i in range(len(seeds))]
-    metrics["word_mean"] = word_mean(metrics, list(data["word_sets"]), min_word_pairs, len(seeds))
+    metrics["word_mean"] = word_mean(metrics, list(draw["word_sets"]), min_word_pairs, len(seeds))
     return metrics, arrays

@@ -2,15 +2,17 @@
 
 What is implemented, and where:
 - `serialize`: graph (simple or multigraph, self-loops allowed) -> token sequence and back
-  (Section 3.1), as the official code does it: every non-Eulerian component eulerized
-  (semi-Eulerian ones too), a walk from a random node drawn as Eulerian path or circuit, cut once
-  every edge is covered, components in random order; nodes named by first appearance, shifted by a
+  (Section 3.1), as the official code does it: node ids permuted afresh for every draw (so networkx
+  walks a new adjacency order), every non-Eulerian component eulerized (semi-Eulerian ones too), a
+  walk from a random node drawn as Eulerian path or circuit, cut once every edge is covered,
+  components in random order; nodes named by first appearance, shifted by a
   random cyclic offset at training time; the "short" stacked layout (node id, link, node and edge
   attributes summed at one position) and a `<gsum>` read-out position. The edge-list baseline. `decode`.
 - `model`: GET, a pre-norm transformer with rotary positions, as decoder (NTP) or encoder (SMTP),
   one output layer per stacked token; `GETPredictor` reads `<gsum>`; `GINE`, the GNN baseline.
 - `train`: NTP and SMTP (mask ratio uniform as the official PCQM4Mv2 run, cosine as an option;
-  masked positions -> [MASK] 80% / random 0% / unchanged 20%), pre-training and fine-tuning loops.
+  that share of the stacked tokens, each chosen on its own, -> [MASK] 80% / random 0% / unchanged
+  20%), pre-training and fine-tuning loops (L1 loss for regression, as the official fine-tuning).
 - `graphs`: molecules (RDKit) and random graphs for the triangle-counting structure task.
 - `ogb_data`: the paper's datasets (PCQM4Mv2, ogbl-ppa) through the `ogb` loaders, full scale.
 - `pipeline`: one function per DAG step (workflow/rules/graphgpt.smk); a step covers a whole

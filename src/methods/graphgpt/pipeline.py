@@ -128,12 +128,13 @@ def prepare_domain(domain: str, spec: dict, inputs: list[str], data_seed: int, o
 
 def prepare_and_serialize(domain: str, spec: dict, inputs: list[str], data_seed: int, ogb_root: str, out_json: str,
                           n_node_ids: int, n_views: int, pools: dict[str, tuple[str, str]],
-                          tasks_used: list[str] | None = None) -> None:
+                          tasks_used: list[str] | None = None, permute_nodes: bool = True) -> None:
     """One job per domain: its graphs (`prepare_domain`), then the pools of every serialization
     (`pools`: serialization -> (pool path, stats path)), so the interpreter and torch start once."""
     prepare_domain(domain, spec, inputs, data_seed, ogb_root, out_json)
     for serialization, (out_pool, out_stats) in pools.items():
-        serialize_domain(out_json, serialization, n_node_ids, n_views, data_seed, out_pool, out_stats, tasks_used)
+        serialize_domain(out_json, serialization, n_node_ids, n_views, data_seed, out_pool, out_stats, tasks_used,
+                         permute_nodes)
 
 
 def domain_graphs(doc: dict) -> dict[str, list[nx.Graph]]:
@@ -147,12 +148,14 @@ def domain_vocab(doc: dict, n_node_ids: int) -> Vocab:
     return Vocab.build([g for gs in tasks.values() for g in gs], n_node_ids, doc["node_keys"], doc["edge_keys"])
 
 
-def _pool(graphs, queries, vocab, serialization, n_views, rng) -> dict:
+def _pool(graphs, queries, vocab, serialization, n_views, rng, permute_nodes: bool = True) -> dict:
     """`n_views` random serializations of each graph, packed: tokens (positions, K), bounds
-    (graphs, views, 2); `roundtrip` (graphs,): every view decodes back to the graph exactly."""
+    (graphs, views, 2); `roundtrip` (graphs,): every view decodes back to the graph exactly.
+    `permute_nodes` (Eulerian only): a fresh node permutation per view, as the official code."""
     seqs, roundtrip = [], []
     for i, g in enumerate(graphs):
-        ser = SERIALIZERS[serialization](g, vocab)
+        ser = (SERIALIZERS[serialization](g, vocab, permute_nodes=permute_nodes) if serialization == "eulerian"
+               else SERIALIZERS[serialization](g, vocab))
         q = queries[i] if queries is not None else None
         ok = True
         for _ in range(n_views):
@@ -188,7 +191,8 @@ def _gather(pools: dict, refs) -> dict:
 
 
 def serialize_domain(data_json: str, serialization: str, n_node_ids: int, n_views: int, seed: int,
-                     out_pool: str, out_stats: str, tasks_used: list[str] | None = None) -> None:
+                     out_pool: str, out_stats: str, tasks_used: list[str] | None = None,
+                     permute_nodes: bool = True) -> None:
     """Pools of `n_views` random serializations per graph, for pre-training and the domain's tasks
     (`tasks_used`, plus those the pre-training corpus comes from; None: all)."""
     doc = read_json(data_json)
@@ -201,7 +205,8 @@ def serialize_domain(data_json: str, serialization: str, n_node_ids: int, n_view
     pool = {"vocab": vocab.to_dict(), "serialization": serialization, "tasks": {}}
     stats = {"serialization": serialization, "vocab_size": len(vocab), "n_channels": vocab.n_channels, "tasks": {}}
     for name, t in doc["tasks"].items():
-        pool["tasks"][name] = p = _pool(tasks[name], t.get("queries"), vocab, serialization, n_views, rng)
+        pool["tasks"][name] = p = _pool(tasks[name], t.get("queries"), vocab, serialization, n_views, rng,
+                                        permute_nodes)
         lengths = (p["bounds"][..., 1] - p["bounds"][..., 0]).float()
         stats["tasks"][name] = {"mean_length": float(lengths.mean()), "max_length": int(lengths.max())}
     pool["pretrain"] = _gather(pool["tasks"], doc["pretrain"])
@@ -342,6 +347,10 @@ def _finetune_one(task_name: str, model_name: str, doc: dict, pool: dict | None,
         if k in runs[0]:
             out[k] = [r[k] for r in runs]
     out["history"] = [r["history"] for r in runs]
+    if kind == "regression":  # the untrained null: every test graph predicted by the training split's mean
+        out["mean_test"] = [float(np.mean(np.abs(y[_seed_split(task, val_fraction, s)["test"]]
+                                                 - y[_seed_split(task, val_fraction, s)["train"]].mean())))
+                            for s in seeds]
     if kind == "classification":
         out["majority_test"] = float(np.max(np.bincount(y[split["test"]].astype(int))) / len(split["test"]))
         if "test_ood" in split:

@@ -20,12 +20,15 @@ def metric_runs(metric_files: list[str]) -> list[dict]:
 
 
 def measured_metrics(metric_files: list[str], stats_files: list[str]) -> dict:
-    """Flat {name: value or list over seeds}: `<task>_<model>_<test|test_ood>`, `<domain>_<ser>_roundtrip`."""
+    """Flat {name: value or list over seeds}: `<task>_<model>_<test|test_ood>`, `<domain>_<ser>_roundtrip`,
+    `<task>_mean_test` (regression: MAE of the training mean) and `<task>_majority_test[_ood]` (classification)."""
     measured = {}
     for m in metric_runs(metric_files):
         for k in ("test", "test_ood"):
             if k in m:
                 measured[f"{m['task']}_{m['model']}_{k}"] = m[k]
+        if "mean_test" in m:
+            measured[f"{m['task']}_mean_test"] = m["mean_test"]
         if "majority_test" in m:
             measured[f"{m['task']}_majority_test"] = m["majority_test"]
         if "majority_test_ood" in m:

@@ -15,13 +15,18 @@ one position per node visit, and at each position a stack of K tokens whose embe
 - a last position `<gsum>`, the graph-level read-out token; an edge-level query `(u, v)` adds two
   positions `[u, <query>]`, `[v, <query>]` before it. Empty slots hold `<none>`.
 
-Eulerian serialization, as the official code: every connected component that is not Eulerian is
-eulerized (`networkx.eulerize`, semi-Eulerian ones too: more distinct walks), the walk starts at a
-random node and is `eulerian_path` or `eulerian_circuit` with probability 1/2 each, and it is cut
-as soon as every original edge has been walked; components come in random order. `mode="minimal"`
-is the older variant (eulerize only components without an Eulerian path, start at an odd node),
-and `rng=None` gives a deterministic serialization (for tests). `encode_edgelist` is the baseline
-(edges in random order and orientation, one `u v` segment each). `decode` reads both back.
+Eulerian serialization, as the official code (`src/utils/nx_utils.py`: `permute_nodes`,
+`graph2path_v2`, `connected_graph2path`, `shorten_path`): every draw first relabels the nodes by a
+random permutation (the official `permute_nodes=True`) and builds the networkx graph the way
+torch_geometric's `to_networkx(..., to_undirected="upper").to_undirected()` does, so the adjacency
+order, and with it the Eulerian walk networkx finds, changes from draw to draw; each connected
+component that is not Eulerian is eulerized (`networkx.eulerize`, semi-Eulerian ones too), the walk
+starts at a random node and is `eulerian_path` or `eulerian_circuit` with probability 1/2 each, and
+it is cut as soon as every edge has been walked; components come in random order.
+`permute_nodes=False` keeps the input order on every draw (then only the start node and the
+path/circuit coin vary). `rng=None` gives a deterministic serialization (for tests).
+`encode_edgelist` is the baseline (edges in random order and orientation, one `u v` segment each).
+`decode` reads both back.
 """
 from __future__ import annotations
 
@@ -137,112 +142,137 @@ def _multi(g) -> nx.MultiGraph:
     return g.copy() if g.is_multigraph() else nx.MultiGraph(g)
 
 
-def _edge_id(u, v, k):
-    return frozenset((u, v)), k
+class Draws:
+    """The random choices of one serialization, taken from `rng` (None: the identity / first choice):
+    a node permutation, a component order, a start-node index and a path-or-circuit coin per
+    component (the official code's `torch.randperm`, `random.shuffle`, `random.choice`, `random.random`)."""
+
+    def __init__(self, rng: np.random.Generator | None):
+        self.rng = rng
+
+    def permutation(self, n: int) -> np.ndarray:
+        return np.arange(n) if self.rng is None else self.rng.permutation(n)
+
+    def index(self, n: int) -> int:
+        return 0 if self.rng is None else int(self.rng.integers(n))
+
+    def path_not_circuit(self) -> bool:
+        return True if self.rng is None else bool(self.rng.random() < 0.5)
 
 
-def eulerize_component(comp: nx.MultiGraph, mode: str = "official") -> nx.MultiGraph:
-    """Official: eulerize every component that is not Eulerian (semi-Eulerian ones too).
-    Minimal: only components that have no Eulerian path. Added duplicate edges get fresh keys."""
-    if comp.number_of_edges() == 0 or nx.is_eulerian(comp):
-        return comp
-    if mode == "minimal" and nx.has_eulerian_path(comp):
-        return comp
-    if mode not in ("official", "minimal"):
-        raise ValueError(f"eulerization mode {mode!r}: expected 'official' or 'minimal'")
-    return nx.eulerize(comp)
+class FixedDraws(Draws):
+    """Given choices, consumed in order (parity tests against the official code): the permutations
+    (the node permutation, then the component order), start-node indices, path-or-circuit coins."""
+
+    def __init__(self, permutations, starts, coins):
+        super().__init__(None)
+        self._perms = [np.asarray(p) for p in permutations]
+        self._starts, self._coins = list(starts), list(coins)
+
+    def permutation(self, n: int) -> np.ndarray:
+        perm = self._perms.pop(0)
+        if len(perm) != n:
+            raise ValueError(f"FixedDraws: a permutation of {n} was asked for, the next given has {len(perm)}")
+        return perm
+
+    def index(self, n: int) -> int:
+        return int(self._starts.pop(0))
+
+    def path_not_circuit(self) -> bool:
+        return bool(self._coins.pop(0))
 
 
-class Component:
-    """One connected component, eulerized once: adjacency lists over the eulerized edge list,
-    where the first `n_original` edges are the component's own (keys of the input graph kept)."""
+def networkx_graph(g: nx.MultiGraph, perm: np.ndarray):
+    """The graph the official code walks, nodes relabelled `perm[i]` for the i-th node of `g`: nodes
+    0..n-1, then one edge per edge of `g` in its order (the "upper" half of an edge_index that lists
+    each edge in both directions), then `.to_undirected()`, exactly as torch_geometric's
+    `to_networkx(data, to_undirected="upper").to_undirected()`. A simple graph gives an `nx.Graph`
+    (as the official code); parallel edges (not in the official code) give an `nx.MultiGraph`."""
+    nodes = list(g.nodes)
+    new = {v: int(perm[i]) for i, v in enumerate(nodes)}
+    simple = not any(k for _, _, k in g.edges(keys=True))
+    h = nx.Graph() if simple else nx.MultiGraph()
+    h.add_nodes_from(range(len(nodes)))
+    h.add_edges_from(tuple(sorted((new[u], new[v]))) for u, v in g.edges())
+    if not simple:
+        return h.to_undirected()
+    # `.to_undirected()` of a Graph rebuilds it in adjacency order (without attributes to copy here)
+    out = nx.Graph()
+    out.add_nodes_from(range(len(nodes)))
+    out.add_edges_from((a, b) for a, nbrs in h._adj.items() for b in nbrs)
+    return out
 
-    def __init__(self, comp: nx.MultiGraph, mode: str):
-        eul = eulerize_component(comp, mode)
-        own = list(comp.edges(keys=True))
-        own_ids = {_edge_id(u, v, k) for u, v, k in own}
-        extra = [(u, v, k) for u, v, k in eul.edges(keys=True) if _edge_id(u, v, k) not in own_ids]
-        self.edges, self.n_original = own + extra, len(own)
-        self.nodes = list(comp.nodes)
-        self.adj = {v: [] for v in self.nodes}
-        for i, (u, v, _) in enumerate(self.edges):
-            self.adj[u].append((v, i))
-            if u != v:
-                self.adj[v].append((u, i))
-        self.odd = [v for v in self.nodes if sum(2 if self.edges[i][0] == self.edges[i][1] else 1
-                                                 for _, i in self.adj[v]) % 2 == 1]
 
-    def circuit(self, start) -> list[tuple]:
-        """Hierholzer's algorithm as networkx runs it (first unused edge of the adjacency list):
-        (node, edge index) steps in the order the stack pops them; the first step has no edge."""
-        used, ptr = [False] * len(self.edges), {v: 0 for v in self.nodes}
-        stack, out = [(start, None)], []
-        while stack:
-            v, e = stack[-1]
-            nbrs = self.adj[v]
-            while ptr[v] < len(nbrs) and used[nbrs[ptr[v]][1]]:
-                ptr[v] += 1
-            if ptr[v] == len(nbrs):
-                out.append(stack.pop())
-            else:
-                w, i = nbrs[ptr[v]]
-                used[i] = True
-                stack.append((w, i))
-        return out
-
-    def walk(self, rng: np.random.Generator | None) -> list[tuple]:
-        """Steps (node, link, edge key or None): an Eulerian path or circuit from a random node
-        (Section 3.1; the official code draws `eulerian_path` or `eulerian_circuit` with
-        probability 1/2), cut as soon as every original edge has been walked."""
-        if not self.edges:
-            return [(self.nodes[0], None, None)]
-        candidates = self.odd or self.nodes
-        start = candidates[0] if rng is None else candidates[int(rng.integers(len(candidates)))]
-        popped = self.circuit(start)  # ends at `start`
-        # networkx's eulerian_path yields the popped order reversed (it starts at `start`); its
-        # eulerian_circuit yields the popped order, which for a circuit also starts at `start`
-        as_path = bool(self.odd) or rng is None or rng.random() < 0.5
-        # the edge between popped[j] and popped[j + 1] is the one popped[j] was reached by
-        nodes = [v for v, _ in popped]
-        eids = [None] + [e for _, e in popped[:-1]]
-        if as_path:
-            nodes, eids = nodes[::-1], [None] + eids[:0:-1]
-        steps, todo = [], self.n_original
-        seen = [False] * self.n_original
-        for v, e in zip(nodes, eids):
-            if e is None:
-                steps.append((v, None, None))
-            elif e < self.n_original and not seen[e]:
-                seen[e] = True
-                todo -= 1
-                steps.append((v, EDGE, self.edges[e]))
-            else:
-                steps.append((v, REP, None))
-            if todo == 0:
+def component_path(comp, draws: Draws, multiplicity: dict) -> list[tuple]:
+    """Node pairs of one component's walk (official `connected_graph2path` + `shorten_path`, Section
+    3.1): eulerize unless Eulerian, random start node, `eulerian_path` or `eulerian_circuit` with
+    probability 1/2, cut once every edge has been walked (`multiplicity`: edges per node pair)."""
+    if comp.number_of_edges() == 0:
+        return []
+    if not nx.is_eulerian(comp):
+        comp = nx.eulerize(comp)
+    nodes = list(comp.nodes())
+    source = nodes[draws.index(len(nodes))]
+    walk = nx.eulerian_path(comp, source=source) if draws.path_not_circuit() else nx.eulerian_circuit(comp, source=source)
+    need, seen, out = sum(multiplicity.values()), {}, []
+    for a, b in walk:
+        out.append((a, b))
+        key = frozenset((a, b))
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= multiplicity[key]:
+            need -= 1
+            if need == 0:
                 break
-        return steps
+    return out
 
 
 class EulerianSerializer:
-    """Eulerizes each component of `g` once; every call draws a fresh random serialization."""
+    """GraphGPT's serialization of one graph; every call draws a fresh random serialization
+    (node permutation, component order, start nodes, path or circuit: `Draws`)."""
 
-    def __init__(self, g, vocab: Vocab, mode: str = "official"):
+    def __init__(self, g, vocab: Vocab, permute_nodes: bool = True):
         check_graph(g, vocab.n_node_ids, vocab.node_keys, vocab.edge_keys)
-        self.g, self.vocab = _multi(g), vocab
-        comps = [self.g.subgraph(c).copy() for c in sorted(nx.connected_components(self.g), key=_first)]
-        self.components = [Component(c, mode) for c in comps]
+        if g.number_of_nodes() == 0:
+            raise ValueError("graph without nodes: nothing to serialize")
+        self.g, self.vocab, self.permute_nodes = _multi(g), vocab, permute_nodes
+        self.nodes = list(self.g.nodes)
         self.tokens = _TokenCache(self.g, vocab)
 
-    def __call__(self, rng: np.random.Generator | None, query=None, return_order: bool = False):
+    def walks(self, draws: Draws) -> list[list[tuple]]:
+        """Steps (node, link, edge or None) of each component's walk, in original node names; the
+        j-th walk over a node pair is `<edge>` with the pair's j-th edge while the pair has one left,
+        `<rep>` after that (an edge walked again or one added by eulerization)."""
+        n = len(self.nodes)
+        perm = draws.permutation(n) if self.permute_nodes else np.arange(n)
+        name = {int(perm[i]): v for i, v in enumerate(self.nodes)}
+        new = {v: k for k, v in name.items()}
+        h = networkx_graph(self.g, perm)
+        comps = [h] if nx.is_connected(h) else [h.subgraph(c).copy() for c in nx.connected_components(h)]
+        edges_of = {}
+        for u, v, k in self.g.edges(keys=True):
+            edges_of.setdefault(frozenset((new[u], new[v])), []).append((u, v, k))
+        out = []
+        for i in draws.permutation(len(comps)):
+            comp = comps[int(i)]
+            mult = {pair: len(edges_of[pair]) for pair in edges_of if next(iter(pair)) in comp}
+            pairs = component_path(comp, draws, mult)
+            if not pairs:
+                out.append([(name[next(iter(comp.nodes))], None, None)])
+                continue
+            steps, used = [(name[pairs[0][0]], None, None)], {}
+            for a, b in pairs:
+                key = frozenset((a, b))
+                j = used.get(key, 0)
+                used[key] = j + 1
+                steps.append((name[b], EDGE, edges_of[key][j]) if j < len(edges_of[key]) else (name[b], REP, None))
+            out.append(steps)
+        return out
+
+    def __call__(self, rng: np.random.Generator | None, query=None, return_order: bool = False,
+                 draws: Draws | None = None):
         """Stacked tokens of one serialization; with `return_order` also the nodes in order of
         first appearance (node `order[k]` is token n<k>)."""
-        order = range(len(self.components)) if rng is None else rng.permutation(len(self.components))
-        walks = [self.components[i].walk(rng) for i in order]
-        return _positions(self.tokens, walks, query, return_order)
-
-
-def _first(component) -> str:
-    return min(str(v) for v in component)
+        return _positions(self.tokens, self.walks(draws or Draws(rng)), query, return_order)
 
 
 class _TokenCache:

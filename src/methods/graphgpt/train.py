@@ -4,8 +4,8 @@ Sequences come from pools of precomputed random serializations (`n_views` per gr
 pipeline.serialize_domain): each step draws one view per graph and a fresh cyclic node-index
 offset (`reindex`), the augmentation the paper gets from random Eulerian paths, start nodes and
 index offsets. SMTP as the official code: one mask ratio per sequence (uniform, or cosine as an
-option), masked positions replaced by [MASK] / a random token / left unchanged at rates `mtp`
-(official 0.8 / 0 / 0.2).
+option), that share of the sequence's tokens (each token of a position's stack on its own) replaced
+by [MASK] / a random token / left unchanged at rates `mtp` (official 0.8 / 0 / 0.2).
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ class TrainConfig:
     weight_decay: float = 0.01
     eval_every: int = 100        # fine-tuning: validation interval (the best validation step is kept)
     eval_views: int = 4          # fine-tuning: predictions averaged over this many serializations
+    regression_loss: str = "l1"  # fine-tuning of regression tasks: l1 (official loss_type for PCQM4Mv2) or mse
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
@@ -110,26 +111,46 @@ def smtp_mask_ratio(n: int, schedule: str, generator: torch.Generator) -> torch.
 
 
 def smtp_corrupt(tokens: torch.Tensor, pad: torch.Tensor, generator: torch.Generator, schedule: str = "uniform",
-                 mtp=(0.8, 0.0, 0.2), vocab_size: int | None = None):
-    """Mask ceil(ratio * L) of the L maskable positions of each sequence (all but `<gsum>` and
-    padding). Each masked position becomes [MASK] (all K tokens), random tokens, or stays as it
-    is, with probabilities `mtp`. Returns the input, the targets (-100 where not masked) and the
-    (B, T) int codes of what happened: 0 not masked, 1 [MASK], 2 random, 3 unchanged."""
+                 mtp=(0.8, 0.0, 0.2), vocab_size: int | None = None, unit: str = "token",
+                 ratio: torch.Tensor | None = None):
+    """SMTP corruption of a batch of stacked sequences (B, T, K), one mask ratio per sequence.
+
+    `unit="token"` (official `_mask_stacked_input_ids_v2`, v0.5.0): ceil(ratio * L * K) of the L * K
+    tokens of the L non-pad positions (the `<gsum>` read-out included, as the official eos) are
+    chosen, each on its own; every chosen token becomes [MASK], a random token, or stays, with
+    probabilities `mtp`. `unit="position"` (this project's earlier variant): ceil(ratio * L) whole
+    positions of the L non-pad positions other than `<gsum>`, all K tokens of a position together.
+    Returns the input, the targets (-100 where not chosen) and the (B, T, K) int codes of what
+    happened to each token: 0 not chosen, 1 [MASK], 2 random, 3 unchanged. `ratio` (B,) replaces the
+    drawn mask ratios (tests)."""
     B, T, K = tokens.shape
-    maskable = ~pad & (tokens[..., 0] != GSUM_ID)
-    ratio = smtp_mask_ratio(B, schedule, generator)
-    n_mask = torch.clamp(torch.ceil(ratio * maskable.sum(1)), min=1).long()
-    scores = torch.rand(B, T, generator=generator).masked_fill(~maskable, 2.0)
-    rank = scores.argsort(1).argsort(1)  # rank of each position among the maskable ones
-    masked = (rank < n_mask[:, None]) & maskable
-    u = torch.rand(B, T, generator=generator)
+    if unit == "token":
+        cells = (~pad)[..., None].expand(B, T, K)
+    elif unit == "position":
+        cells = (~pad & (tokens[..., 0] != GSUM_ID))[..., None].expand(B, T, K)
+    else:
+        raise ValueError(f"SMTP mask unit {unit!r}: expected 'token' or 'position' (graphgpt.smtp.unit)")
+    if ratio is None:
+        ratio = smtp_mask_ratio(B, schedule, generator)
+    if unit == "token":
+        n_mask = torch.clamp(torch.ceil(ratio * cells.sum((1, 2))), min=1).long()
+        scores = torch.rand(B, T * K, generator=generator).masked_fill(~cells.reshape(B, -1), 2.0)
+        rank = scores.argsort(1).argsort(1).reshape(B, T, K)   # rank of each token among the maskable ones
+    else:
+        n_mask = torch.clamp(torch.ceil(ratio * cells[..., 0].sum(1)), min=1).long()
+        scores = torch.rand(B, T, generator=generator).masked_fill(~cells[..., 0], 2.0)
+        rank = scores.argsort(1).argsort(1)[..., None].expand(B, T, K)
+    masked = (rank < n_mask[:, None, None]) & cells
+    u = torch.rand(B, T, K, generator=generator)
+    if unit == "position":
+        u = u[..., :1].expand(B, T, K)                      # one decision per position
     p_mask, p_random = mtp[0], mtp[1]
     action = torch.where(u < p_mask, 1, torch.where(u < p_mask + p_random, 2, 3)) * masked
-    inputs = tokens.masked_fill((action == 1)[..., None], MASK_ID)
+    inputs = tokens.masked_fill(action == 1, MASK_ID)
     if p_random > 0:
         rand = torch.randint(GSUM_ID + 1, vocab_size, (B, T, K), generator=generator)
-        inputs = torch.where((action == 2)[..., None], rand, inputs)
-    targets = tokens.masked_fill(~masked[..., None], -100)
+        inputs = torch.where(action == 2, rand, inputs)
+    targets = tokens.masked_fill(~masked, -100)
     return inputs, targets, action
 
 
@@ -145,7 +166,8 @@ def pretrain_loss(model: GET, tokens: torch.Tensor, pad: torch.Tensor, objective
     elif objective == "smtp":
         smtp = smtp or {}
         inputs, targets, _ = smtp_corrupt(tokens, pad, generator, smtp.get("schedule", "uniform"),
-                                          tuple(smtp.get("mtp", (0.8, 0.0, 0.2))), model.cfg.vocab_size)
+                                          tuple(smtp.get("mtp", (0.8, 0.0, 0.2))), model.cfg.vocab_size,
+                                          smtp.get("unit", "token"))
         logits = model.lm_logits(model(inputs.to(dev), pad.to(dev)))
         targets = targets.to(dev)
     else:
@@ -177,8 +199,16 @@ def pretrain(views: Views, vocab_size: int, n_channels: int, objective: str, mod
 
 # --- fine-tuning -------------------------------------------------------------------------------
 
-def task_loss(out: torch.Tensor, y: torch.Tensor, kind: str) -> torch.Tensor:
-    return F.mse_loss(out.squeeze(-1), y) if kind == "regression" else F.cross_entropy(out, y.long())
+def task_loss(out: torch.Tensor, y: torch.Tensor, kind: str, regression_loss: str = "l1") -> torch.Tensor:
+    """Regression: L1 (the official PCQM4Mv2 fine-tuning, loss_type l1) or MSE on the standardised target;
+    classification: cross-entropy."""
+    if kind != "regression":
+        return F.cross_entropy(out, y.long())
+    if regression_loss == "l1":
+        return F.l1_loss(out.squeeze(-1), y)
+    if regression_loss == "mse":
+        return F.mse_loss(out.squeeze(-1), y)
+    raise ValueError(f"regression loss {regression_loss!r}: expected 'l1' or 'mse' (graphgpt.finetune.regression_loss)")
 
 
 def metric(pred: np.ndarray, y: np.ndarray, kind: str) -> float:
@@ -206,7 +236,7 @@ def finetune(model: torch.nn.Module, predict_batch, evaluate, idx_train, idx_val
             group["lr"] = get_lr(step, cfg)
         idx = rng.choice(idx_train, size=cfg.batch_size)
         out = predict_batch(idx, train=True)
-        loss = task_loss(out, yt[idx].to(out.device), kind)
+        loss = task_loss(out, yt[idx].to(out.device), kind, cfg.regression_loss)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model_params, 1.0)

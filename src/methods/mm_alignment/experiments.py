@@ -4,7 +4,9 @@ encoders across capacities, and its correlation with task performance (Sections 
 One modality's encoder is held fixed (official: the untransformed modality, depth 1); the other
 modality's encoder grows in capacity. For each capacity we record its test accuracy and its
 alignment with the fixed encoder (max over every pair of hidden layers, both metrics), then the
-Pearson correlation across capacities (official `scripts/analyze_rus.py` uses np.corrcoef).
+Pearson correlation across capacities (official `scripts/analyze_rus.py` uses np.corrcoef) with its
+Spearman and leave-one-capacity-out companions. The alignment of each encoder at its initialisation
+(before training) is recorded too: the untrained null of the alignment-performance claims.
 """
 from __future__ import annotations
 
@@ -14,10 +16,11 @@ import numpy as np
 import torch
 
 from ..common.io import log
+from ..common.stats import robust_correlation_metrics
 from .encoders import MLPEncoder, TrainSpec, accuracy, hidden_states, stratified_split, train_encoder, zscore
 from .generator import (GeneratorSpec, apply_transform, build_distribution, heterogeneity_transforms,
                         mutual_information, sample)
-from .metrics import METRICS, layer_pair_alignment, pearson
+from .metrics import METRICS, layer_pair_alignment
 
 SPLIT = (0.7, 0.15, 0.15)
 
@@ -26,13 +29,16 @@ def _tensor(x: np.ndarray) -> torch.Tensor:
     return torch.as_tensor(x, dtype=torch.float32)
 
 
-def _train(d_in, width, depth, n_classes, data, train: TrainSpec, seed: int) -> tuple[MLPEncoder, dict]:
+def _train(d_in, width, depth, n_classes, data, train: TrainSpec, seed: int,
+           x_probe: torch.Tensor | None = None) -> tuple[MLPEncoder, dict, list | None]:
+    """Initialise (torch seed `seed`), read the hidden states of `x_probe` at initialisation, train."""
     torch.manual_seed(seed)
     model = MLPEncoder(d_in, width, depth, n_classes)
+    h_init = hidden_states(model, x_probe) if x_probe is not None else None
     gen = torch.Generator().manual_seed(seed)
     info = train_encoder(model, data["x_tr"], data["y_tr"], data["x_va"], data["y_va"], train, gen)
     info["test_acc"] = accuracy(model, data["x_te"], data["y_te"])
-    return model, info
+    return model, info, h_init
 
 
 def _splits(x: np.ndarray, y: np.ndarray, idx) -> dict:
@@ -61,16 +67,18 @@ def capacity_sweep(xa: np.ndarray, xb: np.ndarray, y: np.ndarray, n_classes: int
     data_a, data_b = _splits(xa, y, idx), _splits(xb, y, idx)
     te = idx[2]
     align_idx = te[rng.permutation(len(te))[:n_align]]
-    model_a, info_a = _train(xa.shape[1], fixed["width"], fixed["depth"], n_classes, data_a, train_fixed,
-                             seed * 1000 + 1)
+    model_a, info_a, _ = _train(xa.shape[1], fixed["width"], fixed["depth"], n_classes, data_a, train_fixed,
+                                seed * 1000 + 1)
     h_a = hidden_states(model_a, _tensor(data_a["x_all"][align_idx]))
     rows = []
     for j, cap in enumerate(varied):
         t0 = time.time()
-        model_b, info_b = _train(xb.shape[1], cap["width"], cap["depth"], n_classes, data_b, train,
-                                 seed * 1000 + 2 + j)
-        h_b = hidden_states(model_b, _tensor(data_b["x_all"][align_idx]))
-        row = {**cap, **info_b, **{f"align_{m}": v for m, v in best_alignment(h_a, h_b, k).items()}}
+        x_probe = _tensor(data_b["x_all"][align_idx])
+        model_b, info_b, h_init = _train(xb.shape[1], cap["width"], cap["depth"], n_classes, data_b, train,
+                                         seed * 1000 + 2 + j, x_probe)
+        h_b = hidden_states(model_b, x_probe)
+        row = {**cap, **info_b, **{f"align_{m}": v for m, v in best_alignment(h_a, h_b, k).items()},
+               **{f"align_untrained_{m}": v for m, v in best_alignment(h_a, h_init, k).items()}}
         rows.append(row)
         log(f"{label} seed={seed} width={cap['width']} depth={cap['depth']}: test acc {row['test_acc']:.3f}, "
             + ", ".join(f"{m} {row[f'align_{m}']:.3f}" for m in METRICS) + f" ({time.time() - t0:.1f} s)")
@@ -78,18 +86,25 @@ def capacity_sweep(xa: np.ndarray, xb: np.ndarray, y: np.ndarray, n_classes: int
 
 
 def correlations(rows: list[dict], varied: list[dict]) -> dict[str, float]:
-    """Pearson across capacities: alignment vs accuracy (scaled by its max, as the official analysis;
-    the scaling leaves Pearson unchanged), plus the controls accuracy vs capacity and alignment vs capacity
-    (capacity: the encoder depth in the synthetic study, log2 of the width on real data)."""
+    """Correlations across capacities (Section 4): alignment vs accuracy (accuracy scaled by its max, as
+    the official analysis; the scaling changes neither Pearson nor Spearman), for the trained encoders and
+    for the same encoders at initialisation (the untrained null), plus the controls accuracy vs capacity
+    and alignment vs capacity (capacity: the encoder depth in the synthetic study, log2 of the width on
+    real data). Each correlation comes as `<name>_pearson`, `_spearman` and their leave-one-capacity-out
+    minimum and maximum (`methods.common.stats.robust_correlation`); `max_align_*` is the largest
+    alignment over capacities."""
     acc = np.array([r["test_acc"] for r in rows])
     acc = acc / acc.max()
     capacity = np.array([c["capacity"] for c in varied], dtype=float)
-    out = {"perf_capacity": pearson(capacity, acc)}
+    out = robust_correlation_metrics("perf_capacity", capacity, acc)
     for m in METRICS:
         align = np.array([r[f"align_{m}"] for r in rows])
-        out[f"align_perf_{m}"] = pearson(align, acc)
-        out[f"align_capacity_{m}"] = pearson(capacity, align)
+        untrained = np.array([r[f"align_untrained_{m}"] for r in rows])
+        out.update(robust_correlation_metrics(f"align_perf_{m}", align, acc))
+        out.update(robust_correlation_metrics(f"align_perf_untrained_{m}", untrained, acc))
+        out.update(robust_correlation_metrics(f"align_capacity_{m}", capacity, align))
         out[f"max_align_{m}"] = float(align.max())
+        out[f"max_align_untrained_{m}"] = float(untrained.max())
     return out
 
 
@@ -97,7 +112,8 @@ def synthetic_job_results(uniqueness: int, hetero_depths: list[int], seeds: list
                           encoder: dict, train: dict, train_fixed: dict, align: dict) -> dict:
     """Section 3: the controlled generator at uniqueness U, every heterogeneity depth D, every seed."""
     spec = GeneratorSpec(**{k: gen[k] for k in ("shared_dim", "unique_dim", "n_label_features", "n_classes",
-                                                 "temperature", "features_seed", "weights_seed")})
+                                                 "temperature", "features_seed", "weights_seed", "prior_tol")
+                            if k in gen})
     dist = build_distribution(uniqueness, spec)
     info = mutual_information(dist)
     log(f"U={uniqueness}: " + ", ".join(f"{k}={v:.4f}" for k, v in info.items()))

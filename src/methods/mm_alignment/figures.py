@@ -24,7 +24,7 @@ def figures_job(synthetic_json: dict[int, str], real_json: str, correlation_png:
     fig, axes = new_figure(2, 2, width=9.5, height=6.5)
     for j, m in enumerate(METRICS):
         for d in ds:
-            for i, key in enumerate((f"align_perf_{m}", f"max_align_{m}")):
+            for i, key in enumerate((f"align_perf_{m}_pearson", f"max_align_{m}")):
                 vals = np.array([[r["correlations"][key] for r in runs if r["uniqueness"] == u
                                   and r["hetero_depth"] == d] for u in us], dtype=float)
                 axes[i, j].errorbar(us, np.nanmean(vals, axis=1), yerr=np.nanstd(vals, axis=1), marker="o",

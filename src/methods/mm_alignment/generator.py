@@ -5,7 +5,9 @@ x_c in {0,1}^S shared, x_u1, x_u2 in {0,1}^K unique, all bits uniform; x1 = [x_c
 x2 = [x_c, x_u2]. The label reads F features: r redundant bits of x_c, u1 = (F - r) // 2 bits of
 x_u1 and u2 = F - r - u1 bits of x_u2 (the uniqueness is U = F - r). Logits = feats @ W with
 W ~ U(0, 1) rows L2-normalised, p(y | x) = softmax(logits / T), then p(y | x) is rescaled by a
-per-class factor (iterative proportional fitting) until the class prior p(y) is uniform.
+per-class factor (iterative proportional fitting) until the class prior p(y) is uniform within
+`prior_tol` (official 0.01, which the official weights already meet, so the official law is the plain
+tempered softmax; 1e-10 makes p(y) uniform to machine precision).
 Heterogeneity: x2 <- phi_D(x2), phi_D = Linear(d, d) followed by D x [Tanh, Linear(d, d)] at random
 init, applied to the raw {0, 1} vector before z-scoring; x1 is left untouched.
 """
@@ -27,7 +29,7 @@ class GeneratorSpec:
     temperature: float = 0.05
     features_seed: int = 1     # which bits the label reads
     weights_seed: int = 2      # W
-    prior_tol: float = 1e-10   # max |p(y) - 1/C| after the rescaling (official code: 0.01)
+    prior_tol: float = 0.01    # max |p(y) - 1/C| after the rescaling (official 0.01: p(y) is then left as drawn)
     prior_max_iter: int = 1000
 
 

@@ -78,11 +78,3 @@ def layer_pair_alignment(hidden_a: list[torch.Tensor], hidden_b: list[torch.Tens
                          k: int) -> np.ndarray:
     """(len(hidden_a), len(hidden_b)) alignment of every pair of hidden layers."""
     return np.array([[alignment(ha, hb, metric, k) for hb in hidden_b] for ha in hidden_a])
-
-
-def pearson(x, y) -> float:
-    """Pearson correlation (np.corrcoef, as the official analysis); NaN when either side is constant."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
-        return float("nan")
-    return float(np.corrcoef(x, y)[0, 1])

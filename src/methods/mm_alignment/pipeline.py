@@ -34,28 +34,35 @@ def _synthetic_runs(synthetic_json: dict[int, str]) -> list[dict]:
     return [run for u in sorted(synthetic_json) for run in read_json(synthetic_json[u])["runs"]]
 
 
+def _number(value) -> float:
+    """A stored statistic as a float; JSON null (a correlation undefined on too few points) is NaN."""
+    return float("nan") if value is None else float(value)
+
+
 def claims_metrics(synthetic_json: dict[int, str], real_json: str) -> dict[str, list[float]]:
-    """Flat {metric: [value per seed]}. Per (U, D) values, their mean over D, and aliases lowU/highU
-    (smallest / largest uniqueness in the grid) and lowD/highD (heterogeneity) that claims.yaml reads."""
+    """Flat {metric: [value per seed]}: every per-run statistic of `experiments.correlations` per (U, D),
+    its mean over the D grid per U, and the aliases claims.yaml reads: `_lowU` / `_highU` (smallest /
+    largest uniqueness of the grid, mean over D), `_lowU_lowD` / `_lowU_highD` (smallest / largest
+    heterogeneity at the smallest U); `real_<statistic>` for the real-data stand-in."""
     runs = _synthetic_runs(synthetic_json)
     us = sorted({r["uniqueness"] for r in runs})
     ds = sorted({r["hetero_depth"] for r in runs})
     seeds = sorted({r["seed"] for r in runs})
     get = {(r["uniqueness"], r["hetero_depth"], r["seed"]): r["correlations"] for r in runs}
     out: dict[str, list[float]] = {}
-    keys = ["perf_capacity"] + [f"{p}_{m}" for m in METRICS for p in ("align_perf", "align_capacity", "max_align")]
+    keys = list(runs[0]["correlations"])
     for key in keys:
         for u in us:
             for d in ds:
-                out[f"{key}_U{u}_D{d}"] = [get[(u, d, s)][key] for s in seeds]
-            out[f"{key}_U{u}"] = list(np.mean([out[f"{key}_U{u}_D{d}"] for d in ds], axis=0))
+                out[f"{key}_U{u}_D{d}"] = [_number(get[(u, d, s)][key]) for s in seeds]
+            out[f"{key}_U{u}"] = [float(v) for v in np.mean([out[f"{key}_U{u}_D{d}"] for d in ds], axis=0)]
         out[f"{key}_lowU"] = out[f"{key}_U{us[0]}"]
         out[f"{key}_highU"] = out[f"{key}_U{us[-1]}"]
         out[f"{key}_lowU_lowD"] = out[f"{key}_U{us[0]}_D{ds[0]}"]
         out[f"{key}_lowU_highD"] = out[f"{key}_U{us[0]}_D{ds[-1]}"]
     real = read_json(real_json)
-    for key in keys:
-        out[f"real_{key}"] = [run["correlations"][key] for run in real["runs"]]
+    for key in real["runs"][0]["correlations"]:
+        out[f"real_{key}"] = [_number(run["correlations"][key]) for run in real["runs"]]
     out["uniqueness_grid"] = [float(u) for u in us]
     out["hetero_grid"] = [float(d) for d in ds]
     return out

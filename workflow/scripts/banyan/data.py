@@ -8,6 +8,7 @@ from methods.banyan.pipeline import data_job
 data_job(
     cfg=dict(snakemake.params.data),
     word_files={k: snakemake.input[k] for k in snakemake.params.word_sets},
+    seeds=list(snakemake.params.seeds),
     out_path=snakemake.output.data,
     out_stats=snakemake.output.stats,
 )

@@ -10,6 +10,7 @@ minilm_job(
     model_dir=snakemake.params.model_dir,
     max_length=snakemake.params.max_length,
     min_word_pairs=snakemake.params.min_word_pairs,
+    seeds=list(snakemake.params.seeds),
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
 )

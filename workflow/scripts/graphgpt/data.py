@@ -18,6 +18,7 @@ prepare_and_serialize(
     out_json=out.data,
     n_node_ids=snakemake.params.n_node_ids,
     n_views=snakemake.params.n_views,
+    permute_nodes=snakemake.params.permute_nodes,
     pools={"eulerian": (out.eulerian, out.eulerian_stats), "edgelist": (out.edgelist, out.edgelist_stats)},
     tasks_used=snakemake.params.tasks,
 )

@@ -1,0 +1,79 @@
+"""claims.yaml under the claims contract, evaluated on fabricated sweeps through the real bookkeeping
+(experiments.correlations -> pipeline.claims_metrics -> common.claims)."""
+import numpy as np
+
+from methods.common.claims import evaluate_claims, load_declaration, validate_claims
+from methods.common.io import write_json
+from methods.mm_alignment.experiments import correlations
+from methods.mm_alignment.metrics import METRICS
+from methods.mm_alignment.pipeline import DECLARATION, claims_metrics
+
+ACC = np.array([0.50, 0.55, 0.60, 0.62, 0.66, 0.70])          # accuracy rising with depth 1..6
+WIGGLE = np.array([0.00, 0.03, -0.02, 0.02, -0.03, 0.01])
+
+
+def _run(u, d, seed, align, untrained, max_level):
+    varied = [{"capacity": float(c)} for c in range(1, 7)]
+    rows = [{"test_acc": a, **{f"align_{m}": max_level * x for m in METRICS},
+             **{f"align_untrained_{m}": y for m in METRICS}} for a, x, y in zip(ACC, align, untrained)]
+    return {"uniqueness": u, "hetero_depth": d, "seed": seed, "correlations": correlations(rows, varied)}
+
+
+def _doc(tmp_path, align_low_u, align_high_u):
+    untrained = np.array([0.30, 0.10, 0.25, 0.05, 0.20, 0.15])  # no relation to accuracy
+    files = {}
+    for u, align, level in ((0, align_low_u, 1.0), (6, align_high_u, 0.5)):
+        runs = [_run(u, d, s, align + 0.01 * s, untrained, level * (1.0 if d == 1 else 0.8))
+                for d in (1, 5) for s in range(3)]
+        files[u] = str(tmp_path / f"U{u}.json")
+        write_json(files[u], {"runs": runs})
+    real = str(tmp_path / "real.json")
+    write_json(real, {"runs": [{"correlations": _run(0, 1, s, ACC + WIGGLE, untrained, 1.0)["correlations"]}
+                               for s in range(3)]})
+    measured = claims_metrics(files, real)
+    doc = evaluate_claims(load_declaration(DECLARATION), {k: v for k, v in measured.items() if "grid" not in k},
+                          "tiny", expand_over={"metric": list(METRICS)})
+    validate_claims(doc)
+    return {c["id"]: c for c in doc["claims"]}
+
+
+def test_every_claim_has_a_kind_and_headlines_a_null():
+    decl = load_declaration(DECLARATION)
+    assert {c["kind"] for c in decl["claims"]} == {"headline", "check"}
+    assert all(c.get("null") and c.get("setting") for c in decl["claims"] if c["kind"] == "headline")
+
+
+def test_falling_correlation_with_failed_premise_is_inconclusive(tmp_path):
+    """The U = 0 correlation is weak (as CKA's 0.19 at tiny), the largest U's is negative: the claim that
+    the correlation falls cannot be reproduced, whatever the drop."""
+    weak = np.array([0.3, 0.1, 0.35, 0.05, 0.3, 0.25])
+    falling = -ACC + WIGGLE
+    claims = _doc(tmp_path, weak, falling)
+    for m in METRICS:
+        assert claims[f"align_perf_positive_full_redundancy_{m}"]["verdict"] == "not_reproduced"
+        c = claims[f"align_perf_falls_with_uniqueness_{m}"]
+        assert c["testable"] is False and c["verdict"] == "inconclusive"
+
+
+def test_strong_then_vanishing_correlation_reproduces_and_nulls_do_not(tmp_path):
+    strong = ACC + WIGGLE
+    flat = np.array([0.4, 0.2, 0.45, 0.1, 0.35, 0.3])
+    claims = _doc(tmp_path, strong, flat)
+    for m in METRICS:
+        for cid in (f"align_perf_positive_full_redundancy_{m}", f"align_perf_falls_with_uniqueness_{m}",
+                    f"max_align_falls_with_heterogeneity_{m}", f"max_align_falls_with_uniqueness_{m}"):
+            assert claims[cid]["verdict"] == "reproduced", cid
+            assert claims[cid]["null_verdict"] != "reproduced", cid
+        assert claims[f"real_align_perf_positive_{m}"]["verdict"] == "passed"
+    assert claims["perf_rises_with_depth_full_redundancy"]["verdict"] == "passed"
+
+
+def test_a_correlation_carried_by_one_depth_fails(tmp_path):
+    """Pearson alone would pass (one depth far out); Spearman and leave-one-out do not."""
+    one_point = np.array([0.1, 0.12, 0.11, 0.1, 0.12, 0.9])
+    claims = _doc(tmp_path, one_point, one_point)
+    m = "mutual_knn"
+    c = claims[f"align_perf_positive_full_redundancy_{m}"]
+    assert c["measured"][f"align_perf_{m}_pearson_lowU"]["mean"] > 0.5
+    assert c["measured"][f"align_perf_{m}_pearson_loo_min_lowU"]["mean"] < 0.5
+    assert c["verdict"] == "not_reproduced"
