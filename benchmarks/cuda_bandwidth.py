@@ -1,4 +1,4 @@
-"""CUDA decode-GEMV bandwidth (issue K2): our int4 and 2:4+int4 ops against the GPU's memory bandwidth.
+"""CUDA decode-GEMV bandwidth: our int4 and 2:4+int4 ops against the GPU's memory bandwidth.
 
 Llama-7B shapes at batches 1, 4, 8 and 16, cycling over enough distinct matrices that the working set is >= 4x
 the GPU's L2 cache (as a layer stack streams its weights). Each case is timed two ways, CUDA-event

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check of issue K2 as one command on a CUDA machine: build the extension, run the CUDA ops against
+# The GPU check of the CUDA kernels as one command on a CUDA machine: build the extension, run the CUDA ops against
 # their PyTorch references, then the decode-GEMV bandwidth benchmark (benchmarks/cuda_bandwidth.py).
 #   bash benchmarks/cuda_check.sh [out_dir [--explore]]    (PY=python3 by default: the interpreter that has CUDA torch)
 set -uo pipefail

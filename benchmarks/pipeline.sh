@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Pipeline benchmarks (the F1 speed targets), written to benchmarks/results/pipeline.md and
+# Pipeline benchmarks (the workflow's speed targets), written to benchmarks/results/pipeline.md and
 # spliced into README.md. Wall-clock medians; this machine is shared, so rerun before trusting.
 #
 #   benchmarks/pipeline.sh            dry run (5x), smoke run from scratch (3x)
