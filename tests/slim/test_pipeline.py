@@ -15,7 +15,8 @@ RECIPES = {
     "slim_lora": {"adapter": "slim", "rank_ratio": 0.25},
     "slim_lora_peft": {"adapter": "slim", "rank_ratio": 0.25, "peft": True, "adapter_bits": 4,
                        "adapter_group_size": 8},
-    "sparsegpt_slim_lora": {"pruner": "sparsegpt", "adapter": "slim", "rank_ratio": 0.25, "input_bits": 8},
+    "sparsegpt_slim_lora": {"pruner": "sparsegpt", "adapter": "slim", "rank_ratio": 0.25, "input_bits": 8,
+                            "order": "prune_first"},
     "group_rtn": {"quantizer": "group", "group_size": 32},
 }
 PEFT = {"steps": 2, "lr": 1e-3, "batch_size": 2}
