@@ -159,8 +159,8 @@ def ldlq_weights(model, method: str, hessians: dict, q: int, betas: list[float],
         h = hessians[name]["hessian"].float()
         h_rot = rotate(rotate(h, signs).T.contiguous(), signs)  # R H R^T
         k = w.shape[1]
-        if method.startswith("nestquant"):  # rows at norm sqrt(K), the fp16 scale nestquant would use
-            scale = (w.norm(dim=1, keepdim=True) / math.sqrt(k)).half().float().clamp_min(1e-8)
+        if method.startswith("nestquant"):  # rows at norm sqrt(K) with the exact scale, as the official quantsim
+            scale = (w.norm(dim=1, keepdim=True) / math.sqrt(k)).clamp_min(1e-8)
             block_q = _row_scaled(w, scale, lambda b: nestquant(b, q, betas, scale_rows=False))
         else:  # per-channel absmax scale of the rotated row, as GPTQ fixes it before the sweep
             scale = (w.abs().amax(1, keepdim=True) / qmax).half().float().clamp_min(1e-8)
