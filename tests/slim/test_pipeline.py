@@ -97,4 +97,7 @@ def test_dag_steps(artifacts, tmp_path):
                                 str(tmp_path / "claims.json"), str(tmp_path / "summary.json"))
     claims = json.loads(open(tmp_path / "claims.json").read())["claims"]
     assert {c["id"] for c in claims} >= {"lora_error_ordering", "memory_ratio", "peft_improves"}
-    assert all(c["verdict"] in ("reproduced", "not_reproduced", "inconclusive") for c in claims)
+    verdicts = {"headline": ("reproduced", "not_reproduced", "inconclusive"), "check": ("passed", "failed", "inconclusive")}
+    assert all(c["verdict"] in verdicts[c["kind"]] for c in claims)
+    assert {c["id"] for c in claims if c["kind"] == "check"} == {"layer_speedup", "decode_speedup", "memory_ratio"}
+    assert all(c["null_verdict"] != "reproduced" or c["verdict"] == "inconclusive" for c in claims if c["kind"] == "headline")
