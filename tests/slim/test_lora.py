@@ -41,10 +41,11 @@ def test_truncated_svd_is_best_rank_r():
 
 @pytest.mark.parametrize("pruner", ["wanda", "magnitude"])
 def test_slim_lora_weighted_error_le_naive(pruner):
-    # before the base is re-compressed both adapters fit the same error E = W - Q(P(W));
+    # before the base is re-compressed both adapters fit the same error E = W - P(Q(W));
     # SLiM's is the rank-r optimum of ||F(E - LR)||, so Naive's can only be worse in that norm
+    # (F read from the unshifted energy, the norm the errors are measured in)
     w, _, ms, h = _layer()
-    kw = dict(pruner=pruner, quantizer="slim", bits=4, rank_ratio=0.1, mean_sq=ms, hessian=h)
+    kw = dict(pruner=pruner, quantizer="slim", bits=4, rank_ratio=0.1, mean_sq=ms, hessian=h, shift_zero_metrics=False)
     none = compress_weight(w, adapter="none", **kw)
     e = w - none.base.dequantize()
     d = saliency_weights(ms)
@@ -54,22 +55,26 @@ def test_slim_lora_weighted_error_le_naive(pruner):
     slim_res = saliency(e.double(), d) - l_s @ r_s
     naive_res = saliency(e.double() - l_n @ r_n, d)
     assert float((slim_res ** 2).sum()) <= float((naive_res ** 2).sum()) * (1 + 1e-9)
-    # and the full recipe (adapters + re-compressed base) keeps the ordering on this layer
-    slim = compress_weight(w, adapter="slim", **kw)
-    naive = compress_weight(w, adapter="naive", **kw)
-    assert weighted_error(w, slim.dense(), ms) < weighted_error(w, naive.dense(), ms) < weighted_error(w, none.dense(), ms)
+    # the full recipe (adapters + re-compressed base) is no identity: with our rounding clip search it
+    # keeps the ordering on this layer; with the official search (zeros in the histogram of the masked
+    # residual) the re-quantized base can undo it (0.0269 vs 0.0264 here), both still beat no adapter
+    err = lambda cw: weighted_error(w, cw.dense(), ms)  # noqa: E731
+    slim, naive = (compress_weight(w, adapter=a, **kw) for a in ("slim", "naive"))
+    assert max(err(slim), err(naive)) < err(none)
+    slim, naive, none = (compress_weight(w, adapter=a, clip_search="rounding", **kw) for a in ("slim", "naive", "none"))
+    assert err(slim) < err(naive) < err(none)
 
 
 def test_recipe_structure():
     w, _, ms, h = _layer()
     cw = compress_weight(w, pruner="wanda", quantizer="slim", bits=4, adapter="slim", rank_ratio=0.1,
-                         mean_sq=ms, adapter_bits=4, adapter_group_size=32)
+                         mean_sq=ms, adapter_bits=4, adapter_group_size=16, pad_rank=False)
     assert is_2_4(cw.mask)
     assert torch.all(cw.base.qint[~cw.mask] == 0)
     assert cw.lora_l.shape == (48, 4) and cw.lora_r.shape == (4, 96)  # int(0.1 * 48), as the official code
-    # adapters on a 4-bit grid: at most 15 levels per group of 32
-    groups = cw.lora_r.reshape(4, 3, 32)
-    assert all(torch.unique(gr).numel() <= 15 for gr in groups.reshape(-1, 32))
+    # adapters on a 4-bit grid: at most 15 levels per column group (16 entries of L's columns, 4 of R's)
+    assert all(torch.unique(g).numel() <= 15 for g in cw.lora_l.T.reshape(-1, 16))
+    assert all(torch.unique(col).numel() <= 4 for col in cw.lora_r.T)
     # output error is the Hessian form of the real output difference
     _, x, _, _ = _layer()
     diff = x @ (w - cw.dense()).T

@@ -15,7 +15,8 @@ RECIPES = {
     "slim_lora": {"adapter": "slim", "rank_ratio": 0.25},
     "slim_lora_peft": {"adapter": "slim", "rank_ratio": 0.25, "peft": True, "adapter_bits": 4,
                        "adapter_group_size": 8},
-    "sparsegpt_slim_lora": {"pruner": "sparsegpt", "adapter": "slim", "rank_ratio": 0.25, "input_bits": 8},
+    "sparsegpt_slim_lora": {"pruner": "sparsegpt", "adapter": "slim", "rank_ratio": 0.25, "input_bits": 8,
+                            "order": "prune_first"},
     "group_rtn": {"quantizer": "group", "group_size": 32},
 }
 PEFT = {"steps": 2, "lr": 1e-3, "batch_size": 2}
@@ -96,4 +97,7 @@ def test_dag_steps(artifacts, tmp_path):
                                 str(tmp_path / "claims.json"), str(tmp_path / "summary.json"))
     claims = json.loads(open(tmp_path / "claims.json").read())["claims"]
     assert {c["id"] for c in claims} >= {"lora_error_ordering", "memory_ratio", "peft_improves"}
-    assert all(c["verdict"] in ("reproduced", "not_reproduced", "inconclusive") for c in claims)
+    verdicts = {"headline": ("reproduced", "not_reproduced", "inconclusive"), "check": ("passed", "failed", "inconclusive")}
+    assert all(c["verdict"] in verdicts[c["kind"]] for c in claims)
+    assert {c["id"] for c in claims if c["kind"] == "check"} == {"layer_speedup", "decode_speedup", "memory_ratio"}
+    assert all(c["null_verdict"] != "reproduced" or c["verdict"] == "inconclusive" for c in claims if c["kind"] == "headline")

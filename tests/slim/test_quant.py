@@ -23,7 +23,7 @@ def test_clip_is_brute_force_optimum(kind, bits):
     torch.manual_seed(1)
     w = _weights(kind)
     n_bins = 1024
-    alpha = slim_quant_alpha(w, bits, n_bins=n_bins)
+    alpha = slim_quant_alpha(w, bits, n_bins=n_bins, clip_search="rounding")
     density, centres, dx = magnitude_histogram(w, n_bins)
     grid = expected_error(density, centres, dx, centres, bits)  # every bin centre
     chosen = expected_error(density, centres, dx, torch.tensor([alpha], dtype=torch.float64), bits)
@@ -35,7 +35,7 @@ def test_clip_is_brute_force_optimum(kind, bits):
 def test_error_integral_matches_real_mse_and_beats_absmax(kind):
     w = _weights(kind)
     bits = 4
-    alpha = slim_quant_alpha(w, bits)
+    alpha = slim_quant_alpha(w, bits, clip_search="rounding")
     density, centres, dx = magnitude_histogram(w, 2048)
     m = qmax(bits)
     for a in (alpha, absmax_alpha(w)):

@@ -161,6 +161,11 @@ def claims_metrics(task_files, lm_file, timing_file, lams, extrapolate_to: int) 
     m["static_long_range_min_drop"] = min(m[f"{t}_exact_accuracy"] - m[f"{t}_static_accuracy"] for t in long_range)
     m["alspec_strict_max_accuracy_drop"] = max(m[f"{t}_exact_accuracy"] - m[f"{t}_{k}_accuracy"]
                                                for t in tasks for k in strict)
+    m["alspec_long_range_min_drop"] = min(m[f"{t}_exact_accuracy"] - m[f"{t}_{k}_accuracy"]
+                                          for t in long_range for k in strict)
+    m["static_max_accuracy_drop"] = max(m[f"{t}_exact_accuracy"] - m[f"{t}_static_accuracy"] for t in tasks)
+    m["static_min_agreement"] = min(m[f"{t}_static_agreement_generation"] for t in [*tasks, "lm"]
+                                    if f"{t}_static_agreement_generation" in m)
     m["alspec_strict_max_ppl_ratio"] = max(m[f"lm_{k}_perplexity"] / m["lm_exact_perplexity"] for k in strict)
     m["static_ppl_ratio"] = m["lm_static_perplexity"] / m["lm_exact_perplexity"]
     m["alspec_strict_min_agreement"] = min(m[f"{t}_{k}_agreement_generation"] for t in [*tasks, "lm"] for k in strict)

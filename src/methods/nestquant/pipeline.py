@@ -104,6 +104,14 @@ def gains_db(curves: dict, q: int, key: str) -> dict[str, float]:
             for base in curves if base != "nestquant"}
 
 
+def errors_at_rate(curves: dict, q: int, key: str) -> dict[str, float]:
+    """Every quantizer's error (relative MSE or matrix-product error) at NestQuant's rate for q: the
+    numbers the gains compare, so that a claim can put a baseline's number in place of NestQuant's."""
+    nq = next(p for p in curves["nestquant"] if p["q"] == q)
+    return {name: (nq[key] if name == "nestquant" else error_at_rate(curve, nq["rate"], key))
+            for name, curve in curves.items()}
+
+
 def synthetic_figure(files: list[str], claim_q: int, out_png: str) -> None:
     """MSE vs rate per distribution (first seed), and NestQuant's gain in dB over uniform quantization with
     optimal clipping vs rate (MSE and matrix-product error), with the E8 granular gain as a reference line."""
@@ -159,8 +167,8 @@ def ldlq_weights(model, method: str, hessians: dict, q: int, betas: list[float],
         h = hessians[name]["hessian"].float()
         h_rot = rotate(rotate(h, signs).T.contiguous(), signs)  # R H R^T
         k = w.shape[1]
-        if method.startswith("nestquant"):  # rows at norm sqrt(K), the fp16 scale nestquant would use
-            scale = (w.norm(dim=1, keepdim=True) / math.sqrt(k)).half().float().clamp_min(1e-8)
+        if method.startswith("nestquant"):  # rows at norm sqrt(K) with the exact scale, as the official quantsim
+            scale = (w.norm(dim=1, keepdim=True) / math.sqrt(k)).clamp_min(1e-8)
             block_q = _row_scaled(w, scale, lambda b: nestquant(b, q, betas, scale_rows=False))
         else:  # per-channel absmax scale of the rotated row, as GPTQ fixes it before the sweep
             scale = (w.abs().amax(1, keepdim=True) / qmax).half().float().clamp_min(1e-8)
@@ -369,6 +377,11 @@ def claims_metrics(synthetic_files: list[str], lm_files: list[str], minilm_files
             for key in ("mse", "matmul"):
                 for base, gain in gains_db(curves, claim_q, key).items():
                     put(f"synth_{dist}_{key}_gain_db_vs_{base}", gain)
+                for name, err in errors_at_rate(curves, claim_q, key).items():
+                    put(f"synth_{dist}_{key}_{name}", err)
+                put(f"synth_{dist}_{key}_gain_db_vs_uniform_clipped_null", 0.0)  # the baseline against itself
+                put(f"synth_{dist}_{key}_best_scalar", min(v for n, v in errors_at_rate(curves, claim_q, key).items()
+                                                           if n != "nestquant"))
             put(f"synth_{dist}_rate_nestquant", next(p["rate"] for p in curves["nestquant"] if p["q"] == claim_q))
     for f in lm_files:
         run = read_json(f)
@@ -389,7 +402,8 @@ def claims_metrics(synthetic_files: list[str], lm_files: list[str], minilm_files
     for setting in {k.split("_")[1] for k in measured if k.startswith("lm_w")}:
         p = lambda m: np.array(measured[f"lm_{setting}_perplexity_{m}"])  # noqa: E731
         fp = np.array(measured["lm_perplexity_fp"])
-        for base, nq in (("hadrtn_ldlq", "nestquant_ldlq"), ("hadrtn", "nestquant"), ("rtn", "nestquant_ldlq")):
+        for base, nq in (("hadrtn_ldlq", "nestquant_ldlq"), ("hadrtn", "nestquant"), ("rtn", "nestquant_ldlq"),
+                         ("hadrtn_ldlq", "hadrtn_ldlq")):  # the last: the baseline against itself (the null)
             measured[f"lm_{setting}_gap_reduction_{nq}_vs_{base}"] = list((p(base) - p(nq)) / (p(base) - fp))
     return measured
 

@@ -69,16 +69,24 @@ def rotate(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
     return fwht(y).reshape(x.shape)
 
 
-def nestquant(x: torch.Tensor, q: int, betas, scale_rows: bool = True) -> torch.Tensor:
-    """Dequantized NestQuant of x [..., K] (K % 8 == 0): rows scaled to norm sqrt(K) (fp16 scale),
-    every 8-block coded with nested E8 at nesting ratio q and the best of `betas` (already / q)."""
+SCALE_DTYPES = {"float32": torch.float32, "float16": torch.float16}
+
+
+def nestquant(x: torch.Tensor, q: int, betas, scale_rows: bool = True, scale_dtype: str = "float32") -> torch.Tensor:
+    """Dequantized NestQuant of x [..., K] (K % 8 == 0): rows scaled to norm sqrt(K), every 8-block coded
+    with nested E8 at nesting ratio q and the best of `betas` (already / q) (Sec. 4, Alg. 1).
+
+    scale_dtype 'float32' divides by the exact row norm as the official `quantsim` does; 'float16'
+    rounds the scale to the fp16 number a stored model keeps (the rate counts 16 bits per row either way)."""
     k = x.shape[-1]
     if k % 8:
         raise ValueError(f"nestquant: last dim {k} must be a multiple of 8")
     betas = torch.as_tensor(betas, dtype=torch.float32, device=x.device)
     x32 = x.float()
+    if scale_dtype not in SCALE_DTYPES:
+        raise ValueError(f"nestquant: scale_dtype {scale_dtype!r} is not one of {sorted(SCALE_DTYPES)}")
     if scale_rows:
-        s = (x32.norm(dim=-1, keepdim=True) / math.sqrt(k)).half().float().clamp_min(1e-8)
+        s = (x32.norm(dim=-1, keepdim=True) / math.sqrt(k)).to(SCALE_DTYPES[scale_dtype]).float().clamp_min(1e-8)
     else:
         s = torch.ones(*x.shape[:-1], 1, device=x.device)
     blocks = (x32 / s).reshape(*x.shape[:-1], k // 8, 8)
@@ -116,13 +124,32 @@ def uniform_clipped(x: torch.Tensor, levels: int, ratios=None) -> torch.Tensor:
     return best.to(x.dtype)
 
 
-def ldlq(w: torch.Tensor, hessian: torch.Tensor, quantize, block: int = 8, damp: float = 0.01) -> torch.Tensor:
-    """LDLQ / GPTQ with joint blocks: quantize columns [i, i+block) of W [N, K] with `quantize`
-    ([N, block] -> [N, block]), feed the error forward through the upper Cholesky factor U of H^{-1}:
-    W[:, rest] -= (W_b - Q_b) U_bb^{-1} U[b, rest]. Minimizes tr((W - Q) H (W - Q)^T) greedily."""
+LDLQ_ORDERS = ("backward", "forward")
+
+
+def _block_reversal(k: int, block: int) -> torch.Tensor:
+    """Column permutation that reverses the order of the blocks (and keeps each block's columns in order)."""
+    return torch.arange(k).reshape(k // block, block).flip(0).reshape(-1)
+
+
+def ldlq(w: torch.Tensor, hessian: torch.Tensor, quantize, block: int = 8, damp: float = 0.01,
+         order: str = "backward") -> torch.Tensor:
+    """LDLQ / GPTQ with joint blocks (Sec. 4.2): quantize columns [i, i+block) of W [N, K] with `quantize`
+    ([N, block] -> [N, block]) and feed the error on to the columns not yet quantized. Minimizes
+    tr((W - Q) H (W - Q)^T) greedily.
+
+    order 'backward' (the official `encode_matrix_LDLQ_try_all`: last block first, feedback through
+    the block-LDL factor of H) is LDLQ on the block-reversed columns; 'forward' (first block first,
+    GPTQ's form: W[:, rest] -= (W_b - Q_b) U_bb^{-1} U[b, rest], U the upper Cholesky factor of H^{-1})."""
     n, k = w.shape
     if k % block:
         raise ValueError(f"ldlq: K = {k} is not a multiple of block = {block}")
+    if order not in LDLQ_ORDERS:
+        raise ValueError(f"ldlq: order {order!r} is not one of {LDLQ_ORDERS}")
+    if order == "backward":
+        perm = _block_reversal(k, block)
+        out = ldlq(w[:, perm], hessian[perm][:, perm], quantize, block, damp, order="forward")
+        return out[:, torch.argsort(perm)]
     h = hessian.double().clone()
     dead = torch.diag(h) == 0
     h[dead, dead] = 1.0

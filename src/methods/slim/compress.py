@@ -36,6 +36,11 @@ class Recipe:
     peft: bool = False  # fine-tune the adapters only on the calibration text
     n_bins: int | None = None  # SLiM-Quant histogram bins (None: numel/1000 within [512, 20000])
     damp: float = 0.01  # SparseGPT dampening (fraction of mean diag H)
+    order: str = "quantize_first"  # official: mask applied to Q(W); prune_first: Q(mask * W)
+    shift_zero_metrics: bool = True  # official run script: Wanda metric / saliency on shift_zeros(mean x^2)
+    pad_rank: bool | None = None  # None: rank rounded up to adapter_group_size when adapter_bits is set (official)
+    adapter_quant_order: str = "after_base"  # official: adapters quantized after the base absorbed them
+    clip_search: str = "official"  # SLiM-Quant search: official (floor, step alpha/2^b) | rounding (ours)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Recipe":
@@ -79,7 +84,10 @@ def compress_model(model: nn.Module, recipe: Recipe, stats: dict[str, dict[str, 
                              adapter=recipe.adapter, rank_ratio=recipe.rank_ratio, mean_sq=s["mean_sq"],
                              hessian=s["hessian"], group_size=recipe.group_size, n_bins=recipe.n_bins,
                              adapter_bits=None if recipe.peft else recipe.adapter_bits,
-                             adapter_group_size=recipe.adapter_group_size, damp=recipe.damp)
+                             adapter_group_size=recipe.adapter_group_size, damp=recipe.damp,
+                             order=recipe.order, shift_zero_metrics=recipe.shift_zero_metrics,
+                             pad_rank=recipe.pad_rank if recipe.pad_rank is not None else recipe.adapter_bits is not None, adapter_quant_order=recipe.adapter_quant_order,
+                             clip_search=recipe.clip_search)
         e = (held_out or stats)[name]
         w_hat = cw.dense()
         errors[name] = {"output_error": output_error(w, w_hat, e["hessian"]),

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from methods.common.io import log
 
 from .layer import SlimLinear
-from .quant import fake_quantize_groups
+from .quant import fake_quantize_adapter
 
 
 def adapter_parameters(model: nn.Module) -> list[nn.Parameter]:
@@ -59,8 +59,8 @@ def finetune_adapters(model: nn.Module, n_examples: int, loss_fn: Callable[[nn.M
 
 @torch.no_grad()
 def quantize_adapters(model: nn.Module, bits: int, group_size: int) -> None:
-    """Per-group RTN of every adapter in place (SLiM-LoRA^Q), e.g. after PEFT."""
+    """RTN of every adapter in place by column groups (SLiM-LoRA^Q, as the official `quantize_lora`), e.g. after PEFT."""
     for m in model.modules():
         if isinstance(m, SlimLinear) and m.lora_l is not None:
-            m.lora_l.copy_(fake_quantize_groups(m.lora_l, bits, group_size))
-            m.lora_r.copy_(fake_quantize_groups(m.lora_r, bits, group_size))
+            m.lora_l.copy_(fake_quantize_adapter(m.lora_l, bits, group_size))
+            m.lora_r.copy_(fake_quantize_adapter(m.lora_r, bits, group_size))

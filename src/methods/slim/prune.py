@@ -37,6 +37,14 @@ def wanda_score(w: torch.Tensor, mean_sq: torch.Tensor) -> torch.Tensor:
     return w.detach().abs() * mean_sq.sqrt().unsqueeze(0)
 
 
+def shift_zeros(mean_sq: torch.Tensor) -> torch.Tensor:
+    """Wanda's metric shift of the official run (`--shift_zero_metrics`): add the smallest nonzero entry
+    (1 where it is larger and some entry is 0) to every channel's calibration energy, so that no channel
+    has zero energy and the SLiM-LoRA saliency stays invertible."""
+    floor = torch.where(mean_sq == 0, torch.ones_like(mean_sq), mean_sq).min()
+    return mean_sq + floor
+
+
 def is_2_4(mask: torch.Tensor) -> bool:
     """True when every aligned group of 4 inputs keeps exactly 2 entries."""
     n, k = mask.shape

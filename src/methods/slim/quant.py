@@ -1,11 +1,18 @@
 """Weight and input quantizers of SLiM (Section 3.1) and the baselines it is compared with.
 
 - `slim_quant_alpha`: SLiM-Quant's clip value. The |W| histogram stands for the weight density p; the
-  expected squared error of symmetric uniform quantization with clip alpha is
+  expected squared error of uniform quantization with clip alpha is
       E(alpha) = int_0^alpha p(x) (x - Q_alpha(x))^2 dx + int_alpha^inf p(x) (x - alpha)^2 dx
-  (rounding error below alpha plus clipping error above it), evaluated on the bin centres.
-  alpha is searched on the bin centres: a coarse grid of `n_coarse` points, then every centre between
-  the neighbours of the coarse minimum. One symmetric scale per matrix.
+  (quantization error below alpha plus clipping error above it), evaluated on the bin centres.
+  Two searches (`clip_search`):
+  * 'official' (default; the official `find_optimal_quantiztion_cap`): histogram of every |w_ij|
+    (zeros included) on [min |w|, max |w|]; Q_alpha floors x to the grid of step alpha / 2^b; a coarse
+    grid of every (n_bins // 10)-th centre, then every centre from the coarse neighbour below the
+    minimum up to (excluding) the neighbour above it; float32 as the official code.
+  * 'rounding' (ours, kept as an option): histogram of the nonzero |w_ij| on [0, max |w|]; Q_alpha
+    rounds to the step alpha / (2^(b-1) - 1) that the quantizer really applies; fine search up to and
+    including the upper neighbour; float64.
+  One symmetric scale per matrix either way.
 - `absmax_alpha`: alpha = max |W| (no clipping), the baseline the paper calls AbsMax.
 - `quantize_symmetric` / `dequantize`: round(W * s) clamped to [-2^(b-1), 2^(b-1)-1] ([-8, 7] at 4 bits, the
   full two's-complement range, as the official `Quantizer.quantize_block`), s = (2^(b-1)-1)/alpha.
@@ -60,9 +67,49 @@ def default_bins(numel: int) -> int:
     return max(512, min(numel // 1000, 20000))
 
 
-def slim_quant_alpha(w: torch.Tensor, bits: int = 4, n_bins: int | None = None, n_coarse: int = 10) -> float:
+CLIP_SEARCHES = ("official", "rounding")
+
+
+def official_error(pdf: torch.Tensor, val: torch.Tensor, index: int, bits: int) -> torch.Tensor:
+    """E(alpha) at alpha = val[index] as the official search evaluates it (Section 3.1): the centres
+    below alpha floored to the step alpha / 2^b, the centres from alpha on clipped to alpha."""
+    alpha = val[index]
+    dx = val[1] - val[0]
+    step = alpha / (2 ** bits)
+    below = val[:index]
+    quantization = torch.sum(pdf[:index] * (below - (below // step) * step) ** 2) * dx
+    clipping = torch.sum(pdf[index:] * (val[index:] - alpha) ** 2) * dx
+    return quantization + clipping
+
+
+def official_clip_search(w: torch.Tensor, bits: int, n_bins: int) -> float:
+    """SLiM-Quant's clip value as the official code searches it (see the module docstring)."""
+    pdf, edges = torch.histogram(w.detach().abs().float().flatten().cpu(), bins=n_bins, density=True)
+    val = (edges[:-1] + edges[1:]) / 2
+    step = n_bins // 10
+    losses = torch.full((11,), float("inf"))
+    indices = torch.zeros(11, dtype=torch.long)
+    for j, i in enumerate(range(0, n_bins, step)):
+        losses[j] = official_error(pdf, val, i, bits)
+        indices[j] = i
+    turning = int(torch.argmin(losses))
+    start, end = int(indices[max(turning - 1, 0)]), int(indices[min(turning + 1, 10)])
+    total = torch.full((n_bins,), float("inf"))
+    for i in range(start, end):
+        total[i] = official_error(pdf, val, i, bits)
+    return float(val[int(torch.argmin(total))])
+
+
+def slim_quant_alpha(w: torch.Tensor, bits: int = 4, n_bins: int | None = None, n_coarse: int = 10,
+                     clip_search: str = "official") -> float:
     """SLiM-Quant clip value: minimise E(alpha) over the bin centres, coarse grid then fine search."""
     n_bins = n_bins or default_bins(w.numel())
+    if clip_search == "official":
+        if float(w.detach().abs().max()) == 0:
+            raise ValueError("slim_quant_alpha: the matrix has no nonzero entry")
+        return official_clip_search(w, bits, n_bins)
+    if clip_search != "rounding":
+        raise ValueError(f"unknown clip_search {clip_search!r}; use one of {CLIP_SEARCHES}")
     density, centres, dx = magnitude_histogram(w, n_bins)
     coarse_idx = torch.unique(torch.linspace(0, n_bins - 1, n_coarse + 1).round().long())
     coarse = expected_error(density, centres, dx, centres[coarse_idx], bits)
@@ -111,10 +158,10 @@ def quantize_symmetric(w: torch.Tensor, alpha: float, bits: int) -> QuantizedMat
 
 
 def quantize_matrix(w: torch.Tensor, method: str, bits: int, group_size: int = 128,
-                    n_bins: int | None = None) -> QuantizedMatrix:
+                    n_bins: int | None = None, clip_search: str = "official") -> QuantizedMatrix:
     """The weight quantizer of a recipe: 'slim' (SLiM-Quant), 'absmax' or 'group' (per-group RTN)."""
     if method == "slim":
-        return quantize_symmetric(w, slim_quant_alpha(w, bits, n_bins), bits)
+        return quantize_symmetric(w, slim_quant_alpha(w, bits, n_bins, clip_search=clip_search), bits)
     if method == "absmax":
         return quantize_symmetric(w, absmax_alpha(w), bits)
     if method == "group":
@@ -137,8 +184,16 @@ def quantize_groups_rtn(w: torch.Tensor, bits: int, group_size: int) -> Quantize
 
 
 def fake_quantize_groups(w: torch.Tensor, bits: int, group_size: int) -> torch.Tensor:
-    """w after per-group RTN quantization and dequantization (the adapter quantizer, Section 3.4)."""
+    """w after per-group RTN quantization and dequantization (groups along the last dimension)."""
     return quantize_groups_rtn(w, bits, group_size).dequantize().to(w.dtype)
+
+
+def fake_quantize_adapter(m: torch.Tensor, bits: int, group_size: int) -> torch.Tensor:
+    """An adapter factor after RTN in groups of `group_size` consecutive entries of each COLUMN (Section 3.4).
+
+    The official `quantize_lora` groups 1 x tile blocks of its lora_left (K, r) and lora_right (r, N),
+    i.e. runs along r of R^T and along N of L^T in our orientation (L (N, r), R (r, K)): columns of both."""
+    return fake_quantize_groups(m.T.contiguous(), bits, group_size).T.contiguous()
 
 
 def quantize_input_per_token(x: torch.Tensor, bits: int = 8) -> torch.Tensor:
