@@ -48,3 +48,23 @@ def test_bonferroni_equals_multipletests(classification):
     assert threshold == pytest.approx(0.1 / x.shape[1])
     assert res["significant"].tolist() == reject.tolist()
     assert 0 < res["n_significant"] < x.shape[1]                   # the case separates significant from not
+
+
+def test_logit_under_complete_separation_reports_no_significance():
+    """A hypothesis that predicts the binary target perfectly has no finite MLE: the p-values go to 1."""
+    x, _, _, _ = _case(seed=3, n=120)
+    coef, p, _ = logit_pvalues(x, x[:, 0].copy())
+    assert coef[1] > 5 and p[1] > 0.9
+
+
+def test_logit_falls_back_to_ols_when_the_fit_fails(monkeypatch):
+    """The official compute_ols_metrics refits by OLS when the Logit fit raises."""
+    x, _, _, y_bin = _case()
+
+    def fail(self, *args, **kwargs):
+        raise np.linalg.LinAlgError("Singular matrix")
+
+    monkeypatch.setattr(sm.Logit, "fit", fail)
+    coef, p, r2 = logit_pvalues(x, y_bin)
+    ref = ols_pvalues(x, y_bin)
+    assert coef.tolist() == ref[0].tolist() and p.tolist() == ref[1].tolist() and r2 == ref[2]
