@@ -344,3 +344,22 @@ def step_data_files(seeds: list[int], draws: str | None = None, npz: str | None 
     if not (npz and meta):
         raise ValueError("hypothesaes: a step needs either the folder of synthetic draws or the real data files")
     return per_seed_files([(npz, meta)], seeds)
+
+
+SPLITS = ("train", "val", "test")
+
+
+def feature_key(seed: int, method: str, split: str) -> str:
+    return f"seed{seed}_{method}_{split}"
+
+
+def load_features(npz: str, meta_json: str, seed: int, method: str) -> tuple[dict[str, np.ndarray], dict]:
+    """(features per split, the JSON row) of one (seed, method) written by step hypothesaes_features
+    (`features.compute_features`)."""
+    from methods.common.io import read_json
+
+    row = next((r for r in read_json(meta_json)["features"] if r["seed"] == seed and r["method"] == method), None)
+    if row is None:
+        raise KeyError(f"{meta_json}: no features of method {method!r} for seed {seed}")
+    with np.load(npz, allow_pickle=False) as z:
+        return {s: z[feature_key(seed, method, s)] for s in SPLITS}, row

@@ -13,8 +13,7 @@ import numpy as np
 
 from methods.common.io import log, write_json
 
-from .data import load_dataset_files, per_seed_files
-from .features import load_features
+from .data import load_dataset_files, load_features, per_seed_files
 from .interpret import InterpretConfig, TermInterpreter, interpret_dense_feature, interpret_feature
 from .select import select_features
 from .validate import recovery_f1, significant_hypotheses

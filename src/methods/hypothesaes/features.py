@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-from methods.common.io import atomic_path, log, read_json, write_json
+from methods.common.io import atomic_path, log, write_json
 
-from .data import load_dataset_files, per_seed_files
+from .data import SPLITS, feature_key, load_dataset_files, per_seed_files
 from .sae import SAETrainConfig, sae_features
 
 
@@ -59,13 +59,6 @@ def method_features(method: str, spec: dict, emb: dict[str, np.ndarray], texts: 
     raise ValueError(f"config hypothesaes.methods: unknown method {method!r}; available: sae, pca, raw, lda")
 
 
-SPLITS = ("train", "val", "test")
-
-
-def feature_key(seed: int, method: str, split: str) -> str:
-    return f"seed{seed}_{method}_{split}"
-
-
 def compute_features(data_files: list[tuple[str, str]], methods: dict, seeds: list[int], out_npz: str,
                      out_json: str, threads: int = 1, device="cpu") -> None:
     """Step hypothesaes_features: per seed (on its own data file: `data.per_seed_files`) and method, the
@@ -89,12 +82,3 @@ def compute_features(data_files: list[tuple[str, str]], methods: dict, seeds: li
         with open(tmp, "wb") as f:
             np.savez(f, **arrays)
     write_json(out_json, {"device": str(device), "features": rows})
-
-
-def load_features(npz: str, meta_json: str, seed: int, method: str) -> tuple[dict[str, np.ndarray], dict]:
-    """(features per split, the JSON row) of one (seed, method) written by `compute_features`."""
-    row = next((r for r in read_json(meta_json)["features"] if r["seed"] == seed and r["method"] == method), None)
-    if row is None:
-        raise KeyError(f"{meta_json}: no features of method {method!r} for seed {seed}")
-    with np.load(npz, allow_pickle=False) as z:
-        return {s: z[feature_key(seed, method, s)] for s in SPLITS}, row

@@ -49,7 +49,8 @@ def claims_metrics(synthetic: dict, real: dict, synthetic10: dict | None = None)
     for method in _present(real["runs"], ("sae", *BASELINES)):
         m[f"nsig_{method}_real"] = _per_seed(real["runs"], method, "n_significant")
         m[f"r2_{method}_real"] = _per_seed(real["runs"], method, "test_r2")
-    m["nsig_best_baseline_real"] = list(np.max([m[f"nsig_{b}_real"] for b in _present(real["runs"], BASELINES)], axis=0))
+    baselines_real = [m[f"nsig_{b}_real"] for b in _present(real["runs"], BASELINES)]
+    m["nsig_best_baseline_real"] = list(np.max(baselines_real, axis=0))
     return m
 
 
@@ -85,17 +86,17 @@ def write_paper_claims(synthetic_jsons: list[str], real_jsons: list[str], scale:
     synthetic, real = merge_results(synthetic_jsons), merge_results(real_jsons)
     synthetic10 = merge_results(synthetic10_jsons) if synthetic10_jsons else None
     measured = claims_metrics(synthetic, real, synthetic10)
-    ratio = [a / b if b else float("nan") for a, b in zip(measured["nsig_sae_real"], measured["nsig_best_baseline_real"])]
-    sae_seconds = {name: _per_seed(res["runs"], "sae", "method_seconds")
-                   for name, res in (("synthetic", synthetic), ("synthetic10", synthetic10), ("real", real)) if res}
+    ratio = [a / b if b else float("nan")
+             for a, b in zip(measured["nsig_sae_real"], measured["nsig_best_baseline_real"])]
+    results = [(n, r) for n, r in (("synthetic", synthetic), ("synthetic10", synthetic10), ("real", real)) if r]
+    sae_seconds = {name: _per_seed(res["runs"], "sae", "method_seconds") for name, res in results}
     write_json(summary_path, {**measured,
                               "designs": {"synthetic": _design_summary(synthetic),
                                           **({"synthetic10": _design_summary(synthetic10)} if synthetic10 else {})},
                               "nsig_ratio_sae_to_best_baseline_real": ratio,
                               "sae_path_seconds_per_seed": sae_seconds,
                               "embed_seconds": {name: [d["embed_seconds"] for d in res["datasets"]]
-                                                for name, res in (("synthetic", synthetic), ("synthetic10", synthetic10),
-                                                                  ("real", real)) if res}})
+                                                for name, res in results}})
     plot_methods(measured, figure_path)
     write_recovery_csv(measured, figure_csv)
     seed = min(r["seed"] for r in real["runs"])
