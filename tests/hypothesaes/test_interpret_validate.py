@@ -140,7 +140,7 @@ def test_a_dense_feature_is_read_from_its_bottom_end_when_the_concept_sits_there
 def test_validation_counts_distinct_hypotheses_as_the_official_score_hypotheses():
     """Two features given the same hypothesis are one hypothesis: one column in the joint fit and
     Bonferroni over the distinct ones (the official code keys the annotations by hypothesis text)."""
-    from methods.hypothesaes.pipeline import validate
+    from methods.hypothesaes.experiment import validate
 
     rng = np.random.default_rng(4)
     presence = rng.random((300, 3)) < 0.4

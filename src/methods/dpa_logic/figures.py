@@ -1,8 +1,11 @@
-"""Figures: decompilation errors, the lattice of the named structures, training curves."""
+"""Figures: decompilation errors, the lattice of the named structures, training curves (step dpa_logic_figures)."""
 from __future__ import annotations
+
+import csv
 
 import numpy as np
 
+from methods.common.io import atomic_path, read_json
 from methods.common.plotting import new_figure, save_figure
 
 ROLE_COLOURS = {"rejected": 0, "ignored": 1, "tie": 2, "accepted": 3}
@@ -102,3 +105,31 @@ def plot_training(runs: dict, path: str) -> None:
         bx.set_ylim(0.3, 1.0)
         bx.legend(fontsize=7)
     save_figure(fig, path)
+
+
+def write_accuracy_csv(runs: dict, path: str) -> None:
+    """The training figure's lower panels as data (claims.yaml's main_figure): per policy and loss the held-out
+    pair accuracy, mean and standard deviation over seeds, and whether the loss excludes the both-false world;
+    the reference (initial) policy as loss `reference`."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["label", "policy", "loss", "test_accuracy", "sd", "seeds", "excludes_both_false"])
+            for policy, seeds in runs.items():
+                rows = [(name, [s["losses"][name]["test_accuracy"] for s in seeds],
+                         seeds[0]["losses"][name]["excludes_both_false"]) for name in seeds[0]["losses"]]
+                rows.append(("reference", [s["ref_test_accuracy"] for s in seeds], ""))
+                for name, acc, excl in rows:
+                    w.writerow([f"{policy}/{name}", policy, name, f"{np.mean(acc):.6g}", f"{np.std(acc):.6g}",
+                                len(acc), excl])
+
+
+def make_figures(semantics_json: str, tabular_files: dict, decompile_png: str, lattice_png: str,
+                 training_png: str, accuracy_csv: str) -> None:
+    """Step dpa_logic_figures: the three PNGs and the data of the main one."""
+    sem = read_json(semantics_json)
+    plot_decompile(sem, decompile_png)
+    plot_lattice(sem, lattice_png)
+    runs = {p: [read_json(f) for f in files] for p, files in tabular_files.items()}
+    plot_training(runs, training_png)
+    write_accuracy_csv(runs, accuracy_csv)

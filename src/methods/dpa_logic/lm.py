@@ -8,16 +8,25 @@ runs on a local jsonl and a tiny random Llama in the tests.
 
 Per pair: s = sum of the response tokens' log-probabilities given the prompt, L = number of response
 tokens; the reference log-probabilities are those of the initial model, computed once before training.
+
+Steps: `fetch_lm` is dpa_logic_fetch (on the submit host: the model's files and the preference pairs, so the
+GPU jobs need no internet); `lm_experiment` is dpa_logic_lm (one seed group on the job's device).
 """
 from __future__ import annotations
 
 import copy
+import json
+import shutil
+from pathlib import Path
 
 import torch
 
-from methods.common.io import log, set_seed
+from methods.common.io import atomic_path, log, set_seed, write_json
 
-from .losses import LOSSES, compiled_loss
+from .losses import LOSSES, both_false_excluded, check_losses, compiled_loss
+
+# the files of a Hugging Face model repository that from_pretrained reads (weights as safetensors only)
+MODEL_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken"]
 
 
 def _text(field) -> str:
@@ -128,3 +137,55 @@ def train_lm(base_model, tokenizer, train: list[dict], test: list[dict], loss: s
         "test_accuracy": float((fin_test["logp_w"] / fin_test["len_w"] > fin_test["logp_l"] / fin_test["len_l"])
                                .double().mean()),
     }
+
+
+def fetch_lm(model_id: str, dataset: dict, n_pairs: int, out_model: str, out_pairs: str) -> None:
+    """Step dpa_logic_fetch: the model (a Hugging Face id through snapshot_download, or a local
+    save_pretrained directory, copied) into `out_model`, and the first n_pairs shuffled preference pairs
+    (`load_pairs`, seed 0) into the jsonl `out_pairs`."""
+    pairs = load_pairs(dataset["path"], dataset.get("data_files"), dataset["split"], n_pairs, seed=0)
+    if len(pairs) < n_pairs:
+        raise ValueError(f"dataset {dataset['path']}: {len(pairs)} pairs, fewer than n_train + n_test = {n_pairs}; "
+                         "lower dpa_logic.lm.n_train / n_test")
+    if Path(model_id).is_dir():
+        shutil.copytree(model_id, out_model, dirs_exist_ok=True)
+    else:
+        from huggingface_hub import snapshot_download
+
+        snapshot_download(model_id, local_dir=out_model, allow_patterns=MODEL_FILES)
+    with atomic_path(out_pairs) as tmp:
+        tmp.write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    log(f"{model_id} -> {out_model}; {len(pairs)} pairs of {dataset['path']} -> {out_pairs}")
+
+
+def read_pairs(path: str) -> list[dict]:
+    """The (prompt, chosen, rejected) pairs `fetch_lm` wrote, in its order."""
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def lm_experiment(model_dir: str, pairs_jsonl: str, n_train: int, n_test: int, max_prompt: int, max_response: int,
+                  losses: list[str], hparams: dict, steps: int, batch_size: int, lr: float, seeds: list[int],
+                  out_json: str, device="cpu", threads: int = 1) -> None:
+    """Step dpa_logic_lm: the fetched causal LM tuned with each compiled loss, for each seed of the job's group,
+    on `device` (the job's: a GPU at paper scale). The first n_train pairs train, the next n_test test."""
+    from methods.common.lm.model import load_causal_lm
+
+    check_losses(losses, "dpa_logic.lm.losses", hparams)
+    torch.set_num_threads(threads)
+    model, tokenizer = load_causal_lm(model_dir, device=device)
+    pairs = read_pairs(pairs_jsonl)
+    if len(pairs) < n_train + n_test:
+        raise ValueError(f"{pairs_jsonl}: {len(pairs)} pairs, fewer than n_train + n_test = {n_train + n_test}; "
+                         "lower dpa_logic.lm.n_train / n_test")
+    enc = encode_pairs(tokenizer, pairs[:n_train + n_test], max_prompt, max_response)
+    train, test = enc[:n_train], enc[n_train:]
+    out = {"model": model_dir, "pairs": pairs_jsonl, "device": str(device), "runs": {}}
+    for name in losses:
+        out["runs"][name] = []
+        for seed in seeds:
+            r = train_lm(model, tokenizer, train, test, name, hparams.get(name, {}), steps, batch_size, lr, seed)
+            r["seed"] = seed
+            r["excludes_both_false"] = both_false_excluded(name)
+            out["runs"][name].append(r)
+            log(f"lm {name} seed {seed}: dlogp_w {r['delta_logp_w']:+.3f} acc {r['test_reward_accuracy']:.3f}")
+    write_json(out_json, out)

@@ -211,3 +211,17 @@ def random_batch(n: int, seed: int, dtype=torch.float64) -> dict:
 def known_structure_names() -> list[str]:
     return [k for k, v in LOSSES.items() if v.family != "no_structure"]
 
+
+def check_losses(losses: list[str], where: str, hparams: dict | None = None) -> None:
+    """Unknown or structure-less losses, and overrides of hyper-parameters a loss does not have."""
+    for name, hp in (hparams or {}).items():
+        unknown = set(hp) - set(LOSSES.get(name, LOSSES["sft"]).hparams)
+        if unknown:
+            raise ValueError(f"config {where.rsplit('.', 1)[0]}.hparams.{name}: {sorted(unknown)} are not "
+                             f"hyper-parameters of {name} (it has {sorted(LOSSES[name].hparams)})")
+    for name in losses:
+        if name not in LOSSES:
+            raise ValueError(f"config {where}: unknown loss {name!r}; known: {sorted(LOSSES)}")
+        if LOSSES[name].family == "no_structure":
+            raise ValueError(f"config {where}: {name!r} has no preference structure ({LOSSES[name].reason}); "
+                             "remove it from the list")

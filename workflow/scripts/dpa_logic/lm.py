@@ -1,14 +1,15 @@
-"""Full scale: a causal LM tuned on a preference dataset with each compiled loss."""
+"""Full scale, one seed group: the fetched causal LM tuned with each compiled loss, on the job's device."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.dpa_logic.pipeline import lm_experiment
+from methods.common.device import job_device
+from methods.dpa_logic.lm import lm_experiment
 
 lm = dict(snakemake.params.lm)
 lm_experiment(
-    model_id=lm["model_id"],
-    dataset=dict(lm["dataset"]),
+    model_dir=snakemake.input.model,
+    pairs_jsonl=snakemake.input.pairs,
     n_train=lm["n_train"],
     n_test=lm["n_test"],
     max_prompt=lm["max_prompt"],
@@ -18,7 +19,8 @@ lm_experiment(
     steps=lm["steps"],
     batch_size=lm["batch_size"],
     lr=lm["lr"],
-    seeds=list(lm["seeds"]),
-    device=lm["device"],
+    seeds=list(snakemake.params.seeds),
     out_json=snakemake.output.metrics,
+    device=job_device(snakemake.resources),
+    threads=snakemake.threads,
 )

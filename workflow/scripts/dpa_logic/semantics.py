@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.dpa_logic.pipeline import semantics_experiment
+from methods.dpa_logic.experiments import semantics_experiment
 
 sem = dict(snakemake.params.semantics)
 semantics_experiment(

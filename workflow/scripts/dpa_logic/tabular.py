@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.dpa_logic.pipeline import tabular_experiment
+from methods.dpa_logic.tabular import tabular_experiment
 
 tabular_experiment(
     seed=int(snakemake.wildcards.seed),

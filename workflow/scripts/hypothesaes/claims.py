@@ -1,17 +1,19 @@
-"""hypothesaes's claims.json: measured metrics, verdicts computed by each claim's criterion."""
+"""hypothesaes's claims.json (and metrics.json): measured metrics, verdicts computed by each claim's criterion;
+the figure, its data and the table of top hypotheses."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.hypothesaes.pipeline import write_paper_claims
+from methods.hypothesaes.results import write_paper_claims
 
 write_paper_claims(
-    synthetic_json=snakemake.input.synthetic,
-    real_json=snakemake.input.real,
-    synthetic10_json=snakemake.input.synthetic10,
+    synthetic_jsons=list(snakemake.input.synthetic),
+    synthetic10_jsons=list(snakemake.input.synthetic10),
+    real_jsons=list(snakemake.input.real),
     scale=snakemake.params.scale,
     claims_path=snakemake.output.claims,
     summary_path=snakemake.output.summary,
     figure_path=snakemake.output.figure,
+    figure_csv=snakemake.output.figure_data,
     table_path=snakemake.output.table,
 )
