@@ -19,6 +19,14 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 
 
+# A job killed with SIGKILL (out of memory, a scheduler's timeout) leaves its atomic writer's temporary
+# `.<name>.*.part` file behind; the next run removes them before any job starts (never in a dry run).
+onstart:
+    from methods.common.io import remove_orphaned_parts
+
+    remove_orphaned_parts([OUTDIR, RESOURCES])
+
+
 wildcard_constraints:
     seed=r"\d+",
     seeds=r"all|seed\d+",

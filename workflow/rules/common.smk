@@ -58,20 +58,16 @@ if SCALE != "tiny":
             f"config key 'scale': {SCALE!r} was set without its overlay, so tiny-scale settings would be "
             f"labelled {SCALE!r}; run with `--configfile config/{SCALE}.yaml` instead of `--config scale={SCALE}`."
         )
-    if Path(OUTDIR).resolve().is_relative_to((Path(workflow.basedir) / "results").resolve()):
+    if (
+        Path(OUTDIR)
+        .resolve()
+        .is_relative_to((Path(workflow.basedir) / "results").resolve())
+    ):
         raise ValueError(
             f"config key 'outdir': scale {SCALE!r} would write into results/, the tiny scale's outputs; "
             f"set outdir in {_scale_files[-1]} (config/{SCALE}.yaml uses results_{SCALE})."
         )
 NON_PAPER_RULE_FILES = {"common", "report"}
-
-
-# A job killed with SIGKILL (out of memory, a scheduler's timeout) leaves its atomic writer's temporary
-# `.<name>.*.part` file behind; the next run removes them before any job starts (never in a dry run).
-onstart:
-    from methods.common.io import remove_orphaned_parts
-
-    remove_orphaned_parts([OUTDIR, RESOURCES])
 
 
 # The registry of papers is the set of rule files; a paper is added by adding its file.
@@ -184,7 +180,9 @@ def group_seeds(group, seeds):
         return list(seeds)
     seed = int(group.removeprefix("seed"))
     if seed not in seeds:
-        raise ValueError(f"seed group {group!r}: seed {seed} is not among the configured seeds {list(seeds)}")
+        raise ValueError(
+            f"seed group {group!r}: seed {seed} is not among the configured seeds {list(seeds)}"
+        )
     return [seed]
 
 
@@ -217,16 +215,15 @@ DAG_ONLY_ENV = "ICML25_DAG_ONLY"
 
 
 def prerequisite(path, what, how):
-    """An input function for a file no rule can make (licence-gated data, a released checkpoint): when it
-    is missing the DAG fails, in the dry run already, naming the file, what it is and how to obtain it."""
+    """An input function for a file that no rule makes (licence-gated data, a released checkpoint); when it
+    is missing the DAG fails, in the dry run already, naming the file, what it is and how to obtain it.
+    """
 
     def existing(wildcards):
         if os.environ.get(DAG_ONLY_ENV):
             return []
         if not Path(path).exists():
-            raise FileNotFoundError(
-                f"{what} is missing: expected at {path}. {how}"
-            )
+            raise FileNotFoundError(f"{what} is missing: expected at {path}. {how}")
         return path
 
     return existing
