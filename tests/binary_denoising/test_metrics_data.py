@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from methods.binary_denoising import data
-from methods.binary_denoising.metrics import (classifier_score, energy_distance, integrated_autocorrelation,
-                                              weight_tv)
+from methods.binary_denoising.metrics import classifier_score, energy_distance, integrated_autocorrelation, weight_tv
 
 
 def test_energy_distance_is_near_zero_for_one_law_and_positive_between_laws():

