@@ -1,16 +1,14 @@
-"""Every agent tuned on the tuning seeds, then tested (changing and stationary environments)."""
+"""The tuned agents on the test seeds of one seed group (changing and stationary environments)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.metacognition.pipeline import run_experiment
+from methods.metacognition.jobs import evaluate_agents
 
-run_experiment(
+evaluate_agents(
     environment=dict(snakemake.params.environment),
-    agent=dict(snakemake.params.agent),
-    grid=dict(snakemake.params.grid),
-    tune_seeds=list(snakemake.params.tune_seeds),
+    tuned_json=snakemake.input.tuned,
     seeds=list(snakemake.params.seeds),
-    out_json=snakemake.output.metrics,
+    out_json=snakemake.output.outcomes,
     out_npz=snakemake.output.curves,
 )
