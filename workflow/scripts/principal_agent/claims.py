@@ -12,4 +12,5 @@ write_paper_claims(
     lb_algorithms=snakemake.params.lb_algorithms,
     two_point_algorithms=snakemake.params.two_point_algorithms,
     claims_path=snakemake.output.claims,
+    summary_path=snakemake.output.summary,
 )
