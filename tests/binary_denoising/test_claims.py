@@ -1,7 +1,7 @@
 """The claims step: the metrics it builds from the jobs' JSON, and claims.yaml evaluated on them."""
 import pytest
 
-from methods.binary_denoising.pipeline import DECLARATION_PATH, claims_metrics, exact_metrics
+from methods.binary_denoising.claims import DECLARATION_PATH, claims_metrics, exact_metrics
 from methods.common.claims import evaluate_claims, load_declaration
 from methods.common.io import write_json
 
@@ -46,9 +46,24 @@ def _write_run(tmp_path, energy_last):
         dig.append(tmp_path / f"d{s}.json")
         write_json(dig[-1], {"m_max": 3, "quality": {"1": {"energy": 0.4, "classifier_score": 0.5},
                                                      "3": {"energy": energy_last, "classifier_score": 0.7}}})
-    exact = tmp_path / "exact.json"
+    exact = tmp_path / "exact_all.json"
     write_json(exact, {"seeds": [0, 1, 2], "runs": [_exact_doc((0.3, 0.8), (0.5, 1.2), (0.05, 0.4))] * 3})
-    return claims_metrics([str(p) for p in mix], {"digits8": [str(p) for p in dig]}, str(exact))
+    return claims_metrics([str(p) for p in mix], {"digits8": [str(p) for p in dig]}, [str(exact)])
+
+
+def test_exact_seed_groups_merge_in_seed_order(tmp_path):
+    """One exact job per seed (paper scale) gives the metrics of one job over all seeds (tiny scale)."""
+    docs = [_exact_doc((0.3, 0.8), (0.5, 1.2), (0.05, 0.4)), _exact_doc((0.2, 0.9), (0.4, 1.1), (0.01, 0.3)),
+            _exact_doc((0.1, 0.7), (0.6, 1.3), (0.02, 0.5))]
+    mix = [tmp_path / "m.json"]
+    write_json(mix[0], _mixture_doc(0.5, 0.1, 0.4, 0.2))
+    write_json(tmp_path / "all.json", {"seeds": [0, 1, 2], "runs": docs})
+    for s, doc in enumerate(docs):
+        write_json(tmp_path / f"seed{s}.json", {"seeds": [s], "runs": [doc]})
+    whole = claims_metrics([str(mix[0])], {}, [str(tmp_path / "all.json")])
+    split = claims_metrics([str(mix[0])], {}, [str(tmp_path / f"seed{s}.json") for s in range(3)])
+    assert split == whole
+    assert whole["slem_high_noise"] == [0.3, 0.2, 0.1]
 
 
 def _verdicts(measured):

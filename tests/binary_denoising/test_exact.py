@@ -7,9 +7,18 @@ import numpy as np
 import pytest
 import torch
 
-from methods.binary_denoising.exact import (dobrushin_rate, exact_chain_metrics, marginal_z, metropolis_matrix,
-                                            proposal_logits, run_chain, slem, stationary, transition_matrix,
-                                            z_tolerance)
+from methods.binary_denoising.exact import (
+    dobrushin_rate,
+    exact_chain_metrics,
+    marginal_z,
+    metropolis_matrix,
+    proposal_logits,
+    run_chain,
+    slem,
+    stationary,
+    transition_matrix,
+    z_tolerance,
+)
 from methods.binary_denoising.mixture import BernoulliMixture, random_mixture
 from methods.binary_denoising.noise import hypercube
 

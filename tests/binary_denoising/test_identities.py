@@ -6,8 +6,15 @@ import pytest
 import torch
 
 from methods.binary_denoising.mixture import BernoulliMixture
-from methods.binary_denoising.noise import (flip_probability, flip_ratio_denoiser, hamming_denoiser, hypercube,
-                                            log_q_extended, sample_noisy, tmf_denoiser)
+from methods.binary_denoising.noise import (
+    flip_probability,
+    flip_ratio_denoiser,
+    hamming_denoiser,
+    hypercube,
+    log_q_extended,
+    sample_noisy,
+    tmf_denoiser,
+)
 
 
 def _random_prior(d, seed):

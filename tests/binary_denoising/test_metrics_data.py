@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from methods.binary_denoising import data
-from methods.binary_denoising.metrics import (classifier_score, energy_distance, integrated_autocorrelation,
-                                              weight_tv)
+from methods.binary_denoising.metrics import classifier_score, energy_distance, integrated_autocorrelation, weight_tv
 
 
 def test_energy_distance_is_near_zero_for_one_law_and_positive_between_laws():
@@ -41,24 +40,21 @@ def test_wheel_csv_is_read_and_binarised(tmp_path):
     rows = "0,9,16,3\n12,0,7,5\n"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("pkg/data/d.csv.gz", gzip.compress(rows.encode()))
-    x, y = data.load_digits({"source": "wheel", "member": "pkg/data/d.csv.gz", "threshold": 7}, str(wheel), "")
+    x, y = data.load_digits({"source": "wheel", "member": "pkg/data/d.csv.gz", "threshold": 7}, str(wheel))
     assert y.tolist() == [3, 5]
     assert x.tolist() == [[-1, 1, 1], [1, -1, -1]]
 
 
-def test_torchvision_mnist_loader(monkeypatch, tmp_path):
-    tv = pytest.importorskip(
-        "torchvision", reason="torchvision is not installed (it cannot be installed beside this torch build); "
-                              "the full-scale MNIST loader is only exercised where it is")
-
-    class FakeMNIST:
-        def __init__(self, root, train, download):
-            self.data = torch.randint(0, 256, (7, 28, 28), dtype=torch.uint8)
-            self.targets = torch.arange(7)
-
-        def __len__(self):
-            return 7
-
-    monkeypatch.setattr(tv.datasets, "MNIST", FakeMNIST)
-    x, y = data.load_digits({"source": "torchvision", "threshold": 127}, None, str(tmp_path))
+def test_npz_mnist_loader(tmp_path):
+    """The full-scale source: an MNIST npz archive in Keras' layout, read and binarised."""
+    rng = np.random.default_rng(0)
+    path = tmp_path / "mnist.npz"
+    np.savez(path, x_train=rng.integers(0, 256, (7, 28, 28), dtype=np.uint8), y_train=np.arange(7, dtype=np.uint8),
+             x_test=np.zeros((1, 28, 28), np.uint8), y_test=np.zeros(1, np.uint8))
+    x, y = data.load_digits({"source": "npz", "threshold": 127}, str(path))
     assert x.shape == (7, 784) and set(np.unique(x)) <= {-1.0, 1.0} and y.tolist() == list(range(7))
+    with np.load(path) as z:
+        assert (x[3] == np.where(z["x_train"][3].reshape(-1) > 127, 1.0, -1.0)).all()
+    np.savez(tmp_path / "bad.npz", images=np.zeros((1, 28, 28)))
+    with pytest.raises(ValueError, match="x_train and y_train"):
+        data.load_digits({"source": "npz", "threshold": 127}, str(tmp_path / "bad.npz"))

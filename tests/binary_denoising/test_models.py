@@ -4,9 +4,15 @@ import pytest
 import torch
 
 from methods.binary_denoising.mixture import BernoulliMixture
-from methods.binary_denoising.models import (build_denoiser, denoiser_mean, expected_loss_minimiser,
-                                             logistic_loss, logistic_loss_grad, noisy_natural_parameter,
-                                             train_denoiser)
+from methods.binary_denoising.models import (
+    build_denoiser,
+    denoiser_mean,
+    expected_loss_minimiser,
+    logistic_loss,
+    logistic_loss_grad,
+    noisy_natural_parameter,
+    train_denoiser,
+)
 
 
 def test_logistic_loss_gradient_matches_autograd_and_finite_differences():

@@ -1,12 +1,16 @@
 """Samplers leave q_alpha invariant on tiny d: the chains' transition matrices by exact enumeration."""
 import numpy as np
-import pytest
 import torch
 
 from methods.binary_denoising.mixture import BernoulliMixture
 from methods.binary_denoising.noise import hypercube
-from methods.binary_denoising.samplers import (langevin_log_prob, langevin_step, mean_field_two_stage_mean,
-                                               multi_measurement, two_stage_step)
+from methods.binary_denoising.samplers import (
+    langevin_log_prob,
+    langevin_step,
+    mean_field_two_stage_mean,
+    multi_measurement,
+    two_stage_step,
+)
 
 ALPHA, ETA, D = 0.7, 3.0, 3
 

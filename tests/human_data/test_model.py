@@ -2,10 +2,12 @@
 import numpy as np
 import pytest
 
+from methods.common.claims import evaluate_claims, load_declaration
 from methods.common.io import read_json
 from methods.human_data import model as M
-from methods.common.claims import evaluate_claims, load_declaration
-from methods.human_data.pipeline import DECLARATION, claims_metrics, frontier_margin, run_simulations
+from methods.human_data.claims import DECLARATION
+from methods.human_data.jobs import run_simulations
+from methods.human_data.summary import claims_metrics, frontier_margin, merge_curves, merge_seed_groups
 
 WORLD = dict(rounds=30, q_llm=0.8, llm_cost=0.05, enjoyment=1.0, outside_option=0.0, temperature=0.25,
              exit_temperature=0.05, kappa=0.03, rho=0.02)
@@ -92,3 +94,19 @@ def test_the_sweep_covers_every_stated_value_and_metrics_name_them(tmp_path):
                for c in doc_claims["claims"])
     with np.load(tmp_path / "c.npz", allow_pickle=False) as z:
         assert z["game/human_share"].shape == (2, 10)
+
+
+def test_one_job_per_seed_gives_the_outcomes_and_curves_of_one_job_over_all_seeds(tmp_path):
+    """Seeds as wildcards: the seed groups merged in seed order are the one-job document and curves."""
+    sweep = {"designs": ["game", "piece_rate"], "values": {"kappa": [0.0, 0.03]}}
+    args = (DESIGNS, {**WORLD, "rounds": 8}, {**POP, "n": 20})
+    run_simulations(*args, [0, 1, 2], 2, sweep, str(tmp_path / "all.json"), str(tmp_path / "all.npz"))
+    for s in (0, 1, 2):
+        run_simulations(*args, [s], 2, sweep, str(tmp_path / f"seed{s}.json"), str(tmp_path / f"seed{s}.npz"))
+    merged = merge_seed_groups([str(tmp_path / f"seed{s}.json") for s in (0, 1, 2)])
+    assert merged == read_json(tmp_path / "all.json")
+    curves = merge_curves([str(tmp_path / f"seed{s}.npz") for s in (0, 1, 2)])
+    whole = merge_curves([str(tmp_path / "all.npz")])
+    assert sorted(curves) == sorted(whole)
+    for k in whole:
+        np.testing.assert_array_equal(curves[k], whole[k])

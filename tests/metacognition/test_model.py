@@ -2,10 +2,12 @@
 import numpy as np
 import pytest
 
+from methods.common.claims import evaluate_claims, load_declaration
 from methods.common.io import read_json
 from methods.metacognition import model as M
-from methods.common.claims import evaluate_claims, load_declaration
-from methods.metacognition.pipeline import DECLARATION, candidates, claims_metrics, run_experiment
+from methods.metacognition.claims import DECLARATION
+from methods.metacognition.jobs import candidates, evaluate_agents, tune_agents
+from methods.metacognition.summary import claims_metrics, merge_curves, merge_seed_groups
 
 ENV = dict(steps=120, n_families=3, n_strategies=3, rate_low=0.01, rate_high=0.04, weak_effect=0.15,
            obs_noise=0.02, distractor_noise=0.2, distractor=True, switch_at=60, new_family_at=80)
@@ -66,8 +68,11 @@ def test_every_agent_is_tuned_over_its_grid_and_tuning_seeds_are_held_out(tmp_pa
     assert len(candidates("no_evaluation", AGENT, grid, 3)) == 2
     assert [s for _, s in candidates("weakest", AGENT, grid, 3)] == [0, 1, 2]
     with pytest.raises(ValueError, match="disjoint"):
-        run_experiment(ENV, AGENT, grid, [0, 1], [1, 2], str(tmp_path / "m.json"), str(tmp_path / "c.npz"))
-    run_experiment(ENV, AGENT, grid, [10], [0, 1], str(tmp_path / "m.json"), str(tmp_path / "c.npz"))
+        tune_agents(ENV, AGENT, grid, [0, 1], [1, 2], str(tmp_path / "t.json"))
+    tune_agents(ENV, AGENT, grid, [10], [0, 1], str(tmp_path / "t.json"))
+    with pytest.raises(ValueError, match="disjoint"):
+        evaluate_agents(ENV, str(tmp_path / "t.json"), [10], str(tmp_path / "m.json"), str(tmp_path / "c.npz"))
+    evaluate_agents(ENV, str(tmp_path / "t.json"), [0, 1], str(tmp_path / "m.json"), str(tmp_path / "c.npz"))
     m = claims_metrics(read_json(tmp_path / "m.json"))
     for kind in M.AGENTS:
         assert len(m[f"auc_{kind}"]) == 2 and len(m[f"post_switch_auc_{kind}"]) == 2
@@ -77,3 +82,22 @@ def test_every_agent_is_tuned_over_its_grid_and_tuning_seeds_are_held_out(tmp_pa
     assert {c["id"] for c in doc["claims"] if c["kind"] == "headline"} == {
         "intrinsic_beats_fixed_loops", "recovers_after_the_switch", "avoids_the_unlearnable_distractor",
         "every_component_contributes"}
+
+
+def test_one_job_per_test_seed_gives_the_outcomes_and_curves_of_one_job_over_all_seeds(tmp_path):
+    """Seeds as wildcards: the test seed groups, merged in seed order, are the one-job document and curves
+    (the agents run vectorised over seeds, each seed with its own world and streams)."""
+    grid = {"epsilon": [0.1], "surprise_gain": [1.0]}
+    tune_agents(ENV, AGENT, grid, [10], [0, 1, 2], str(tmp_path / "t.json"))
+    evaluate_agents(ENV, str(tmp_path / "t.json"), [0, 1, 2], str(tmp_path / "all.json"), str(tmp_path / "all.npz"))
+    for s in (0, 1, 2):
+        evaluate_agents(ENV, str(tmp_path / "t.json"), [s], str(tmp_path / f"s{s}.json"), str(tmp_path / f"s{s}.npz"))
+    merged = claims_metrics(merge_seed_groups([str(tmp_path / f"s{s}.json") for s in (0, 1, 2)]))
+    whole = claims_metrics(merge_seed_groups([str(tmp_path / "all.json")]))
+    assert sorted(merged) == sorted(whole)
+    for k in whole:
+        np.testing.assert_allclose(merged[k], whole[k], rtol=1e-12, atol=0)
+    curves = merge_curves([str(tmp_path / f"s{s}.npz") for s in (0, 1, 2)])
+    for k, v in merge_curves([str(tmp_path / "all.npz")]).items():
+        np.testing.assert_allclose(curves[k], v, rtol=1e-12, atol=0)
+

@@ -2,11 +2,24 @@
 import numpy as np
 import pytest
 
-from methods.outcome_process.coverage import (max_reach, mixture_policy, sa_coverage, second_moment, traj_coverage,
-                                              trajectory_measure_ratio)
+from methods.outcome_process.coverage import (
+    max_reach,
+    mixture_policy,
+    sa_coverage,
+    second_moment,
+    traj_coverage,
+    trajectory_measure_ratio,
+)
 from methods.outcome_process.experiments import lemma_rows
-from methods.outcome_process.mdp import (chain_mdp, occupancy, one_hot, sample_trajectories, stochastic_mdp,
-                                         tree_mdp, uniform_policy)
+from methods.outcome_process.mdp import (
+    chain_mdp,
+    occupancy,
+    one_hot,
+    sample_trajectories,
+    stochastic_mdp,
+    tree_mdp,
+    uniform_policy,
+)
 
 
 @pytest.mark.parametrize("H", [3, 6, 9])

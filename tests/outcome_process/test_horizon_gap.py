@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from methods.outcome_process.experiments import loglog_slope
-from methods.outcome_process.pipeline import horizon_curves
+from methods.outcome_process.summary import horizon_curves
 
 
 def _sweep(H, outcome, process, naive, c_traj, seeds=3):

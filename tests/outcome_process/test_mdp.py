@@ -4,9 +4,21 @@ import itertools
 import numpy as np
 import pytest
 
-from methods.outcome_process.mdp import (chain_mdp, evaluate_policy, fork_mdp, monte_carlo_value, occupancy,
-                                         one_hot, optimal_value, plan, policy_value, sample_trajectories,
-                                         stochastic_mdp, tree_mdp, uniform_policy)
+from methods.outcome_process.mdp import (
+    chain_mdp,
+    evaluate_policy,
+    fork_mdp,
+    monte_carlo_value,
+    occupancy,
+    one_hot,
+    optimal_value,
+    plan,
+    policy_value,
+    sample_trajectories,
+    stochastic_mdp,
+    tree_mdp,
+    uniform_policy,
+)
 
 
 def _mdps(rng):

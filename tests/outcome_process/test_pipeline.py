@@ -1,8 +1,12 @@
 """The DAG's steps end to end at toy size: every JSON, figure and a schema-valid claims.json."""
 import json
 
+import numpy as np
+
 from methods.common.claims import validate_claims
-from methods.outcome_process import pipeline
+from methods.common.io import read_json
+from methods.outcome_process import claims, figures, jobs
+from methods.outcome_process.summary import merge_seed_groups
 
 SPECS = {"tree": {"horizon": 3, "n_actions": 2}, "chain": {"horizon": 3, "n_states": 2, "n_actions": 2},
          "stochastic": {"horizon": 3, "n_states": 2, "n_actions": 2, "dirichlet": 0.5}}
@@ -16,26 +20,27 @@ def test_steps_write_claims(tmp_path):
     rate = []
     for fam, spec in SPECS.items():
         rate.append(tmp_path / f"rate_{fam}.json")
-        pipeline.rate_experiment(fam, spec, 0.5, [0, 1], [20, 40, 80], 0.5, LSQ, rate[-1])
+        jobs.rate_experiment(fam, spec, 0.5, [0, 1], [20, 40, 80], 0.5, LSQ, rate[-1])
     for s, pts in POINTS.items():
-        pipeline.sweep_experiment(s, pts, CHAIN, 30, [0, 1], 1, 0.5, LSQ, tmp_path / f"{s}.json")
-    pipeline.sample_complexity_experiment(POINTS["horizon"], CHAIN, [20, 40, 80], [0, 1], 0.5, LSQ,
+        jobs.sweep_experiment(s, pts, CHAIN, 30, [0, 1], 1, 0.5, LSQ, tmp_path / f"{s}.json")
+    jobs.sample_complexity_experiment(POINTS["horizon"], CHAIN, [20, 40, 80], [0, 1], 0.5, LSQ,
                                           tmp_path / "samples.json")
-    pipeline.lemma_experiment(list(SPECS), SPECS, 0.5, POINTS, CHAIN, 1, 0, tmp_path / "lemma.json")
+    jobs.lemma_experiment(list(SPECS), SPECS, 0.5, POINTS, CHAIN, 1, 0, tmp_path / "lemma.json")
     prm_specs = {**SPECS, "fork": {"horizon": 5, "early_reward": 1.0, "late_reward": 0.6}}
-    pipeline.prm_experiment(list(prm_specs), prm_specs, 0.5, 2, [2], tmp_path / "prm.json")
+    jobs.prm_experiment(list(prm_specs), prm_specs, 0.5, 2, [2], tmp_path / "prm.json")
     pref = []
     for fam, spec in SPECS.items():
         pref.append(tmp_path / f"pref_{fam}.json")
-        pipeline.preference_experiment(fam, spec, 0.5, [0, 1], [20, 40, 80], 0.5,
+        jobs.preference_experiment(fam, spec, 0.5, [0, 1], [20, 40, 80], 0.5,
                                        {"ridge": 1e-3, "max_iter": 50, "tol": 1e-8}, pref[-1])
     pngs = [tmp_path / f"{k}.png" for k in ("rate", "coverage", "lemma", "prm", "horizon_gap", "preference")]
-    args = (rate, tmp_path / "horizon.json", tmp_path / "eps.json", tmp_path / "samples.json", 0.1,
+    args = (rate, [tmp_path / "horizon.json"], [tmp_path / "eps.json"], [tmp_path / "samples.json"], 0.1,
             tmp_path / "lemma.json", tmp_path / "prm.json", pref)
-    pipeline.make_figures(*args, *pngs)
+    figures.make_figures(*args, pngs[0], tmp_path / "rate.csv", *pngs[1:])
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
-    pipeline.write_paper_claims(*args, list(SPECS), list(prm_specs), "smoke", tmp_path / "claims.json",
-                                tmp_path / "summary.json")
+    assert (tmp_path / "rate.csv").read_text().splitlines()[0] == "family,n,outcome,process,oracle,naive"
+    claims.write_paper_claims(*args, list(SPECS), list(prm_specs), "smoke", tmp_path / "claims.json",
+                              tmp_path / "summary.json")
     doc = json.loads((tmp_path / "claims.json").read_text())
     validate_claims(doc)
     ids = {c["id"] for c in doc["claims"]}
@@ -46,3 +51,20 @@ def test_steps_write_claims(tmp_path):
     # on the fork Q^mu fails (the null), so the advantage's optimality is told apart from Q's
     assert by_id["advantage_is_optimal_prm_fork"]["verdict"] == "reproduced"
     assert by_id["advantage_is_optimal_prm_fork"]["null_verdict"] == "not_reproduced"
+
+
+def test_one_job_per_seed_gives_the_documents_and_metrics_of_one_job_over_all_seeds(tmp_path):
+    """Seeds as wildcards: the seed groups of an experiment, merged in seed order, are the one-job document."""
+    spec = SPECS["chain"]
+    jobs.rate_experiment("chain", spec, 0.5, [0, 1], [20, 40], 0.5, LSQ, tmp_path / "rate_all.json")
+    jobs.sweep_experiment("horizon", POINTS["horizon"], CHAIN, 30, [0, 1], 1, 0.5, LSQ, tmp_path / "h_all.json")
+    for s in (0, 1):
+        jobs.rate_experiment("chain", spec, 0.5, [s], [20, 40], 0.5, LSQ, tmp_path / f"rate_seed{s}.json")
+        jobs.sweep_experiment("horizon", POINTS["horizon"], CHAIN, 30, [s], 1, 0.5, LSQ, tmp_path / f"h_seed{s}.json")
+    for name in ("rate", "h"):
+        whole = read_json(tmp_path / f"{name}_all.json")
+        merged = merge_seed_groups([tmp_path / f"{name}_seed{s}.json" for s in (0, 1)])
+        assert merged["seeds"] == whole["seeds"] == [0, 1]
+        for key in ("subopt", "coverage"):
+            for k in whole[key]:
+                np.testing.assert_array_equal(np.asarray(merged[key][k]), np.asarray(whole[key][k]))

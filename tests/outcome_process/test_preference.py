@@ -4,10 +4,16 @@ import numpy as np
 import pytest
 import torch
 
-from methods.outcome_process.mdp import chain_mdp, tree_mdp, sample_trajectories, uniform_policy
-from methods.outcome_process.preference import (bt_loss_and_grad, bt_preferences, fit_bt_rewards,
-                                                preference_to_process, run_preference_rate, trajectory_features)
 from methods.outcome_process.experiments import run_rate
+from methods.outcome_process.mdp import chain_mdp, sample_trajectories, tree_mdp, uniform_policy
+from methods.outcome_process.preference import (
+    bt_loss_and_grad,
+    bt_preferences,
+    fit_bt_rewards,
+    preference_to_process,
+    run_preference_rate,
+    trajectory_features,
+)
 from methods.outcome_process.reduction import Dataset
 
 

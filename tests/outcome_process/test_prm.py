@@ -3,8 +3,16 @@ import numpy as np
 import pytest
 
 from methods.outcome_process.coverage import behaviour_policy
-from methods.outcome_process.mdp import (chain_mdp, fork_mdp, policy_value, sample_trajectories, stochastic_mdp,
-                                         suboptimality, tree_mdp, uniform_policy)
+from methods.outcome_process.mdp import (
+    chain_mdp,
+    fork_mdp,
+    policy_value,
+    sample_trajectories,
+    stochastic_mdp,
+    suboptimality,
+    tree_mdp,
+    uniform_policy,
+)
 from methods.outcome_process.prm import advantage, advantage_telescoping_gap, prm_policies, rollout_q
 
 

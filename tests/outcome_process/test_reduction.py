@@ -3,11 +3,26 @@ import numpy as np
 import pytest
 
 from methods.outcome_process.coverage import behaviour_policy
-from methods.outcome_process.mdp import (chain_mdp, one_hot, policy_value, sample_trajectories, stochastic_mdp,
-                                         suboptimality, tree_mdp, uniform_policy)
-from methods.outcome_process.reduction import (Dataset, best_observed_trajectory, empirical_model,
-                                               fit_step_rewards, outcome_to_process, pessimistic_vi, relabel,
-                                               trajectory_gram)
+from methods.outcome_process.mdp import (
+    chain_mdp,
+    one_hot,
+    policy_value,
+    sample_trajectories,
+    stochastic_mdp,
+    suboptimality,
+    tree_mdp,
+    uniform_policy,
+)
+from methods.outcome_process.reduction import (
+    Dataset,
+    best_observed_trajectory,
+    empirical_model,
+    fit_step_rewards,
+    outcome_to_process,
+    pessimistic_vi,
+    relabel,
+    trajectory_gram,
+)
 
 
 def _noiseless(mdp, n, rng):

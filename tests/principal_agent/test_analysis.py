@@ -5,7 +5,10 @@ import pytest
 from methods.common.claims import load_declaration
 from methods.common.io import read_json
 from methods.principal_agent import analysis as A
-from methods.principal_agent import pipeline as P
+from methods.principal_agent import claims as CL
+from methods.principal_agent import figures as F
+from methods.principal_agent import jobs as J
+from methods.principal_agent import summary as S
 from methods.principal_agent.lower_bound_kn import hidden_subset_job
 from methods.principal_agent.lower_bound_known import two_point_job
 from methods.principal_agent.zooming import zooming_job
@@ -35,46 +38,72 @@ def test_the_dag_steps_end_to_end(tmp_path):
     rate = []
     for a in ("blocked", "adaptive"):
         rate.append(str(tmp_path / f"rate_{a}.json"))
-        P.run_rate(a, ["exp3_linear", "naive_grid"], 4, 2, Ts, seeds, adv, rate[-1])
+        J.run_rate(a, ["exp3_linear", "naive_grid"], 4, 2, Ts, seeds, adv, rate[-1])
     sweep_algs = ["exp3_linear", "exp3_candidates", "exp3_merged"]
-    P.run_sweep("arms", sweep_algs, [3, 6], 4, 2, [120], seeds, "random", adv, str(tmp_path / "arms.json"))
-    P.run_sweep("types", sweep_algs, [2, 3], 4, 2, [120], seeds, "random", adv, str(tmp_path / "types.json"))
+    J.run_sweep("arms", sweep_algs, [3, 6], 4, 2, [120], seeds, "random", adv, str(tmp_path / "arms.json"))
+    J.run_sweep("types", sweep_algs, [2, 3], 4, 2, [120], seeds, "random", adv, str(tmp_path / "types.json"))
     logit = {"adversary": "blocked", "n_types": 2, "temperature": 0.25}
     needle = {"lipschitz": 4.0, "width_factor": 1.0, "base_prob": 0.5}
     for inst in ("logit", "needle"):
-        P.run_lipschitz(inst, Ts, seeds, 4, logit, needle, adv, str(tmp_path / f"{inst}.json"))
-    P.run_lower_bound("blocked", ["naive_grid", "exp3_linear"], Ts, seeds, 1e-9, [0.3, 0.7], adv, str(tmp_path / "lb.json"))
-    P.run_multiarm("random", Ts, seeds, 3, 2, adv, str(tmp_path / "multi.json"))
+        J.run_lipschitz(inst, Ts, seeds, 4, logit, needle, adv, str(tmp_path / f"{inst}.json"))
+    J.run_lower_bound("blocked", ["naive_grid", "exp3_linear"], Ts, seeds, 1e-9, [0.3, 0.7], adv, str(tmp_path / "lb.json"))
+    J.run_multiarm("random", Ts, seeds, 3, 2, adv, str(tmp_path / "multi.json"))
     two_point_job({"horizons": [50, 200], "n_runs": 5, "c": 0.5, "delta": 0.05, "algorithms": ["exp3_linear"]},
                   seeds, str(tmp_path / "two_point.json"))
     hidden_subset_job({"types": [2, 4], "arms": [4, 8], "horizon": 100, "n_runs": 4, "c": 0.5, "delta": 0.05},
                       seeds, str(tmp_path / "hidden.json"))
     zooming_job({"n_types": 2, "n_arms": 2, "horizons": [60, 120], "n_runs": 1, "temperature": 0.5,
                  "split_constant": 1.0, "adaptive_prob": 0.5, "grid_points": 5}, seeds, str(tmp_path / "zoom.json"))
-    moved = [str(tmp_path / f) for f in ("two_point.json", "hidden.json", "zoom.json")]
-    P.analyse(rate, {"arms": str(tmp_path / "arms.json"), "types": str(tmp_path / "types.json")},
-              {"logit": str(tmp_path / "logit.json"), "needle": str(tmp_path / "needle.json")},
-              str(tmp_path / "lb.json"), str(tmp_path / "multi.json"), *moved, 20, 0.95, str(tmp_path / "summary.json"))
+    moved = [[str(tmp_path / f)] for f in ("two_point.json", "hidden.json", "zoom.json")]
+    S.analyse(rate, [str(tmp_path / "arms.json"), str(tmp_path / "types.json")],
+              [str(tmp_path / "logit.json"), str(tmp_path / "needle.json")],
+              [str(tmp_path / "lb.json")], [str(tmp_path / "multi.json")], *moved, 20, 0.95, str(tmp_path / "summary.json"))
     names = ("rate", "sweep", "lip", "lb", "two_point", "hidden", "zoom")
     pngs = [str(tmp_path / f"{n}.png") for n in names]
-    P.make_figures(str(tmp_path / "summary.json"), *moved, *pngs)
-    P.write_paper_claims(str(tmp_path / "summary.json"), "smoke", ["blocked", "adaptive"], ["naive_grid", "exp3_linear"],
-                         ["exp3_linear"], str(tmp_path / "claims.json"))
+    F.make_figures(str(tmp_path / "summary.json"), *moved, pngs[0], str(tmp_path / "rate.csv"), *pngs[1:])
+    CL.write_paper_claims(str(tmp_path / "summary.json"), "smoke", ["blocked", "adaptive"], ["naive_grid", "exp3_linear"],
+                          ["exp3_linear"], str(tmp_path / "claims.json"), str(tmp_path / "metrics_summary.json"))
     doc = read_json(tmp_path / "claims.json")
+    assert read_json(tmp_path / "metrics_summary.json") == read_json(tmp_path / "summary.json")["metrics"]
     # three templates expand over the two adversaries (+3), the lower-bound one over its one agnostic learner,
     # the two-point one over its one learner
-    assert len(doc["claims"]) == len(load_declaration(P.DECLARATION)["claims"]) + 3
+    assert len(doc["claims"]) == len(load_declaration(CL.DECLARATION)["claims"]) + 3
     assert {c["verdict"] for c in doc["claims"]} <= {"reproduced", "not_reproduced", "inconclusive", "passed", "failed"}
     assert all(c["null_verdict"] in ("reproduced", "not_reproduced", "inconclusive")
                for c in doc["claims"] if c["kind"] == "headline")
     assert all((tmp_path / f"{n}.png").stat().st_size > 1000 for n in names)
+    header = (tmp_path / "rate.csv").read_text().splitlines()[0].split(",")
+    assert header[0] == "T" and {"exp3_linear_blocked", "naive_grid_adaptive", "bound_blocked"} <= set(header)
+
+
+def test_one_job_per_seed_group_gives_the_summary_of_one_job_over_all_seeds(tmp_path):
+    """Seeds as wildcards: the per-seed documents merged in seed order are those of one job over all seeds
+    (the {"runs"} steps); the record steps of single seeds concatenate their records and join their seeds."""
+    params = {"horizons": [50, 200], "n_runs": 3, "c": 0.5, "delta": 0.05, "algorithms": ["exp3_linear"]}
+    two_point_job(params, [0, 1], str(tmp_path / "all.json"))
+    for s in (0, 1):
+        two_point_job(params, [s], str(tmp_path / f"seed{s}.json"))
+    merged = S.merge_runs([str(tmp_path / "seed0.json"), str(tmp_path / "seed1.json")])
+    assert merged == read_json(tmp_path / "all.json")["runs"]
+    adv = {"block_length": 20, "period": 3, "adaptive_prob": 0.5}
+    for s in (0, 1):
+        out = str(tmp_path / f"rate_seed{s}.json")
+        J.run_rate("blocked", ["exp3_linear"], 3, 2, [60], [s], adv, out, group=f"seed{s}")
+    merged = S.merge_records([str(tmp_path / f"rate_seed{s}.json") for s in (0, 1)], "adversary")["blocked"]
+    assert merged["params"]["seeds"] == [0, 1] and [r["seed"] for r in merged["records"]] == [0, 1]
+
+
+def test_a_single_seed_group_draws_its_own_streams():
+    """The tiny scale's one job over all seeds keeps its stream keys; one-seed jobs (paper scale) get their own."""
+    assert J._key("rate/blocked") == J._key("rate/blocked", "all")
+    assert len({J._key("rate/blocked", g) for g in ("all", "seed0", "seed1")}) == 3
 
 
 def test_uniform_play_meets_the_lower_bound_criteria_so_those_claims_cannot_reproduce(tmp_path):
     """The lower-bound families' criteria hold for a learner that learns nothing (their nulls)."""
     two_point_job({"horizons": [250, 1000, 4000], "n_runs": 2, "c": 0.5, "delta": 0.05, "algorithms": ["exp3_linear"]},
                   [0], str(tmp_path / "tp.json"))
-    m = P.two_point_metrics(read_json(tmp_path / "tp.json")["runs"][0])
+    m = S.two_point_metrics(read_json(tmp_path / "tp.json")["runs"][0])
     # uniform play over {zero incentive, two serving incentives}: T times a mean gap that tends to a constant
     assert m["two_point_slope_uniform"] > 0.9 and m["two_point_norm_ratio_uniform"] > 1.0
 

@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 
 from methods.principal_agent import candidates as C
-from methods.principal_agent.lower_bound_kn import (balanced_subsets, hidden_type_probabilities, kn_grid_experiment,
-                                                    paper_bound, subset_instance, undominated)
+from methods.principal_agent.lower_bound_kn import (
+    balanced_subsets,
+    hidden_type_probabilities,
+    kn_grid_experiment,
+    paper_bound,
+    subset_instance,
+    undominated,
+)
 from methods.principal_agent.model import greedy_response, greedy_utility, single_arm_incentives
 
 

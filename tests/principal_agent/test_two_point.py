@@ -4,8 +4,12 @@ import numpy as np
 import pytest
 
 from methods.principal_agent import candidates as C
-from methods.principal_agent.lower_bound_known import (lower_bound_experiment, pseudo_regret, two_type_instance,
-                                                       type_probabilities)
+from methods.principal_agent.lower_bound_known import (
+    lower_bound_experiment,
+    pseudo_regret,
+    two_type_instance,
+    type_probabilities,
+)
 from methods.principal_agent.model import greedy_response, greedy_utility, single_arm_incentives
 
 

@@ -3,8 +3,15 @@ import numpy as np
 import pytest
 
 from methods.principal_agent.model import Instance
-from methods.principal_agent.zooming import (ZoomingLearner, grid_depth, hindsight_grid, rate_exponent, run_once,
-                                             utilities, zooming_experiment)
+from methods.principal_agent.zooming import (
+    ZoomingLearner,
+    grid_depth,
+    hindsight_grid,
+    rate_exponent,
+    run_once,
+    utilities,
+    zooming_experiment,
+)
 
 
 def test_split_keeps_the_parents_probability_and_tiles_the_cube():

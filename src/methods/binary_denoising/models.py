@@ -88,7 +88,9 @@ def noisy_natural_parameter(x: torch.Tensor, alphas: list[float], max_measuremen
 
 def train_denoiser(net: nn.Module, x_train: torch.Tensor, alphas: list[float], max_measurements: int,
                    steps: int, batch_size: int, lr: float, generator: torch.Generator) -> list[float]:
-    """Adam on the logistic loss (L) over fresh noise each step; returns the loss history."""
+    """Adam on the logistic loss (L) over fresh noise each step; returns the loss history. The batches and
+    their noise are drawn on the CPU `generator` and moved to the network's device."""
+    device = next(net.parameters()).device
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
     history = []
@@ -96,7 +98,7 @@ def train_denoiser(net: nn.Module, x_train: torch.Tensor, alphas: list[float], m
         idx = torch.randint(len(x_train), (batch_size,), generator=generator)
         x = x_train[idx]
         h = noisy_natural_parameter(x, alphas, max_measurements, generator)
-        loss = logistic_loss(net(h), x)
+        loss = logistic_loss(net(h.to(device)), x.to(device))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -106,12 +108,14 @@ def train_denoiser(net: nn.Module, x_train: torch.Tensor, alphas: list[float], m
 
 
 def as_denoiser(net: nn.Module):
-    """h (B, d) -> m_theta(h) (B, d), without gradients, in evaluation mode."""
+    """h (B, d) -> m_theta(h) (B, d), without gradients, in evaluation mode: computed on the network's device,
+    returned on h's (the samplers draw on the CPU)."""
     net.eval()
+    device = next(net.parameters()).device
 
     @torch.no_grad()
     def m(h: torch.Tensor) -> torch.Tensor:
-        return denoiser_mean(net(h))
+        return denoiser_mean(net(h.to(device))).to(h.device)
 
     return m
 

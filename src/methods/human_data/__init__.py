@@ -16,5 +16,6 @@ quoted is from the cited study, not the paper: 33-46 % of MTurk workers used LLM
 task (Veselovsky, Horta Ribeiro & West 2023, abstract).
 
 - `model.py`: the model (utilities, logit choices, crowding dynamics, `simulate`).
-- `pipeline.py`: every design on every seed, the sweep, figures, claims metrics.
+- `jobs.py`: every design and the sweep for the seeds of one seed group; `summary.py`: the seed groups merged
+  and the claims' metrics; `figures.py`; `claims.py`: the claims step.
 """

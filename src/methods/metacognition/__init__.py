@@ -9,5 +9,6 @@ components (metacognitive knowledge: a self-model of its competence and of the p
 (family, strategy) yields; planning: choosing practice from it; evaluation: noticing when practice
 stops delivering the expected progress and adapting exploration and the self-model's step size), plus
 one ablation per component. Every agent's own settings are tuned equally on separate seeds
-(`pipeline.py`); the falsification check runs the same protocol in a stationary environment.
+(`jobs.py`: tuning, then the tuned agents per seed group); the falsification check runs the same protocol in a
+stationary environment.
 """

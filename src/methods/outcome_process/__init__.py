@@ -35,7 +35,8 @@ What each module implements, and which statement it serves:
 * `preference` the preference-based (Bradley-Terry) version of the reduction: BT maximum-likelihood
                step rewards from trajectory comparisons on the first half, the same planner on the
                second half (the lemma's preference-based application, as third-party summaries state it).
-* `figures`, `pipeline` (one function per DAG step), `claims.yaml` (computed verdicts).
+* `jobs` (the experiment steps), `summary` (seed groups merged, the claims' metrics), `figures`, `claims`
+  (the claims step), `claims.yaml` (computed verdicts).
 
 Checked: no authors' code exists. Exact evaluation against Monte Carlo, the least-squares fit against
 the true rewards under full coverage, the coverage coefficients against hand-computed values, and the

@@ -22,7 +22,6 @@ import numpy as np
 
 from .mdp import TabularMDP, occupancy, one_hot, plan
 
-
 # --- behaviour policies ---------------------------------------------------------------------------
 
 def worst_policy(mdp: TabularMDP) -> np.ndarray:

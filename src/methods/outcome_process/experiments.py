@@ -14,13 +14,18 @@ Seeds: seed s draws MDP instance s (stream [seed, 0, ...]) and its datasets (str
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from methods.common.io import log
 
-from .coverage import (behaviour_policy, sa_coverage, second_moment, traj_coverage,
-                       trajectory_measure_ratio, worst_policy)
+from .coverage import (
+    behaviour_policy,
+    sa_coverage,
+    second_moment,
+    traj_coverage,
+    trajectory_measure_ratio,
+    worst_policy,
+)
 from .mdp import TabularMDP, chain_mdp, make_mdp, one_hot, plan, sample_trajectories, suboptimality
 from .prm import prm_policies, rollout_q
 from .reduction import Dataset, best_observed_trajectory, outcome_to_process, pessimistic_vi

@@ -1,11 +1,15 @@
 """Figures of the outcome_process experiments (project style: methods.common.plotting)."""
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 
+from methods.common.io import atomic_path, read_json
 from methods.common.plotting import new_figure, save_figure
 
 from .experiments import loglog_slope
+from .summary import horizon_curves, merge_seed_groups, merged_by, sample_complexity
 
 COLORS = {"outcome": "C0", "process": "C1", "oracle": "C2", "naive": "C3"}
 LABELS = {"outcome": "outcome (reduction)", "process": "process (step labels)",
@@ -163,3 +167,40 @@ def plot_preference(rates: list[dict], prefs: list[dict], out_png: str) -> None:
                title=f"{doc['family']}: Bradley-Terry reduction")
         ax.legend(fontsize=7)
     save_figure(fig, out_png)
+
+
+def rate_rows(rates: list[dict]) -> list[dict]:
+    """The data of the rate figure (the paper's main comparison): per family and n, the seed-mean
+    sub-optimality of outcome supervision (the reduction), process supervision, the oracle and the naive
+    trajectory learner; one row per (family, n)."""
+    rows = []
+    for doc in rates:
+        means = {k: np.asarray(v, float).mean(axis=0) for k, v in doc["subopt"].items()}
+        for j, n in enumerate(doc["n_trajectories"]):
+            rows.append({"family": doc["family"], "n": n, **{k: float(v[j]) for k, v in means.items()}})
+    return rows
+
+
+def _write_csv(path: str, rows: list[dict]) -> None:
+    """A tidy CSV (one row per point, the columns of the first row), written atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def make_figures(rate_files: list[str], horizon_files: list[str], eps_files: list[str], samples_files: list[str],
+                 target: float, lemma_json: str, prm_json: str, preference_files: list[str], rate_png: str,
+                 rate_csv: str, coverage_png: str, lemma_png: str, prm_png: str, horizon_gap_png: str,
+                 preference_png: str) -> None:
+    """Step outcome_process_figures: every figure, from the experiments' seed groups merged in seed order."""
+    rates = merged_by(rate_files, "family")
+    plot_rate(rates, rate_png)
+    _write_csv(rate_csv, rate_rows(rates))
+    samples = merge_seed_groups(samples_files)
+    horizon = merge_seed_groups(horizon_files)
+    plot_coverage(horizon, merge_seed_groups(eps_files), samples, sample_complexity(samples, target), coverage_png)
+    plot_lemma(read_json(lemma_json), lemma_png)
+    plot_prm(read_json(prm_json), prm_png)
+    plot_horizon_gap(horizon_curves(horizon), horizon_gap_png)
+    plot_preference(rates, merged_by(preference_files, "family"), preference_png)

@@ -40,6 +40,7 @@ What is where:
                   (rule principal_agent_hidden_subset).
 - zooming.py      smooth responses with general incentives (Table 1 row (e)): a zooming learner
                   against an adaptive adversary (rule principal_agent_zooming).
-- experiments.py  the simulation experiments; analysis.py the slopes and bounds; figures.py;
-                  pipeline.py the DAG steps.
+- experiments.py  the simulation experiments; analysis.py the slopes and bounds; jobs.py the
+                  simulation steps; summary.py the analysis step (seed groups merged); figures.py;
+                  claims.py the claims step.
 """

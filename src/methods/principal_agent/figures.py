@@ -2,9 +2,14 @@
 families for known responses (T; K and N) and the zooming learner for smooth general incentives."""
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 
+from methods.common.io import atomic_path, read_json
 from methods.common.plotting import new_figure, save_figure
+
+from .summary import merge_runs
 
 LABELS = {
     "exp3_linear": "Exp3-linear on merged candidates (paper)",
@@ -163,3 +168,41 @@ def plot_zooming(docs: list[dict], path) -> None:
     ax1.legend(fontsize=8)
     ax2.legend(fontsize=8)
     save_figure(fig, path)
+
+
+def rate_rows(rate: dict) -> list[dict]:
+    """The data of the regret-vs-T figure (the paper's main rate): per T, the seed-mean regret of every
+    algorithm under every adversary (`<algorithm>_<adversary>`) and the explicit bound (`bound_<adversary>`)."""
+    rows: dict[float, dict] = {}
+    for adv, curves in rate.items():
+        for alg, c in curves.items():
+            if alg == "bound":
+                continue
+            for T, v in zip(c["x"], c["mean"]):
+                rows.setdefault(T, {"T": T})[f"{alg}_{adv}"] = v
+        for T, b in zip(curves["exp3_linear"]["x"], curves["bound"]):
+            rows[T][f"bound_{adv}"] = b
+    return [rows[T] for T in sorted(rows)]
+
+
+def _write_csv(path: str, rows: list[dict]) -> None:
+    """A tidy CSV (one row per point, the columns of the first row), written atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def make_figures(summary_json: str, two_point_files: list[str], hidden_subset_files: list[str],
+                 zooming_files: list[str], rate_png: str, rate_csv: str, sweep_png: str, lipschitz_png: str,
+                 lower_bound_png: str, two_point_png: str, hidden_subset_png: str, zooming_png: str) -> None:
+    """Step principal_agent_figures: every figure from summary.json and the lower-bound / zooming seed groups."""
+    curves = read_json(summary_json)["curves"]
+    plot_rates(curves["rate"], rate_png)
+    _write_csv(rate_csv, rate_rows(curves["rate"]))
+    plot_sweeps(curves["sweep"], sweep_png)
+    plot_lipschitz(curves["lipschitz"], lipschitz_png)
+    plot_lower_bound(curves["lower_bound"], curves["multiarm"], lower_bound_png)
+    plot_two_point(merge_runs(two_point_files), two_point_png)
+    plot_hidden_subset(merge_runs(hidden_subset_files), hidden_subset_png)
+    plot_zooming(merge_runs(zooming_files), zooming_png)

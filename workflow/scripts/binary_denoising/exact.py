@@ -1,4 +1,5 @@
-"""Exact enumeration of the one-stage chain (contraction rate, stationary-law bias) for every seed's mixture."""
+"""Exact enumeration of the one-stage chain (contraction rate, stationary-law bias) for the mixture of every seed
+of one seed group."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

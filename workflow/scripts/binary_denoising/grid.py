@@ -3,6 +3,6 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.binary_denoising.pipeline import plot_sample_grid
+from methods.binary_denoising.figures import plot_sample_grid
 
 plot_sample_grid(snakemake.input.samples, snakemake.wildcards.bd_dataset, snakemake.output.figure)

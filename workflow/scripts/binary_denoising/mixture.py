@@ -3,7 +3,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.binary_denoising.pipeline import run_mixture
+from methods.binary_denoising.experiments import run_mixture
+from methods.common.device import job_device
 
 run_mixture(
     seed=int(snakemake.wildcards.bd_seed),
@@ -12,4 +13,6 @@ run_mixture(
     train=snakemake.params.train,
     sampling=snakemake.params.sampling,
     out_json=snakemake.output.metrics,
+    device=job_device(snakemake.resources),
+    threads=snakemake.threads,
 )

@@ -3,10 +3,10 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.human_data.pipeline import write_paper_claims
+from methods.human_data.claims import write_paper_claims
 
 write_paper_claims(
-    metrics_json=snakemake.input.metrics,
+    simulation_files=list(snakemake.input.outcomes),
     reference=dict(snakemake.params.reference),
     scale=snakemake.params.scale,
     claims_path=snakemake.output.claims,

@@ -3,12 +3,13 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.human_data.pipeline import make_figures
+from methods.human_data.figures import make_figures
 
 make_figures(
-    metrics_json=snakemake.input.metrics,
-    curves_npz=snakemake.input.curves,
+    simulation_files=list(snakemake.input.outcomes),
+    curves_files=list(snakemake.input.curves),
     time_png=snakemake.output.over_time,
+    time_csv=snakemake.output.over_time_data,
     frontier_png=snakemake.output.frontier,
     sweep_png=snakemake.output.sweep,
 )

@@ -3,10 +3,10 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.metacognition.pipeline import write_paper_claims
+from methods.metacognition.claims import write_paper_claims
 
 write_paper_claims(
-    metrics_json=snakemake.input.metrics,
+    test_files=list(snakemake.input.outcomes),
     scale=snakemake.params.scale,
     claims_path=snakemake.output.claims,
     summary_path=snakemake.output.summary,

@@ -3,13 +3,14 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.metacognition.pipeline import make_figures
+from methods.metacognition.figures import make_figures
 
 make_figures(
-    metrics_json=snakemake.input.metrics,
-    curves_npz=snakemake.input.curves,
+    test_files=list(snakemake.input.outcomes),
+    curves_files=list(snakemake.input.curves),
     switch_at=snakemake.params.switch_at,
     new_family_at=snakemake.params.new_family_at,
     curves_png=snakemake.output.curves,
+    curves_csv=snakemake.output.curves_data,
     ablation_png=snakemake.output.ablation,
 )

@@ -3,13 +3,13 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.outcome_process.pipeline import write_paper_claims
+from methods.outcome_process.claims import write_paper_claims
 
 write_paper_claims(
     rate_files=list(snakemake.input.rate),
-    horizon_json=snakemake.input.horizon,
-    eps_json=snakemake.input.eps,
-    samples_json=snakemake.input.samples,
+    horizon_files=list(snakemake.input.horizon),
+    eps_files=list(snakemake.input.eps),
+    samples_files=list(snakemake.input.samples),
     target=snakemake.params.target,
     lemma_json=snakemake.input.lemma,
     prm_json=snakemake.input.prm,

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.outcome_process.pipeline import sweep_experiment
+from methods.outcome_process.jobs import sweep_experiment
 
 sweep_experiment(
     sweep=snakemake.wildcards.sweep,

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.outcome_process.pipeline import lemma_experiment
+from methods.outcome_process.jobs import lemma_experiment
 
 lemma_experiment(
     families=list(snakemake.params.families),

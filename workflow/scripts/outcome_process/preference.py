@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.outcome_process.pipeline import preference_experiment
+from methods.outcome_process.jobs import preference_experiment
 
 preference_experiment(
     family=snakemake.wildcards.family,

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.outcome_process.pipeline import sample_complexity_experiment
+from methods.outcome_process.jobs import sample_complexity_experiment
 
 sample_complexity_experiment(
     points=[dict(p) for p in snakemake.params.points],

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.principal_agent.pipeline import write_paper_claims
+from methods.principal_agent.claims import write_paper_claims
 
 write_paper_claims(
     summary_json=snakemake.input.summary,
@@ -12,4 +12,5 @@ write_paper_claims(
     lb_algorithms=snakemake.params.lb_algorithms,
     two_point_algorithms=snakemake.params.two_point_algorithms,
     claims_path=snakemake.output.claims,
+    summary_path=snakemake.output.summary,
 )

@@ -3,14 +3,15 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.principal_agent.pipeline import make_figures
+from methods.principal_agent.figures import make_figures
 
 make_figures(
     summary_json=snakemake.input.summary,
-    two_point_json=snakemake.input.two_point,
-    hidden_subset_json=snakemake.input.hidden_subset,
-    zooming_json=snakemake.input.zooming,
+    two_point_files=list(snakemake.input.two_point),
+    hidden_subset_files=list(snakemake.input.hidden_subset),
+    zooming_files=list(snakemake.input.zooming),
     rate_png=snakemake.output.rate,
+    rate_csv=snakemake.output.rate_data,
     sweep_png=snakemake.output.sweep,
     lipschitz_png=snakemake.output.lipschitz,
     lower_bound_png=snakemake.output.lower_bound,

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.principal_agent.pipeline import run_lipschitz
+from methods.principal_agent.jobs import run_lipschitz
 
 run_lipschitz(
     instance=snakemake.wildcards.pa_instance,
@@ -14,4 +14,5 @@ run_lipschitz(
     needle=snakemake.params.needle,
     adversary_params=snakemake.params.adversary_params,
     out_json=snakemake.output.records,
+    group=snakemake.wildcards.seeds,
 )

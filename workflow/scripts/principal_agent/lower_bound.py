@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.principal_agent.pipeline import run_lower_bound
+from methods.principal_agent.jobs import run_lower_bound
 
 run_lower_bound(
     adversary=snakemake.params.adversary,
@@ -14,4 +14,5 @@ run_lower_bound(
     threshold_range=snakemake.params.threshold_range,
     adversary_params=snakemake.params.adversary_params,
     out_json=snakemake.output.records,
+    group=snakemake.wildcards.seeds,
 )

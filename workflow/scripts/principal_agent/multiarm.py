@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.principal_agent.pipeline import run_multiarm
+from methods.principal_agent.jobs import run_multiarm
 
 run_multiarm(
     adversary=snakemake.params.adversary,
@@ -13,4 +13,5 @@ run_multiarm(
     n_types=snakemake.params.n_types,
     adversary_params=snakemake.params.adversary_params,
     out_json=snakemake.output.records,
+    group=snakemake.wildcards.seeds,
 )

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.principal_agent.pipeline import run_rate
+from methods.principal_agent.jobs import run_rate
 
 run_rate(
     adversary=snakemake.wildcards.pa_adversary,
@@ -14,4 +14,5 @@ run_rate(
     seeds=snakemake.params.seeds,
     adversary_params=snakemake.params.adversary_params,
     out_json=snakemake.output.records,
+    group=snakemake.wildcards.seeds,
 )

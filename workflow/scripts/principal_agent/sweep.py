@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.principal_agent.pipeline import run_sweep
+from methods.principal_agent.jobs import run_sweep
 
 run_sweep(
     dimension=snakemake.wildcards.pa_dimension,
@@ -16,4 +16,5 @@ run_sweep(
     adversary=snakemake.params.adversary,
     adversary_params=snakemake.params.adversary_params,
     out_json=snakemake.output.records,
+    group=snakemake.wildcards.seeds,
 )

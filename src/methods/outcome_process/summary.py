@@ -1,71 +1,45 @@
-"""What each step of the outcome_process DAG does (workflow/rules/outcome_process.smk); one function per script."""
+"""From the experiment steps' JSON to the numbers the claims and figures read: the seed groups of one
+experiment merged in seed order (`merge_seed_groups`: one job per seed at paper scale gives the document of
+one job over all seeds), sample complexities, the horizon-gap curves, and the flat metric dict of claims.yaml."""
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 
-from methods.common.claims import evaluate_claims, load_declaration, write_claims
-from methods.common.io import log, read_json, write_json
+from methods.common.io import read_json
 
-from . import experiments, figures
+from . import experiments
 from .experiments import loglog_slope
-from .preference import preference_rate_job
-
-DECLARATION = Path(__file__).with_name("claims.yaml")
 
 
-def rate_experiment(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,
-                    lsq: dict, out_json: str) -> None:
-    """Sub-optimality vs n for one family (outcome reduction, process, oracle)."""
-    write_json(out_json, experiments.run_rate(family, spec, eps, list(seeds), list(n_grid), beta, lsq))
+def merge_seed_groups(files: list[str]) -> dict:
+    """One experiment's document from the documents of its seed groups (files in seed order): the seeds joined
+    and every per-seed array of `subopt` and `coverage` concatenated along its seed axis (0 for the rate and
+    preference experiments, arrays (seed, ...); 1 for the coverage sweeps and the sample-complexity grid,
+    arrays (point, seed, ...)). A single file is returned as it is."""
+    docs = [read_json(f) for f in files]
+    if len(docs) == 1:
+        return docs[0]
+    axis = 1 if "points" in docs[0] else 0
+    out = dict(docs[0])
+    out["seeds"] = [s for d in docs for s in d["seeds"]]
+    for key in ("subopt", "coverage"):
+        if key in out:
+            out[key] = {k: np.concatenate([np.asarray(d[key][k], float) for d in docs], axis=axis).tolist()
+                        for k in out[key]}
+    if "slopes" in out:
+        out["slopes"] = {k: loglog_slope(out["n_trajectories"], np.asarray(v, float).mean(axis=0))
+                         for k, v in out["subopt"].items()}
+    return out
 
 
-def sweep_experiment(sweep: str, points: list[dict], chain: dict, n: int, seeds: list[int], repeats: int,
-                     beta: float, lsq: dict, out_json: str) -> None:
-    """One coverage sweep on the chain (horizon or eps)."""
-    write_json(out_json, experiments.run_sweep(sweep, points, chain, n, list(seeds), repeats, beta, lsq))
+def merged_by(files: list[str], key: str) -> list[dict]:
+    """merge_seed_groups for each experiment of a step (its files grouped by the documents' `key`, e.g. the
+    family), in the order the experiments first appear."""
+    groups: dict = {}
+    for f in files:
+        groups.setdefault(read_json(f)[key], []).append(f)
+    return [merge_seed_groups(fs) for fs in groups.values()]
 
-
-def sample_complexity_experiment(points: list[dict], chain: dict, n_grid: list[int], seeds: list[int],
-                                 beta: float, lsq: dict, out_json: str) -> None:
-    """The horizon sweep on a grid of n (trajectories needed to reach a per-step accuracy)."""
-    write_json(out_json, experiments.run_sample_complexity(points, chain, list(n_grid), list(seeds), beta, lsq))
-
-
-def lemma_experiment(families: list[str], specs: dict, eps: float, sweep_points: dict, chain: dict,
-                     n_policies: int, seed: int, out_json: str) -> None:
-    """Exact change-of-trajectory-measure ratios against both coverage coefficients."""
-    write_json(out_json, experiments.run_lemma(families, specs, eps, sweep_points, chain, n_policies, seed))
-
-
-def prm_experiment(families: list[str], specs: dict, eps: float, n_instances: int, rollouts: list[int],
-                   out_json: str) -> None:
-    """A^mu vs Q^mu of a sub-optimal mu as process rewards."""
-    write_json(out_json, experiments.run_prm(families, specs, eps, n_instances, list(rollouts)))
-
-
-def preference_experiment(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,
-                          bt: dict, out_json: str) -> None:
-    """The Bradley-Terry version of the reduction on one family (same instances and datasets as the rate step)."""
-    preference_rate_job(family, spec, eps, seeds, n_grid, beta, bt, out_json)
-
-
-def make_figures(rate_files: list[str], horizon_json: str, eps_json: str, samples_json: str, target: float,
-                 lemma_json: str, prm_json: str, preference_files: list[str], rate_png: str, coverage_png: str,
-                 lemma_png: str, prm_png: str, horizon_gap_png: str, preference_png: str) -> None:
-    rates = [read_json(f) for f in rate_files]
-    figures.plot_rate(rates, rate_png)
-    samples = read_json(samples_json)
-    horizon = read_json(horizon_json)
-    figures.plot_coverage(horizon, read_json(eps_json), samples, sample_complexity(samples, target), coverage_png)
-    figures.plot_lemma(read_json(lemma_json), lemma_png)
-    figures.plot_prm(read_json(prm_json), prm_png)
-    figures.plot_horizon_gap(horizon_curves(horizon), horizon_gap_png)
-    figures.plot_preference(rates, [read_json(f) for f in preference_files], preference_png)
-
-
-# --- claims ---------------------------------------------------------------------------------------
 
 def _seed_means(doc: dict, method: str, axis: int) -> np.ndarray:
     return np.asarray(doc["subopt"][method], float).mean(axis)
@@ -98,11 +72,12 @@ def horizon_curves(doc: dict) -> dict:
             "c_traj": np.asarray(doc["coverage"]["c_traj"], float).mean(axis=1)}
 
 
-def claims_metrics(rate_files: list[str], horizon_json: str, eps_json: str, samples_json: str, target: float,
-                   lemma_json: str, prm_json: str, preference_files: list[str]) -> dict:
-    """The flat metric dict claims.yaml reads (scalars from seed-mean curves; lists over PRM instances)."""
+def claims_metrics(rate_files: list[str], horizon_files: list[str], eps_files: list[str], samples_files: list[str],
+                   target: float, lemma_json: str, prm_json: str, preference_files: list[str]) -> dict:
+    """The flat metric dict claims.yaml reads (scalars from seed-mean curves; lists over PRM instances). The
+    experiments over seeds come as the files of their seed groups (merge_seed_groups)."""
     m: dict = {}
-    for doc in map(read_json, rate_files):
+    for doc in merged_by(rate_files, "family"):
         f, n = doc["family"], doc["n_trajectories"]
         curves = {k: _seed_means(doc, k, 0) for k in ("outcome", "process", "oracle", "naive")}
         for k, c in curves.items():
@@ -113,7 +88,7 @@ def claims_metrics(rate_files: list[str], horizon_json: str, eps_json: str, samp
         m[f"rate_c_sa_{f}"] = float(np.median(doc["coverage"]["c_sa"]))
         m[f"rate_c_traj_{f}"] = float(np.median(doc["coverage"]["c_traj"]))
 
-    hs = read_json(horizon_json)
+    hs = merge_seed_groups(horizon_files)
     c_sa, c_traj = np.asarray(hs["coverage"]["c_sa"]).max(1), np.asarray(hs["coverage"]["c_traj"]).max(1)
     cur = {k: _seed_means(hs, k, 1) for k in ("outcome", "process", "naive")}
     m["hsweep_csa_spread"] = float(c_sa.max() / c_sa.min())
@@ -126,7 +101,7 @@ def claims_metrics(rate_files: list[str], horizon_json: str, eps_json: str, samp
     m["naive_gap_ratio_slope_H"] = loglog_slope(hc["H"], hc["naive_ratio"])
     m["ctraj_slope_H"] = loglog_slope(hc["H"], hc["c_traj"])
 
-    sc = sample_complexity(read_json(samples_json), target)
+    sc = sample_complexity(merge_seed_groups(samples_files), target)
     c_traj_s = np.asarray(sc["c_traj"])
     m["hsc_csa_spread"] = float(max(sc["c_sa"]) / min(sc["c_sa"]))
     for k in ("outcome", "process"):
@@ -136,7 +111,7 @@ def claims_metrics(rate_files: list[str], horizon_json: str, eps_json: str, samp
     naive = np.minimum(np.asarray(sc["needed"]["naive"]), sc["n_max"])
     m["hsc_slope_naive_lb"] = loglog_slope(c_traj_s, naive)
 
-    es = read_json(eps_json)
+    es = merge_seed_groups(eps_files)
     c_sa_e = np.asarray(es["coverage"]["c_sa"]).max(1)
     for k in ("outcome", "process", "naive"):
         m[f"esweep_slope_{k}_sa"] = loglog_slope(c_sa_e, _seed_means(es, k, 1))
@@ -155,20 +130,7 @@ def claims_metrics(rate_files: list[str], horizon_json: str, eps_json: str, samp
         m[f"prm_q_subopt_{f}"] = rec["subopt"]["q_value"]
         m[f"prm_mu_subopt_{f}"] = rec["subopt"]["mu"]
         m[f"prm_q_fail_rate_{f}"] = float(np.mean(np.asarray(rec["subopt"]["q_value"]) > 1e-9))
-    for doc in map(read_json, preference_files):
+    for doc in merged_by(preference_files, "family"):
         m[f"rate_slope_preference_{doc['family']}"] = loglog_slope(doc["n_trajectories"],
                                                                    _seed_means(doc, "preference", 0))
     return m
-
-
-def write_paper_claims(rate_files: list[str], horizon_json: str, eps_json: str, samples_json: str, target: float,
-                       lemma_json: str, prm_json: str, preference_files: list[str], families: list[str],
-                       prm_families: list[str], scale: str, claims_path: str, summary_path: str) -> None:
-    measured = claims_metrics(rate_files, horizon_json, eps_json, samples_json, target, lemma_json, prm_json,
-                              preference_files)
-    write_json(summary_path, measured)
-    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale,
-                          expand_over={"family": families, "prm_family": prm_families})
-    write_claims(claims_path, doc)
-    for c in doc["claims"]:
-        log(f"{c['id']}: {c['verdict']}  " + ", ".join(f"{k}={v['mean']}" for k, v in c["measured"].items()))
