@@ -1,15 +1,15 @@
-"""Our effective sample size against ArviZ's `ess` (the maintained estimator) on seeded AR(1) chains.
+"""The effective sample size (ArviZ's `ess`) on stationary AR(1) chains, whose ESS per draw is exactly
+(1 - phi) / (1 + phi).
 
-ArviZ is not a dependency (the test is skipped without it). It does not compute the same estimator (split
-chains, between-chain variance, Geyer's initial monotone sequence), so the two agree only on chains that mix
-fast; on slowly mixing chains ours is higher (the README's "Where we differ" quotes these numbers).
+The hand-written estimator it replaced (1 / (1 + 2 sum rho_k), summed up to the first non-positive
+autocorrelation) gave 0.997 / 0.360 / 0.072 / 0.029 per draw at phi = 0 / 0.5 / 0.9 / 0.98 on these chains,
+against ArviZ's 1.007 / 0.356 / 0.038 / 0.010 and the exact 1 / 0.333 / 0.053 / 0.010: equal where chains mix
+fast, two- to three-fold too high where they mix slowly.
 """
 import numpy as np
 import pytest
 
 from methods.binary_denoising.metrics import ess_per_step
-
-arviz = pytest.importorskip("arviz")
 
 
 def ar1_chains(phi: float, steps: int = 200, chains: int = 100, seed: int = 0) -> np.ndarray:
@@ -23,19 +23,10 @@ def ar1_chains(phi: float, steps: int = 200, chains: int = 100, seed: int = 0) -
     return x
 
 
-def _both(phi):
-    x = ar1_chains(phi)
-    return ess_per_step(x), float(arviz.ess(x.T.copy(), method="mean", relative=True))
+@pytest.mark.parametrize("phi, rel", [(0.0, 0.05), (0.5, 0.1), (0.9, 0.35), (0.98, 0.1)])
+def test_ess_per_draw_is_the_exact_value_of_an_ar1_chain(phi, rel):
+    assert ess_per_step(ar1_chains(phi)) == pytest.approx((1 - phi) / (1 + phi), rel=rel)
 
 
-@pytest.mark.parametrize("phi", [0.0, 0.5])
-def test_ours_equals_arviz_on_fast_mixing_chains(phi):
-    ours, theirs = _both(phi)
-    assert ours == pytest.approx(theirs, rel=0.02)
-
-
-def test_ours_is_higher_than_arviz_and_the_exact_value_on_slow_chains():
-    ours, theirs = _both(0.98)
-    exact = (1 - 0.98) / (1 + 0.98)
-    assert theirs == pytest.approx(exact, rel=0.1)
-    assert ours > 2 * theirs
+def test_a_constant_statistic_has_no_ess():
+    assert np.isnan(ess_per_step(np.ones((50, 4))))
