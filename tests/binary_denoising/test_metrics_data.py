@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from methods.binary_denoising import data
-from methods.binary_denoising.metrics import classifier_score, energy_distance, integrated_autocorrelation, weight_tv
+from methods.binary_denoising.metrics import classifier_score, energy_distance, ess_per_step, weight_tv
 
 
 def test_energy_distance_is_near_zero_for_one_law_and_positive_between_laws():
@@ -19,13 +19,13 @@ def test_energy_distance_is_near_zero_for_one_law_and_positive_between_laws():
     assert energy_distance(a, c) > 0.1
 
 
-def test_autocorrelation_time_of_ar1_matches_theory():
+def test_ess_of_a_long_ar1_chain_matches_theory():
     rng = np.random.default_rng(0)
     rho, T, C = 0.6, 4000, 20
     x = np.zeros((T, C))
     for t in range(1, T):
         x[t] = rho * x[t - 1] + rng.standard_normal(C)
-    assert integrated_autocorrelation(x) == pytest.approx((1 + rho) / (1 - rho), rel=0.1)
+    assert ess_per_step(x) == pytest.approx((1 - rho) / (1 + rho), rel=0.1)
 
 
 def test_weight_tv_and_classifier_score_reference_values():
