@@ -105,7 +105,7 @@ def winwinlay_figures():
 
 def winwinlay_weights_folder(model_id):
     """Where winwinlay_sd_download puts a Hub model's weights (resources/winwinlay/sd/<owner>--<name>)."""
-    return f"{RESOURCES}/winwinlay/sd/{model_id.replace('/', '--')}"
+    return f"{RESOURCES}/winwinlay/sd/{'--'.join(Path(model_id).parts)}"
 
 
 # The Stable Diffusion weights the GPU jobs load: a local diffusers folder as sd.model_id is used as it is; a Hub
