@@ -108,7 +108,7 @@ def test_bunny_wheel_errors_name_the_file(tmp_path):
 
 def test_data_job_adds_the_bunny_views_to_the_source_set(tmp_path):
     from methods.common.io import load_arrays, read_json
-    from methods.gaprompt.pipeline import data_job
+    from methods.gaprompt.data_step import data_job
 
     wheel = _fake_pygsp_wheel(tmp_path / "pygsp.whl", np.random.default_rng(1).normal(size=(100, 3)))
     data = {"kind": "procedural", "seed": 0, "n_points": 32, "source_per_family": 1, "train_per_class": 1,

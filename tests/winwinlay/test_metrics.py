@@ -79,3 +79,41 @@ def test_unguided_sampler_ignores_the_boxes_and_guidance_moves_attention():
     lg = {"energy": "common", "update": "plain"}
     c, _ = guided_sample(model, classes, boxes, lg, cfg, abar, torch.Generator().manual_seed(1))
     assert not torch.equal(a, c)
+
+
+def _svd_pca(x: np.ndarray, n: int):
+    """The reference the library replaced: mean and top right-singular vectors of the centred data (numpy SVD)."""
+    mean = x.mean(0)
+    return mean, np.linalg.svd(x - mean, full_matrices=False)[2][:n].T
+
+
+def test_pca_is_scikit_learns_and_equals_the_svd_up_to_sign():
+    """fit_pca (scikit-learn PCA, full SVD) gives the numpy-SVD mean and directions, each up to its sign, so the
+    Frechet distances between projected feature sets are the same (it is invariant to flipping a coordinate)."""
+    from methods.winwinlay.evaluate import fit_pca
+
+    rng = np.random.default_rng(0)
+    canv = (rng.normal(size=(300, 24, 24)) * np.linspace(0.1, 2.0, 576).reshape(24, 24)).astype(np.float32)
+    other = rng.normal(size=(100, 24, 24)).astype(np.float32)
+    mean, dirs = fit_pca(canv, 16)
+    ref_mean, ref_dirs = _svd_pca(canv.reshape(300, -1).astype(np.float64), 16)
+    assert dirs.shape == (576, 16)
+    np.testing.assert_allclose(mean, ref_mean, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.abs((dirs * ref_dirs).sum(0)), 1.0, rtol=0, atol=1e-10)  # same axes
+    np.testing.assert_allclose(np.abs(dirs), np.abs(ref_dirs), rtol=0, atol=1e-10)
+    feats = lambda c, m, d: (c.reshape(len(c), -1) - m) @ d  # noqa: E731
+    assert frechet_distance(feats(canv, mean, dirs), feats(other, mean, dirs)) == pytest.approx(
+        frechet_distance(feats(canv, ref_mean, ref_dirs), feats(other, ref_mean, ref_dirs)), rel=1e-10)
+
+
+def test_frechet_distance_of_diagonal_gaussians_in_closed_form():
+    """For diagonal covariances the Frechet distance is |mu1 - mu2|^2 + sum (s1 - s2)^2 (scipy's sqrtm of the
+    covariance product, as in FID, against the closed form)."""
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=(20000, 3))
+    z = (z - z.mean(0)) / z.std(0, ddof=1)  # exactly unit sample variances
+    z = np.linalg.qr(z - z.mean(0))[0] * np.sqrt(len(z) - 1)  # and exactly uncorrelated columns
+    s1, s2 = np.array([1.0, 2.0, 0.5]), np.array([3.0, 1.0, 0.5])
+    mu1, mu2 = np.array([0.0, 1.0, -1.0]), np.array([2.0, 0.0, -1.0])
+    fd = frechet_distance(mu1 + z * s1, mu2 + z * s2)
+    assert fd == pytest.approx(((mu1 - mu2) ** 2).sum() + ((s1 - s2) ** 2).sum(), rel=1e-9)

@@ -67,7 +67,7 @@ def sd_dir(tmp_path_factory):
     return root / "pipe"
 
 
-SD_CFG = {"dtype": "float32", "device": "cpu", "height": 32, "width": 32, "guidance_scale": 7.5,
+SD_CFG = {"dtype": "float32", "height": 32, "width": 32, "guidance_scale": 7.5,
           "attn_layers": ["mid_block", "up_blocks.1"], "map_res": 16, "boxdiff_temperature": 100.0}
 SAMPLING = {"ddim_steps": 6, "guided_steps": 3, "max_iter": 3, "loss_threshold": 0.0, "loss_scale": 30.0,
             "sigma_frac": 0.35, "rho": 1.0, "snr": 0.06, "nu_max": 100.0, "langevin_noise": True,
@@ -200,17 +200,19 @@ def test_guided_sampling_end_to_end(loaded):
 
 
 def test_sd_job_writes_every_method_and_layout(sd_dir, tmp_path):
-    """Step winwinlay_sd end to end on the local pipeline, as config/full.yaml's sd section drives it."""
+    """Step winwinlay_sd end to end on the local pipeline, as config/full.yaml's sd section drives it: the weights
+    come from the folder winwinlay_sd_download fills (here the local pipeline), never from the Hub id."""
     from methods.common.io import load_arrays, read_json
-    from methods.winwinlay.pipeline import sd_job
+    from methods.winwinlay.sd_step import sd_job
 
-    sd_cfg = {**SD_CFG, "model_id": str(sd_dir), "revision": None,
+    sd_cfg = {**SD_CFG, "model_id": "owner/not-on-this-machine", "revision": None,
               "layouts": [{"prompt": PROMPT, "objects": [{"token": "cat", "box": [0.0, 0.25, 0.5, 0.75]},
                                                          {"token": "dog", "box": [0.5, 0.0, 1.0, 0.5]}]},
                           {"prompt": "a dog on the grass", "objects": [{"token": "dog", "box": [0.2, 0.2, 0.8, 0.8]}]}]}
     methods = {"none": {"energy": "none", "update": "plain"}, "winwinlay": {"energy": "nonlocal", "update": "adaptive"}}
     sampling = {**SAMPLING, "ddim_steps": 3, "guided_steps": 2, "max_iter": 2}
-    sd_job(sd_cfg, sampling, methods, 0, 1, str(tmp_path / "s.json"), str(tmp_path / "s.npz"))
+    sd_job(sd_cfg, sampling, methods, 0, 1, str(tmp_path / "s.json"), str(tmp_path / "s.npz"), device="cpu",
+           weights=str(sd_dir))
     out, arrays = read_json(tmp_path / "s.json"), load_arrays(tmp_path / "s.npz")
     assert [r["prompt"] for r in out["layouts"]] == [PROMPT, "a dog on the grass"]
     for row in out["layouts"]:

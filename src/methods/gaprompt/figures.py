@@ -1,9 +1,14 @@
 """Figures: held-out accuracy against trainable parameters per method; clouds before/after the shift."""
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 
+from methods.common.io import atomic_path, load_arrays, read_json
 from methods.common.plotting import new_figure, save_figure
+
+from .runs import read_method_runs
 
 LABELS = {"linear": "linear probe", "vpt": "VPT-deep", "adapter": "adapter", "gaprompt": "GAPrompt",
           "full": "full fine-tuning"}
@@ -48,3 +53,28 @@ def shift_figure(arrays: dict, path: str, classes: list[str] | None = None) -> N
                          fontsize=7)
             ax.set_axis_off()
     save_figure(fig, path)
+
+
+def accuracy_rows(results: dict[str, dict]) -> list[dict]:
+    """The data of the accuracy figure, one row per method and seed (tidy columns for `dvc plots`)."""
+    return [{"method": method, "seed": seed, "trainable": r["trainable"], "fraction": r["fraction"],
+             "test_acc": acc}
+            for method, r in results.items() for seed, acc in zip(r["seeds"], r["test_acc"])]
+
+
+def write_rows(path: str, rows: list[dict]) -> None:
+    """A CSV file with a header (the columns of the first row), written atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def figures_job(method_json: dict[str, list[str]], shift_npz: str, data_info: str, acc_png: str, acc_csv: str,
+                shift_png: str) -> None:
+    """Step gaprompt_figures: accuracy vs trainable parameters (Table 1 as a figure, with its data as CSV) and the
+    shift prompter's effect on a few test clouds (Fig. 3)."""
+    results = read_method_runs(method_json)
+    accuracy_figure(results, acc_png)
+    write_rows(acc_csv, accuracy_rows(results))
+    shift_figure(load_arrays(shift_npz), shift_png, read_json(data_info)["classes"])

@@ -16,7 +16,7 @@ def farthest_point_sample(xyz: torch.Tensor, n_samples: int, skip_near_origin: b
         raise ValueError(f"farthest_point_sample: {n_samples} samples requested from {N} points")
     idx = torch.zeros(B, n_samples, dtype=torch.long, device=xyz.device)
     dist = torch.full((B, N), 1e10, device=xyz.device, dtype=xyz.dtype)
-    skipped = (xyz ** 2).sum(-1) <= 1e-3 if skip_near_origin else torch.zeros(B, N, dtype=torch.bool)
+    skipped = (xyz ** 2).sum(-1) <= 1e-3 if skip_near_origin else torch.zeros(B, N, dtype=torch.bool, device=xyz.device)
     last = torch.zeros(B, dtype=torch.long, device=xyz.device)
     rows = torch.arange(B, device=xyz.device)
     for i in range(n_samples):
@@ -76,5 +76,5 @@ def idw_interpolate(xyz_to: torch.Tensor, xyz_from: torch.Tensor, feats: torch.T
     w = 1.0 / (d2 + eps)
     w = w / w.sum(-1, keepdim=True)
     # a dense (B, N, S) weight matrix: S (centres) is small, so one bmm beats gathering (B, N, k, C)
-    dense = torch.zeros(d2.shape[0], d2.shape[1], xyz_from.shape[1], dtype=w.dtype).scatter(-1, idx, w)
+    dense = torch.zeros(d2.shape[0], d2.shape[1], xyz_from.shape[1], dtype=w.dtype, device=w.device).scatter(-1, idx, w)
     return dense @ feats

@@ -191,7 +191,8 @@ class MaskedAutoencoder(nn.Module):
         tokens, center, neighborhood = bb.tokens(pts)
         B, G, D = tokens.shape
         n_mask = int(self.mask_ratio * G)  # Point-MAE's _mask_center_rand: int(), not round()
-        order = torch.rand(B, G, generator=generator).argsort(-1)
+        # drawn on the CPU generator (the same masks on every device), then moved to the tokens' device
+        order = torch.rand(B, G, generator=generator).argsort(-1).to(tokens.device)
         vis_idx, mask_idx = order[:, n_mask:], order[:, :n_mask]
         x = gather(tokens, vis_idx)
         pos = bb.pos_embed(gather(center, vis_idx))

@@ -102,10 +102,12 @@ def augment(pts: np.ndarray, kind: str, rng: np.random.Generator, up_axis: int) 
     raise ValueError(f"unknown augmentation {kind!r} (gaprompt.adapt.augment / augment_full); one of {AUGMENTATIONS}")
 
 
-def pretrain(mae: MaskedAutoencoder, clouds: np.ndarray, cfg: dict, seed: int, log) -> list[float]:
+def pretrain(mae: MaskedAutoencoder, clouds: np.ndarray, cfg: dict, seed: int, log,
+             device: torch.device | str = "cpu") -> list[float]:
     """Point-MAE pre-training for cfg['steps'] AdamW steps (official builder's weight-decay groups; Point-MAE's
-    scale-and-translate augmentation); returns the loss per step."""
+    scale-and-translate augmentation) on `device` (the model is moved there); returns the loss per step."""
     torch.manual_seed(seed)
+    mae.to(device)
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(param_groups(dict(mae.named_parameters()), cfg["weight_decay"]), lr=cfg["lr"])
@@ -117,7 +119,7 @@ def pretrain(mae: MaskedAutoencoder, clouds: np.ndarray, cfg: dict, seed: int, l
                 break
             for g in opt.param_groups:
                 g["lr"] = cosine_lr(step, cfg["steps"], cfg["warmup_steps"], cfg["lr"])
-            pts = torch.from_numpy(scale_translate_batch(clouds[idx], rng))
+            pts = torch.from_numpy(scale_translate_batch(clouds[idx], rng)).to(device)
             loss = mae(pts, gen)
             opt.zero_grad()
             loss.backward()
@@ -132,20 +134,26 @@ def pretrain(mae: MaskedAutoencoder, clouds: np.ndarray, cfg: dict, seed: int, l
 @torch.no_grad()
 def accuracy(model: AdaptedClassifier, clouds: np.ndarray, labels: np.ndarray, batch: int = 64) -> float:
     """Accuracy in eval mode, in batches of `batch` clouds in the given order (the official validation loader
-    uses twice the training batch; with the official propagation indexing a cloud's logits depend on its batch)."""
+    uses twice the training batch; with the official propagation indexing a cloud's logits depend on its batch),
+    on the device the model is on."""
     model.eval()
+    device = next(model.parameters()).device
     correct = 0
     for i in range(0, len(clouds), batch):
-        logits = model(torch.from_numpy(clouds[i:i + batch]))
-        correct += (logits.argmax(-1).numpy() == labels[i:i + batch]).sum()
+        logits = model(torch.from_numpy(clouds[i:i + batch]).to(device))
+        correct += (logits.argmax(-1).cpu().numpy() == labels[i:i + batch]).sum()
     return float(correct / len(clouds))
 
 
-def adapt(model: AdaptedClassifier, train: tuple, test: tuple, cfg: dict, seed: int, log) -> dict:
+def adapt(model: AdaptedClassifier, train: tuple, test: tuple, cfg: dict, seed: int, log,
+          device: torch.device | str = "cpu") -> dict:
     """Train what `model.method` trains for epochs 0 .. cfg['epochs'] (the official loop runs max_epoch + 1
-    epochs); report the final-epoch held-out accuracy (no selection on the test split) and the training curve."""
+    epochs) on `device` (the model is moved there; batches are drawn and augmented on the CPU, so the data
+    order is the same on every device); report the final-epoch held-out accuracy (no selection on the test
+    split) and the training curve."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
+    model.to(device)
     model.freeze()
     named = {n: p for n, p in model.named_parameters() if p.requires_grad}
     params = list(named.values())
@@ -160,8 +168,8 @@ def adapt(model: AdaptedClassifier, train: tuple, test: tuple, cfg: dict, seed: 
         losses = []
         for idx in _batches(len(x_tr), cfg["batch"], rng):
             pts = shuffle_points(x_tr[idx], rng) if cfg["shuffle_points"] else x_tr[idx]
-            pts = torch.from_numpy(augment(pts, kind, rng, cfg["up_axis"]))
-            loss = torch.nn.functional.cross_entropy(model(pts), torch.from_numpy(y_tr[idx]))
+            pts = torch.from_numpy(augment(pts, kind, rng, cfg["up_axis"])).to(device)
+            loss = torch.nn.functional.cross_entropy(model(pts), torch.from_numpy(y_tr[idx]).to(device))
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, cfg["clip_norm"])

@@ -16,7 +16,7 @@ import yaml
 
 from methods.common.io import read_json
 
-from .pipeline import adapt_job
+from .adapt_step import adapt_job
 
 
 def apply_override(cfg: dict, assignment: str) -> None:

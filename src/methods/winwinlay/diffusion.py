@@ -14,11 +14,13 @@ def alpha_bars(n_steps: int, beta_start: float, beta_end: float) -> torch.Tensor
     return torch.cumprod(1.0 - torch.linspace(beta_start, beta_end, n_steps), 0)
 
 
-def train_denoiser(digits: dict, cfg: dict, seed: int, log) -> tuple[Denoiser, list[float]]:
-    """eps-prediction MSE on freshly rendered canvases every step (AdamW); returns the model and loss curve."""
+def train_denoiser(digits: dict, cfg: dict, seed: int, log, device: torch.device | str = "cpu"
+                   ) -> tuple[Denoiser, list[float]]:
+    """eps-prediction MSE on freshly rendered canvases every step (AdamW) on `device`; returns the model and loss
+    curve. Canvases, timesteps and noise are drawn on the CPU (the same draws on every device), then moved."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = Denoiser(cfg["channels"], cfg["token_dim"])
+    model = Denoiser(cfg["channels"], cfg["token_dim"]).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], weight_decay=0.0)
     abar = alpha_bars(cfg["n_timesteps"], cfg["beta_start"], cfg["beta_end"])
     losses = []
@@ -28,7 +30,8 @@ def train_denoiser(digits: dict, cfg: dict, seed: int, log) -> tuple[Denoiser, l
         t = torch.randint(0, cfg["n_timesteps"], (cfg["batch"],))
         noise = torch.randn_like(x0)
         a = abar[t].view(-1, 1, 1, 1)
-        eps, _ = model(a.sqrt() * x0 + (1 - a).sqrt() * noise, t, torch.from_numpy(classes))
+        x0, noise, a, t = x0.to(device), noise.to(device), a.to(device), t.to(device)
+        eps, _ = model(a.sqrt() * x0 + (1 - a).sqrt() * noise, t, torch.from_numpy(classes).to(device))
         loss = ((eps - noise) ** 2).mean()
         opt.zero_grad()
         loss.backward()
@@ -56,7 +59,7 @@ class DigitBackbone:
         return torch.linspace(len(self.alphas_cumprod) - 1, 0, n_steps).round().long().tolist()
 
     def guidance(self, z, t):
-        return self.model(z, torch.full((len(z),), t, dtype=torch.long), self.classes)
+        return self.model(z, torch.full((len(z),), t, dtype=torch.long, device=z.device), self.classes)
 
     @torch.no_grad()
     def eps(self, z, t):
@@ -65,8 +68,11 @@ class DigitBackbone:
 
 def guided_sample(model: Denoiser, classes: torch.Tensor, boxes: torch.Tensor, method: dict, cfg: dict, abar: torch.Tensor,
                   gen: torch.Generator) -> tuple[torch.Tensor, dict]:
-    """Guided DDIM of the digit-canvas denoiser from pure noise (guidance.guided_ddim); canvases in [-1, 1]."""
+    """Guided DDIM of the digit-canvas denoiser from pure noise (guidance.guided_ddim) on the model's device (the
+    noise is drawn on the CPU generator `gen`, the same on every device); canvases in [-1, 1]."""
     side = cfg["side"]
-    z = torch.randn(len(classes), 1, side, side, generator=gen)
+    device = next(model.parameters()).device
+    classes = classes.to(device)
+    z = torch.randn(len(classes), 1, side, side, generator=gen).to(device)
     x, info = guided_ddim(DigitBackbone(model, classes, abar, side), z, boxes, method, cfg, gen)
     return x.clamp(-1, 1), info

@@ -67,7 +67,11 @@ def detect(detector: dict, canvases: np.ndarray, classes: np.ndarray) -> tuple[n
 
 
 def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IoU of 8x8 boxes given by their top-left corners (..., 2)."""
+    """IoU of 8x8 boxes given by their top-left corners (..., 2), paired element-wise (the detector's box for an
+    object against the requested one; Sec. 5's layout precision). torchvision.ops.box_iou computes the same for
+    general boxes (all pairs), but torchvision's wheels are built against a specific torch release and the one
+    the registry offers does not import beside this project's torch, so the 8x8 closed form stays here
+    (tested by hand in tests/winwinlay/test_metrics.py)."""
     dr = np.clip(DIGIT - np.abs(a[..., 0] - b[..., 0]), 0, None)
     dc = np.clip(DIGIT - np.abs(a[..., 1] - b[..., 1]), 0, None)
     inter = dr * dc
@@ -75,15 +79,19 @@ def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def fit_pca(canvases: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and top principal directions (d, n) of flattened real canvases."""
+    """Mean and top principal directions (d, n) of flattened real canvases (scikit-learn's PCA, exact SVD; kept
+    as arrays so the checkpoint holds tensors only). Features are (x - mean) @ directions, PCA.transform."""
+    from sklearn.decomposition import PCA
+
     x = canvases.reshape(len(canvases), -1).astype(np.float64)
-    mean = x.mean(0)
-    _, _, vt = np.linalg.svd(x - mean, full_matrices=False)
-    return mean, vt[:n_components].T
+    pca = PCA(n_components=n_components, svd_solver="full").fit(x)
+    return pca.mean_, pca.components_.T
 
 
 def frechet_distance(f1: np.ndarray, f2: np.ndarray) -> float:
-    """||mu1 - mu2||^2 + tr(S1 + S2 - 2 (S1 S2)^(1/2)) between Gaussian fits of two feature sets."""
+    """||mu1 - mu2||^2 + tr(S1 + S2 - 2 (S1 S2)^(1/2)) between Gaussian fits of two feature sets (FID's formula;
+    the matrix square root is scipy.linalg.sqrtm, as in the reference FID code; torchmetrics' FID needs Inception
+    features and is not installed here)."""
     mu1, mu2 = f1.mean(0), f2.mean(0)
     s1, s2 = np.cov(f1, rowvar=False), np.cov(f2, rowvar=False)
     covmean = linalg.sqrtm(s1 @ s2)

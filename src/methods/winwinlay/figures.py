@@ -1,9 +1,11 @@
 """Figures of winwinlay: toy attention maps, sample grids, the control/realism trade-off."""
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 
-from methods.common.io import load_arrays, read_json
+from methods.common.io import atomic_path, load_arrays, read_json
 from methods.common.plotting import new_figure, save_figure
 
 from .canvas import DIGIT
@@ -68,10 +70,26 @@ def tradeoff_figure(runs: list[dict], methods: list[str], path: str) -> None:
     save_figure(fig, path)
 
 
-def figures_job(toy_npz: str, guide_npz: list[str], guide_json: list[str], methods: list[str], toy_png: str,
-                samples_png: str, tradeoff_png: str) -> None:
-    """Step winwinlay_figures."""
+def tradeoff_rows(runs: list[dict], methods: list[str]) -> list[dict]:
+    """The data of the trade-off figure, one row per method and seed (tidy columns for `dvc plots`)."""
+    return [{"method": m, "seed": r["seed"], "fd": r[m]["fd"], "miou": r[m]["miou"], "acc50": r[m]["acc50"]}
+            for m in methods for r in runs]
 
+
+def write_rows(path: str, rows: list[dict]) -> None:
+    """A CSV file with a header (the columns of the first row), written atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def figures_job(toy_npz: str, guide_npz: list[str], guide_json: list[str], methods: list[str], toy_png: str,
+                samples_png: str, tradeoff_png: str, tradeoff_csv: str) -> None:
+    """Step winwinlay_figures: the toy maps (experiment 1), sample grids and the control/realism trade-off
+    (experiment 2, with its data as CSV)."""
     toy_figure(load_arrays(toy_npz), toy_png)
     samples_figure(load_arrays(guide_npz[0]), methods, samples_png)
-    tradeoff_figure([read_json(p) for p in guide_json], methods, tradeoff_png)
+    runs = [read_json(p) for p in guide_json]
+    tradeoff_figure(runs, methods, tradeoff_png)
+    write_rows(tradeoff_csv, tradeoff_rows(runs, methods))

@@ -90,16 +90,19 @@ def install_capture(unet, layers: list[str]) -> AttentionStore:
     return store
 
 
-def load_pipeline(sd_cfg: dict):
-    """StableDiffusionPipeline.from_pretrained(model_id) with a DDIM scheduler from its own config, no safety
-    checker; eval mode, no parameter gradients."""
+def load_pipeline(sd_cfg: dict, device: torch.device | str = "cpu", path: str | None = None):
+    """StableDiffusionPipeline.from_pretrained(path: the weights the download step fetched; default model_id, a
+    Hub id or a local folder) in sd.dtype and sd.variant's weight files, with a DDIM scheduler from its own config
+    and no safety checker, on `device` (the job's, methods.common.device.job_device); eval mode, no parameter
+    gradients."""
     from diffusers import DDIMScheduler, StableDiffusionPipeline
 
-    pipe = StableDiffusionPipeline.from_pretrained(sd_cfg["model_id"], revision=sd_cfg.get("revision"),
-                                                   dtype=DTYPES[sd_cfg["dtype"]], safety_checker=None,
-                                                   requires_safety_checker=False)
+    source = path or sd_cfg["model_id"]
+    pipe = StableDiffusionPipeline.from_pretrained(source, revision=None if path else sd_cfg.get("revision"),
+                                                   variant=sd_cfg.get("variant"), dtype=DTYPES[sd_cfg["dtype"]],
+                                                   safety_checker=None, requires_safety_checker=False)
     pipe.scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
-    pipe = pipe.to(sd_cfg["device"])
+    pipe = pipe.to(device)
     for m in (pipe.unet, pipe.vae, pipe.text_encoder):
         m.eval().requires_grad_(False)
     return pipe
@@ -127,7 +130,7 @@ class SDBackbone:
 
     def __init__(self, pipe, store: AttentionStore, prompt: str, positions: list[int], batch: int, sd_cfg: dict):
         self.pipe, self.store, self.cfg = pipe, store, sd_cfg
-        tok, device = pipe.tokenizer, sd_cfg["device"]
+        tok, device = pipe.tokenizer, pipe.device
         enc = lambda text: pipe.text_encoder(tok([text] * batch, padding="max_length",  # noqa: E731
                                                  max_length=tok.model_max_length, truncation=True,
                                                  return_tensors="pt").input_ids.to(device))[0]
@@ -179,8 +182,9 @@ class SDBackbone:
 
 
 def initial_latents(pipe, sd_cfg: dict, batch: int, gen: torch.Generator) -> torch.Tensor:
-    """z_T ~ N(0, I) x init_noise_sigma at the latent size, drawn on the CPU generator (float32)."""
+    """z_T ~ N(0, I) x init_noise_sigma at the latent size, drawn on the CPU generator (float32; the same latents on
+    every device), then moved to the pipeline's device."""
     c = pipe.unet.config.in_channels
     h, w = sd_cfg["height"] // pipe.vae_scale_factor, sd_cfg["width"] // pipe.vae_scale_factor
     z = torch.randn(batch, c, h, w, generator=gen) * pipe.scheduler.init_noise_sigma
-    return z.to(sd_cfg["device"])
+    return z.to(pipe.device)

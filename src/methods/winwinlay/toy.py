@@ -61,6 +61,13 @@ def box_metrics(attn: torch.Tensor, mask: torch.Tensor, boxes: torch.Tensor) -> 
             "entropy": entropy[:, 0].numpy(), "centroid_offset": offset[:, 0].numpy()}
 
 
+def attention_coverage(maps: torch.Tensor, mask: torch.Tensor, boxes: torch.Tensor) -> dict[str, float]:
+    """Mean over objects of box_metrics applied to a model's maps (B, K, H, W) at the end of guidance (CPU)."""
+    b, k, h, w = maps.shape
+    m = box_metrics(maps.reshape(b * k, 1, h, w), mask.reshape(b * k, 1, h, w), boxes.reshape(b * k, 1, 4))
+    return {key: float(np.mean(v)) for key, v in m.items()}
+
+
 def optimise_maps(init_logits: torch.Tensor, boxes: torch.Tensor, energy: str, param: str, cfg: dict,
                   gen: torch.Generator) -> torch.Tensor:
     """Plain gradient descent on the logits (or the latent z) under one energy; returns the final maps (B, 1, H, W)."""

@@ -17,7 +17,8 @@ import yaml
 
 from methods.common.io import read_json
 
-from .pipeline import guide_job, toy_job
+from .guide_step import guide_job
+from .toy_step import toy_job
 
 
 def apply_override(cfg: dict, assignment: str) -> None:

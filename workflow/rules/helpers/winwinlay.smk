@@ -2,65 +2,65 @@
 
 import re
 
-WWL = config["winwinlay"]
-WWL_OUT = paper_dir("winwinlay")
-WWL_SEEDS = WWL["seeds"]
-WWL_METHODS = WWL["methods"]
+WINWINLAY = config["winwinlay"]
+WINWINLAY_OUT = paper_dir("winwinlay")
+WINWINLAY_SEEDS = WINWINLAY["seeds"]
+WINWINLAY_METHODS = WINWINLAY["methods"]
 
-_wwl_data = WWL["data"]
-if (_wwl_data["side"] // 8) ** 2 < _wwl_data["n_objects"]:
+_winwinlay_data = WINWINLAY["data"]
+if (_winwinlay_data["side"] // 8) ** 2 < _winwinlay_data["n_objects"]:
     raise ValueError(
-        f"config winwinlay.data.side ({_wwl_data['side']}) cannot hold {_wwl_data['n_objects']} "
+        f"config winwinlay.data.side ({_winwinlay_data['side']}) cannot hold {_winwinlay_data['n_objects']} "
         "non-overlapping 8x8 digits; raise side (24 at tiny) or lower n_objects."
     )
-if _wwl_data["side"] % 2:
+if _winwinlay_data["side"] % 2:
     raise ValueError(
-        f"config winwinlay.data.side ({_wwl_data['side']}) must be even (attention maps are at half resolution)."
+        f"config winwinlay.data.side ({_winwinlay_data['side']}) must be even (attention maps are at half resolution)."
     )
-if _wwl_data["n_objects"] > 10:
+if _winwinlay_data["n_objects"] > 10:
     raise ValueError(
         "config winwinlay.data.n_objects must be at most 10 (objects have distinct digit classes)."
     )
-_wwl_s = WWL["sampling"]
-if _wwl_s["guided_steps"] > _wwl_s["ddim_steps"]:
+_winwinlay_s = WINWINLAY["sampling"]
+if _winwinlay_s["guided_steps"] > _winwinlay_s["ddim_steps"]:
     raise ValueError(
-        f"config winwinlay.sampling.guided_steps ({_wwl_s['guided_steps']}) exceeds ddim_steps "
-        f"({_wwl_s['ddim_steps']}); lower guided_steps."
+        f"config winwinlay.sampling.guided_steps ({_winwinlay_s['guided_steps']}) exceeds ddim_steps "
+        f"({_winwinlay_s['ddim_steps']}); lower guided_steps."
     )
-if _wwl_s["ddim_steps"] > WWL["model"]["n_timesteps"]:
+if _winwinlay_s["ddim_steps"] > WINWINLAY["model"]["n_timesteps"]:
     raise ValueError(
         "config winwinlay.sampling.ddim_steps must not exceed winwinlay.model.n_timesteps."
     )
-if _wwl_s["n_grid"] > _wwl_s["n_samples"]:
+if _winwinlay_s["n_grid"] > _winwinlay_s["n_samples"]:
     raise ValueError(
         "config winwinlay.sampling.n_grid must not exceed winwinlay.sampling.n_samples."
     )
-if _wwl_s["n_samples"] < 3:
+if _winwinlay_s["n_samples"] < 3:
     raise ValueError(
         "config winwinlay.sampling.n_samples must be at least 3 (a Frechet distance needs a covariance)."
     )
 for _name in ("lg", "winwinlay"):
-    if _name not in WWL_METHODS:
+    if _name not in WINWINLAY_METHODS:
         raise ValueError(
             f"config winwinlay.methods lacks {_name!r}, which the claims compare; add it back."
         )
-if WWL["detector"]["pca_components"] > _wwl_data["side"] ** 2:
+if WINWINLAY["detector"]["pca_components"] > _winwinlay_data["side"] ** 2:
     raise ValueError(
         "config winwinlay.detector.pca_components exceeds the number of pixels of a canvas."
     )
-_wwl_toy = WWL["toy"]
+_winwinlay_toy = WINWINLAY["toy"]
 if (
-    _wwl_toy["box_side"][0] > _wwl_toy["box_side"][1]
-    or _wwl_toy["box_side"][1] > _wwl_toy["grid"]
+    _winwinlay_toy["box_side"][0] > _winwinlay_toy["box_side"][1]
+    or _winwinlay_toy["box_side"][1] > _winwinlay_toy["grid"]
 ):
     raise ValueError(
         "config winwinlay.toy.box_side must be [min, max] with min <= max <= grid."
     )
 
 
-WWL_SD = WWL.get("sd")
-if WWL_SD is not None:
-    for _i, _layout in enumerate(WWL_SD["layouts"]):
+WINWINLAY_SD = WINWINLAY.get("sd")
+if WINWINLAY_SD is not None:
+    for _i, _layout in enumerate(WINWINLAY_SD["layouts"]):
         for _j, _obj in enumerate(_layout["objects"]):
             _x0, _y0, _x1, _y1 = _obj["box"]
             if not (_x0 < _x1 and _y0 < _y1):
@@ -75,27 +75,52 @@ if WWL_SD is not None:
                     f"config winwinlay.sd.layouts[{_i}].objects[{_j}].token {_obj['token']!r} is not a word "
                     f"of the prompt {_layout['prompt']!r}; name a word of the prompt."
                 )
-    if WWL_SD["map_res"] * min(WWL_SD["height"], WWL_SD["width"]) < max(
-        WWL_SD["height"], WWL_SD["width"]
+    if WINWINLAY_SD["map_res"] * min(WINWINLAY_SD["height"], WINWINLAY_SD["width"]) < max(
+        WINWINLAY_SD["height"], WINWINLAY_SD["width"]
     ):
         raise ValueError(
             "config winwinlay.sd.map_res is too small for the image's aspect ratio; raise it (16 for 512x512)."
         )
 
 
-def wwl_sd_files():
-    if WWL_SD is None:
+def winwinlay_sd_files():
+    if WINWINLAY_SD is None:
         return []
-    return [f"{WWL_OUT}/sd/seed{s}.{ext}" for s in WWL_SEEDS for ext in ("json", "npz")]
+    return [f"{WINWINLAY_OUT}/sd/seed{s}.{ext}" for s in WINWINLAY_SEEDS for ext in ("json", "npz")]
 
 
-def wwl_guide_files(ext):
-    return [f"{WWL_OUT}/guide/seed{s}.{ext}" for s in WWL_SEEDS]
+def winwinlay_guide_files(ext):
+    """One guide job per seed at every scale (in seed order)."""
+    return [f"{WINWINLAY_OUT}/guide/seed{s}.{ext}" for s in WINWINLAY_SEEDS]
 
 
-def wwl_figures():
+def winwinlay_figures():
     return [
-        f"{WWL_OUT}/figures/toy_maps.png",
-        f"{WWL_OUT}/figures/samples.png",
-        f"{WWL_OUT}/figures/tradeoff.png",
+        f"{WINWINLAY_OUT}/figures/toy_maps.png",
+        f"{WINWINLAY_OUT}/figures/samples.png",
+        f"{WINWINLAY_OUT}/figures/tradeoff.png",
+        f"{WINWINLAY_OUT}/figures/tradeoff.csv",
     ]
+
+
+def winwinlay_weights_folder(model_id):
+    """Where winwinlay_sd_download puts a Hub model's weights (resources/winwinlay/sd/<owner>--<name>)."""
+    return f"{RESOURCES}/winwinlay/sd/{'--'.join(Path(model_id).parts)}"
+
+
+# The Stable Diffusion weights the GPU jobs load: a local diffusers folder as sd.model_id is used as it is; a Hub
+# id is fetched by winwinlay_sd_download on the submit host first.
+WINWINLAY_SD_DOWNLOAD = winwinlay_weights_folder(WINWINLAY_SD["model_id"] if WINWINLAY_SD else "unset")
+WINWINLAY_SD_WEIGHTS = (
+    WINWINLAY_SD["model_id"]
+    if WINWINLAY_SD and Path(WINWINLAY_SD["model_id"]).is_dir()
+    else WINWINLAY_SD_DOWNLOAD
+)
+
+
+def winwinlay_sd_token(wc):
+    """A gated model (sd.gated: true) needs a Hugging Face token: the dry run says how to get one. Stable
+    Diffusion 1.5 (config/full.yaml) is not gated."""
+    if WINWINLAY_SD and WINWINLAY_SD.get("gated"):
+        hf_token_for(WINWINLAY_SD["model_id"])(wc)
+    return {}

@@ -1,9 +1,10 @@
-"""One adaptation method on the frozen pre-trained backbone, every seed: held-out accuracy, parameters."""
+"""One adaptation method on the frozen pre-trained backbone, for the seeds of the job's {seeds} group."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.gaprompt.pipeline import adapt_job
+from methods.common.device import job_device
+from methods.gaprompt.adapt_step import adapt_job
 
 adapt_job(
     method=snakemake.wildcards.method,
@@ -16,4 +17,5 @@ adapt_job(
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
     out_npz=snakemake.output.arrays,
+    device=job_device(snakemake.resources),
 )

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.gaprompt.pipeline import write_paper_claims
+from methods.gaprompt.claims_step import write_paper_claims
 
 write_paper_claims(
     method_json={m: snakemake.input[f"adapt_{m}"] for m in snakemake.params.methods},

@@ -4,7 +4,7 @@ import sys
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from methods.common.data import verify_pins
-from methods.gaprompt.pipeline import data_job
+from methods.gaprompt.data_step import data_job
 
 verify_pins(snakemake.params.pins)
 data_job(data=dict(snakemake.params.data), out_npz=snakemake.output.clouds, out_json=snakemake.output.info,

@@ -3,7 +3,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.gaprompt.pipeline import pretrain_job
+from methods.common.device import job_device
+from methods.gaprompt.pretrain_step import pretrain_job
 
 pretrain_job(
     data_npz=snakemake.input.clouds,
@@ -12,4 +13,5 @@ pretrain_job(
     threads=snakemake.threads,
     out_ckpt=snakemake.output.ckpt,
     out_json=snakemake.output.metrics,
+    device=job_device(snakemake.resources),
 )

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.winwinlay.pipeline import write_paper_claims
+from methods.winwinlay.claims_step import write_paper_claims
 
 write_paper_claims(
     toy_json=snakemake.input.toy,

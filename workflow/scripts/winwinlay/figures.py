@@ -13,4 +13,5 @@ figures_job(
     toy_png=snakemake.output.toy,
     samples_png=snakemake.output.samples,
     tradeoff_png=snakemake.output.tradeoff,
+    tradeoff_csv=snakemake.output.tradeoff_data,
 )

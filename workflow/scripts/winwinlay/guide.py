@@ -3,7 +3,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.winwinlay.pipeline import guide_job
+from methods.common.device import job_device
+from methods.winwinlay.guide_step import guide_job
 
 guide_job(
     ckpt_path=snakemake.input.ckpt,
@@ -14,4 +15,5 @@ guide_job(
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
     out_npz=snakemake.output.arrays,
+    device=job_device(snakemake.resources),
 )

@@ -3,7 +3,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.winwinlay.pipeline import sd_job
+from methods.common.device import job_device
+from methods.winwinlay.sd_step import sd_job
 
 sd_job(
     sd_cfg=dict(snakemake.params.sd),
@@ -13,4 +14,6 @@ sd_job(
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
     out_npz=snakemake.output.arrays,
+    device=job_device(snakemake.resources),
+    weights=snakemake.input.weights,
 )

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.winwinlay.pipeline import toy_job
+from methods.winwinlay.toy_step import toy_job
 
 toy_job(
     seeds=list(snakemake.params.seeds),

@@ -3,7 +3,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.winwinlay.pipeline import train_job
+from methods.common.device import job_device
+from methods.winwinlay.train_step import train_job
 
 train_job(
     data=dict(snakemake.params.data),
@@ -13,4 +14,5 @@ train_job(
     threads=snakemake.threads,
     out_ckpt=snakemake.output.ckpt,
     out_json=snakemake.output.metrics,
+    device=job_device(snakemake.resources),
 )
