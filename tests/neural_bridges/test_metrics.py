@@ -3,6 +3,7 @@ import numpy as np
 import torch
 from scipy.stats import wasserstein_distance
 
+from methods.neural_bridges.metrics import marginal_w1, wasserstein1
 
 
 def quantile_w1(a: torch.Tensor, b: torch.Tensor, n_levels: int = 200) -> float:
@@ -23,3 +24,16 @@ def test_scipy_equals_the_hand_written_w1_on_a_shift_and_on_two_large_samples():
     lib = wasserstein_distance(a.double().numpy(), b.double().numpy())
     assert abs(lib - quantile_w1(a, b)) < 3e-3
 
+
+def test_wasserstein1_is_the_library_distance():
+    g = torch.Generator().manual_seed(1)
+    a, b = torch.randn(300, generator=g), torch.randn(70, generator=g) * 2
+    assert wasserstein1(a, b) == wasserstein_distance(a.double().numpy(), b.double().numpy())
+
+
+def test_marginal_w1_averages_grid_points_and_coordinates():
+    g = torch.Generator().manual_seed(2)
+    a, b = torch.randn(100, 5, 2, generator=g), torch.randn(80, 5, 2, generator=g)
+    expected = np.mean([wasserstein_distance(a[:, k, j].double().numpy(), b[:, k, j].double().numpy())
+                        for k in (1, 3) for j in range(2)])
+    assert abs(marginal_w1(a, b, [1, 3]) - expected) < 1e-12
