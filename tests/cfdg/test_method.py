@@ -174,6 +174,15 @@ def test_paired_t_interval_matches_scipy():
     assert (lo, hi) == pytest.approx(ref) and mean == pytest.approx(1.9)
 
 
+def test_paired_t_interval_equals_scipy_ttest_rel():
+    """scipy.stats.ttest_rel(a, b).confidence_interval() gives the hand-written paired interval on a fixed case."""
+    a = np.array([13.0, 12.0, 14.0, 9.5, 11.0])
+    b = np.array([10.0, 12.5, 11.0, 10.0, 9.0])
+    mean, lo, hi = paired_t_interval(a - b)
+    ci = stats.ttest_rel(a, b).confidence_interval(0.95)
+    assert (lo, hi) == pytest.approx((ci.low, ci.high), rel=1e-12) and mean == pytest.approx(np.mean(a - b))
+
+
 def test_batches_mix_synthetic_rows_only_for_augmented_agents():
     x_off = np.zeros((10, 3), np.float32)
     online = np.ones((3, 5, 3), np.float32)
