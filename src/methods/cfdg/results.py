@@ -49,7 +49,7 @@ def claims_metrics(quality_json: list[str], o2o_json: dict[str, list[str]]) -> d
         # paired intervals of CFDG against each baseline, and the nulls of the return claims: SynthER-style
         # augmentation in CFDG's place (against IQL) and plain IQL in CFDG's place (against SynthER)
         for a, b in (("cfdg", "iql"), ("cfdg", "synther"), ("synther", "iql"), ("iql", "synther")):
-            mean, lo, hi = paired_t_interval(f[a] - f[b])
+            mean, lo, hi = paired_t_interval(f[a], f[b])
             out[f"diff_{a}_{b}_{name}"] = mean
             out[f"ci_low_{a}_{b}_{name}"] = lo
             out[f"ci_high_{a}_{b}_{name}"] = hi
