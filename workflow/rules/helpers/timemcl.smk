@@ -19,8 +19,9 @@ if TIMEMCL["primary_variant"] not in TIMEMCL["variants"]:
 # job per seed at paper scale (seed_groups, workflow/rules/common.smk); the figure and claims steps read
 # every group's files in seed order.
 TIMEMCL_SEED_GROUPS = seed_groups(TIMEMCL["seeds"])
-# GluonTS repository datasets (paper scale): downloaded on the submit host by timemcl_gluonts_download.
-TIMEMCL_GLUONTS_ROOT = f"{RESOURCES}/timemcl/gluonts"
+# GluonTS repository datasets (paper scale): downloaded on the submit host by timemcl_gluonts_download into the
+# scale's outdir (resources/ holds only sha256-pinned files; a GluonTS folder has no pin).
+TIMEMCL_GLUONTS_ROOT = f"{TIMEMCL_OUT}/gluonts"
 TIMEMCL_GLUONTS_ITEMS = sorted(
     {s["item"] for s in TIMEMCL_SPECS.values() if s["source"] == "gluonts"}
 )
