@@ -67,7 +67,7 @@ rule timemcl_gluonts_download:
         mem_mb=per_attempt(4000, 8000),
         runtime=runtime_per_attempt(30, 60),
     params:
-        root=TIMEMCL_GLUONTS_ROOT,
+        root=output_dir("folder"),
     script:
         "../scripts/timemcl/download_gluonts.py"
 
@@ -89,7 +89,9 @@ rule timemcl_data:
     params:
         pins=input_pins,
         spec=lambda wc: TIMEMCL_SPECS[wc.dataset],
-        gluonts_root=TIMEMCL_GLUONTS_ROOT,
+        gluonts_root=lambda wc, input: (
+            str(Path(input.gluonts[0]).parent) if input.gluonts else ""
+        ),
     script:
         "../scripts/timemcl/data.py"
 

@@ -1,6 +1,4 @@
 # Config checks and input functions used by workflow/rules/cfdg.smk (its rules live there).
-import os
-from pathlib import Path
 
 CFDG = config["cfdg"]
 CFDG_OUT = paper_dir("cfdg")
@@ -120,8 +118,9 @@ def _minari_root():
 
 
 def cfdg_data_prerequisites(wildcards):
-    """The files the data step reads and no rule makes (paper scale: D4RL's successors through minari; a local
-    D4RL-layout .npz where a dataset names one): in the dry run already, a missing one is named with its fix."""
+    """The files the data step reads that no job of the workflow writes, at paper scale D4RL's successors
+    through minari (or a local D4RL-layout .npz where a dataset names one). A missing one fails the dry run
+    already, named with its fix."""
     specs = {
         **{f"cfdg.datasets.{n}": CFDG["datasets"][n] for n in sorted(CFDG["datasets"])},
         **{f"cfdg.quality.online.{k}": v for k, v in CFDG["quality"]["online"].items()},
