@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from methods.common.io import read_json
-from methods.cfdg.pipeline import data_job
+from methods.cfdg.data import data_job
 
 
 def _write(path, n, seed):
@@ -18,7 +18,7 @@ def test_data_job_on_local_d4rl_files(tmp_path):
     data_job(env_id="pendulum", datasets={"medium": {"source": "npz", "path": str(tmp_path / "medium.npz")}},
              online={"train": {"source": "npz", "path": str(tmp_path / "expert.npz")},
                      "heldout": {"source": "split", "fraction": 0.2}},
-             reference={"source": "fixed", "random": -280.178953, "expert": 12135.0}, seed=0, threads=1,
+             reference={"source": "fixed", "random": -280.178953, "expert": 12135.0}, seed=0,
              out_dir=str(tmp_path / "out"), out_reference=str(tmp_path / "out" / "reference.json"))
     with np.load(tmp_path / "out" / "online.npz") as f:
         train, held = f["train"], f["heldout"]

@@ -167,11 +167,27 @@ def test_unbiased_mmd_against_loop():
     assert rbf_mmd2(x, y, h) == pytest.approx(xx + yy - 2 * xy, abs=1e-12)
 
 
-def test_paired_t_interval_matches_scipy():
+def t_interval(diff: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The hand-written paired interval the pipeline used before scipy's ttest_rel: mean +- t_{n-1} sd / sqrt(n)."""
+    n = len(diff)
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * diff.std(ddof=1) / np.sqrt(n))
+    return diff.mean() - half, diff.mean() + half
+
+
+def test_paired_t_interval_matches_the_t_distribution():
     d = np.array([1.0, 3.0, -0.5, 2.0, 4.0])
-    mean, lo, hi = paired_t_interval(d)
+    mean, lo, hi = paired_t_interval(d, np.zeros(5))
     ref = stats.t.interval(0.95, 4, loc=d.mean(), scale=stats.sem(d))
     assert (lo, hi) == pytest.approx(ref) and mean == pytest.approx(1.9)
+
+
+def test_paired_t_interval_equals_scipy_ttest_rel():
+    """scipy.stats.ttest_rel(a, b).confidence_interval() gives the hand-written paired interval on a fixed case."""
+    a = np.array([13.0, 12.0, 14.0, 9.5, 11.0])
+    b = np.array([10.0, 12.5, 11.0, 10.0, 9.0])
+    mean, lo, hi = paired_t_interval(a, b)
+    assert (lo, hi) == pytest.approx(t_interval(a - b), rel=1e-12) and mean == pytest.approx(np.mean(a - b))
+    assert all(math.isnan(x) for x in paired_t_interval(a[:1], b[:1])[1:])  # one seed: no interval
 
 
 def test_batches_mix_synthetic_rows_only_for_augmented_agents():

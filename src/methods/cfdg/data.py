@@ -1,14 +1,17 @@
 """Offline datasets: D4RL-style random / medium / expert buffers rolled out here from behaviour policies trained
 (MuJoCo: gait search, envs.train_gait) or scripted (Pendulum) here (tiny scale, stand-ins for D4RL), or the D4RL
 datasets themselves (full scale) through minari, or a local D4RL-layout .npz file (observations, actions, rewards,
-next_observations, terminals)."""
+next_observations, terminals); the data step (`data_job`: behaviour policies, datasets, reference returns). All of it
+runs on the CPU (MuJoCo and numpy)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 
-from .envs import PENDULUM, make_env, rollout, scripted_policy
+from methods.common.io import log, save_arrays, write_json
+
+from .envs import PENDULUM, make_env, pick_gaits, rollout, scripted_policy, train_gait
 
 KEYS = ("obs", "act", "rew", "next_obs", "done")
 D4RL_KEYS = {"obs": "observations", "act": "actions", "rew": "rewards", "next_obs": "next_observations",
@@ -84,3 +87,80 @@ def load_dataset(spec: dict, env_id: str, seed: int, gaits: dict | None = None) 
     if source == "minari":
         return load_minari(spec["id"]), np.array([])
     raise ValueError(f"cfdg dataset source {source!r} unknown; use scripted, npz or minari")
+
+
+# --- the data step -------------------------------------------------------------------------------
+
+def reference_returns(env_id: str, reference: dict, seed: int, gaits: dict | None = None) -> dict:
+    """Random and expert returns that define the normalised score: the given D4RL reference scores (fixed), or
+    measured from the scripted random and expert policies (scripted). With fixed scores and episodes given, the
+    local random / expert behaviour policies' returns are measured too (for the record, as `measured`)."""
+    out = {"source": reference["source"]}
+    if reference["source"] == "fixed":
+        out.update(random=float(reference["random"]), expert=float(reference["expert"]))
+        if "episodes" not in reference or (gaits is None and env_id != "pendulum"):
+            return out
+    n_envs = int(reference["episodes"])
+    horizon = make_env(env_id, 1, seed).horizon
+    measured = {}
+    for name, policy in (("random", {"noise": 0.0, "random_prob": 1.0}),
+                         ("expert", {"noise": 0.0, "random_prob": 0.0, "level": "expert"})):
+        _, returns = generate_dataset(env_id, policy, n_envs * horizon, n_envs, seed + (name == "expert"), gaits)
+        measured[name] = float(returns.mean())
+    if reference["source"] == "fixed":
+        out["measured"] = measured
+    else:
+        out.update(measured)
+    return out
+
+
+def behaviour_gaits(env_id: str, behaviour: dict | None, seed: int) -> dict | None:
+    """MuJoCo tasks: the behaviour gaits (expert, medium snapshot) trained by cross-entropy search; None for
+    Pendulum (its expert is scripted)."""
+    if env_id == "pendulum":
+        return None
+    if behaviour is None:
+        raise ValueError(f"config cfdg.behaviour is needed for scripted datasets on {env_id!r}")
+    search = train_gait(env_id, behaviour, seed)
+    gaits = pick_gaits(search, float(behaviour["medium_fraction"]))
+    gaits["search_returns"] = search["returns"]
+    log(f"gait search returns ({behaviour['horizon']}-step episodes): {np.round(search['returns'], 1).tolist()}; "
+        f"expert = iteration {gaits['expert_iter']}, medium = iteration {gaits['medium_iter']}")
+    return gaits
+
+
+def data_job(env_id: str, datasets: dict, online: dict, reference: dict, seed: int, out_dir: str, out_reference: str,
+             behaviour: dict | None = None) -> None:
+    """Step cfdg_data: behaviour policies (MuJoCo: gait search), offline datasets, the online train / held-out sets
+    of the quality experiment, and the reference returns, all written as transition matrices (s, a, r, s', done)."""
+    specs = [*datasets.values(), *online.values()]
+    needs_gaits = any(sp["source"] == "scripted" for sp in specs) or reference["source"] == "scripted"
+    gaits = behaviour_gaits(env_id, behaviour, seed + 11) if needs_gaits else None
+    stats = {}
+    for i, (name, spec) in enumerate(sorted(datasets.items())):
+        data, returns = load_dataset(spec, env_id, seed + 100 * i, gaits)
+        save_arrays(f"{out_dir}/offline_{name}.npz", {"x": transitions_matrix(data), "obs_dim": data["obs"].shape[1],
+                                                      "act_dim": data["act"].shape[1]})
+        stats[name] = {"n": len(data["rew"]), "behaviour_return": float(returns.mean()) if len(returns) else None}
+        log(f"dataset {name}: {stats[name]}")
+    on_train, r_train = load_dataset(online["train"], env_id, seed + 7, gaits)
+    x_train = transitions_matrix(on_train)
+    if online["heldout"]["source"] == "split":  # a random part of the online set, kept out of training
+        perm = np.random.default_rng(seed + 8).permutation(len(x_train))
+        n_held = int(round(len(x_train) * float(online["heldout"]["fraction"])))
+        x_train, x_held = x_train[perm[n_held:]], x_train[perm[:n_held]]
+    else:
+        x_held = transitions_matrix(load_dataset(online["heldout"], env_id, seed + 8, gaits)[0])
+    save_arrays(f"{out_dir}/online.npz", {"train": x_train, "heldout": x_held})
+    ref = reference_returns(env_id, reference, seed + 9, gaits)
+    ref["datasets"] = stats
+    ref["gaits"] = gaits
+    ref["online_behaviour_return"] = float(r_train.mean()) if len(r_train) else None
+    log(f"reference returns: {ref}")
+    write_json(out_reference, ref)
+
+
+def load_matrix(path: str) -> tuple[np.ndarray, int, int]:
+    """(transition matrix, obs_dim, act_dim) of an offline dataset written by `data_job`."""
+    with np.load(path) as f:
+        return f["x"], int(f["obs_dim"]), int(f["act_dim"])

@@ -10,6 +10,8 @@
   samples with EDM's deterministic-plus-churn sampler instead; see README).
 * Normalisation: per dimension to zero mean and unit variance, except the done flag, which is modelled raw and
   thresholded at 0.5 after sampling (SynthER).
+* Device: the denoiser and the training data live on `device` (the job's; the CPU by default); every random
+  draw comes from the CPU generator and is moved there, so a seed's model does not depend on the device.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def cosine_alpha_bar(n_steps: int, s: float = 0.008) -> torch.Tensor:
 def time_features(t: torch.Tensor, n_steps: int, dim: int) -> torch.Tensor:
     """Sinusoidal features of the step index t (any shape) -> (*t.shape, dim)."""
     half = dim // 2
-    freqs = torch.exp(-math.log(1000.0) * torch.arange(half, dtype=torch.float32) / half)
+    freqs = torch.exp(-math.log(1000.0) * torch.arange(half, dtype=torch.float32, device=t.device) / half)
     ang = (t.float() / n_steps * 1000.0)[..., None] * freqs
     return torch.cat([torch.sin(ang), torch.cos(ang)], dim=-1)
 
@@ -43,16 +45,16 @@ def time_features(t: torch.Tensor, n_steps: int, dim: int) -> torch.Tensor:
 class Normaliser:
     """Per-member, per-dimension standardisation; the last (done) column stays raw."""
 
-    def __init__(self, mean: np.ndarray, std: np.ndarray):
-        self.mean = torch.as_tensor(mean, dtype=torch.float32)[:, None, :]  # (E, 1, D)
-        self.std = torch.as_tensor(std, dtype=torch.float32)[:, None, :]
+    def __init__(self, mean: np.ndarray, std: np.ndarray, device: torch.device | None = None):
+        self.mean = torch.as_tensor(mean, dtype=torch.float32, device=device)[:, None, :]  # (E, 1, D)
+        self.std = torch.as_tensor(std, dtype=torch.float32, device=device)[:, None, :]
 
     @classmethod
-    def fit(cls, datasets: list[np.ndarray]) -> "Normaliser":
+    def fit(cls, datasets: list[np.ndarray], device: torch.device | None = None) -> "Normaliser":
         mean = np.stack([d.mean(0) for d in datasets])
         std = np.stack([d.std(0) for d in datasets]) + 1e-3
         mean[:, -1], std[:, -1] = 0.0, 1.0
-        return cls(mean, std)
+        return cls(mean, std, device)
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         return (x - self.mean) / self.std
@@ -64,13 +66,15 @@ class Normaliser:
 class TransitionDiffusion:
     """E independent conditional diffusion models over D-dimensional transition vectors."""
 
-    def __init__(self, n_members: int, dim: int, cfg: dict, generator: torch.Generator):
+    def __init__(self, n_members: int, dim: int, cfg: dict, generator: torch.Generator,
+                 device: torch.device | None = None):
         self.E, self.D, self.cfg = n_members, dim, cfg
+        self.device = device or torch.device("cpu")
         self.T = int(cfg["n_steps"])
         self.tdim = int(cfg["time_dim"])
-        self.alpha_bar = cosine_alpha_bar(self.T)
+        self.alpha_bar = cosine_alpha_bar(self.T).to(self.device)
         self.net = EnsembleMLP(n_members, dim + self.tdim + N_LABELS, list(cfg["hidden"]), dim, generator,
-                               act=torch.nn.SiLU)
+                               act=torch.nn.SiLU).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=float(cfg["lr"]))
         self.gen = generator
         self.norm: Normaliser | None = None
@@ -93,11 +97,12 @@ class TransitionDiffusion:
         """Denoising loss: mean over batch and dims of ||eps - eps_theta(x_t, t, c')||^2, summed over members;
         c' = null with probability p_uncond[e]."""
         E, B, _ = x0.shape
-        t = torch.randint(0, self.T, (E, B), generator=self.gen)
-        noise = torch.randn(x0.shape, generator=self.gen)
+        dev = self.device
+        t = torch.randint(0, self.T, (E, B), generator=self.gen).to(dev)
+        noise = torch.randn(x0.shape, generator=self.gen).to(dev)
         ab = self.alpha_bar[t][..., None]
         zt = ab.sqrt() * x0 + (1 - ab).sqrt() * noise
-        drop = torch.rand((E, B), generator=self.gen) < p_uncond[:, None]
+        drop = torch.rand((E, B), generator=self.gen).to(dev) < p_uncond[:, None]
         label = torch.where(drop, torch.full_like(label, NULL), label)
         return ((self.eps(zt, t, label) - noise) ** 2).mean(dim=(1, 2)).sum()
 
@@ -105,13 +110,14 @@ class TransitionDiffusion:
             batch: int, rng: np.random.Generator, refit_normaliser: bool = True) -> list[float]:
         """Train member e on (datasets[e], labels[e]) for n_iters Adam steps (warm start if already trained)."""
         if refit_normaliser or self.norm is None:
-            self.norm = Normaliser.fit(datasets)
-        data = [torch.as_tensor(d, dtype=torch.float32) for d in datasets]
-        labs = [torch.as_tensor(lab, dtype=torch.long) for lab in labels]
-        p = torch.as_tensor(p_uncond, dtype=torch.float32)
+            self.norm = Normaliser.fit(datasets, self.device)
+        dev = self.device
+        data = [torch.as_tensor(d, dtype=torch.float32, device=dev) for d in datasets]
+        labs = [torch.as_tensor(lab, dtype=torch.long, device=dev) for lab in labels]
+        p = torch.as_tensor(p_uncond, dtype=torch.float32, device=dev)
         losses = []
         for _ in range(n_iters):
-            idx = [torch.as_tensor(rng.integers(0, len(d), batch)) for d in data]
+            idx = [torch.as_tensor(rng.integers(0, len(d), batch), device=dev) for d in data]
             x0 = self.norm.encode(torch.stack([d[i] for d, i in zip(data, idx)]))
             lab = torch.stack([lab[i] for lab, i in zip(labs, idx)])
             loss = self.loss(x0, lab, p)
@@ -125,18 +131,18 @@ class TransitionDiffusion:
     def sample(self, labels: np.ndarray, w: np.ndarray, noise_gen: torch.Generator | None = None) -> np.ndarray:
         """Ancestral DDPM sampling of len(labels[e]) transitions per member with guidance weight w[e];
         returns (E, n, D) in data units with the done column thresholded at 0.5."""
-        gen = noise_gen or self.gen
-        lab = torch.as_tensor(labels, dtype=torch.long)
-        wt = torch.as_tensor(w, dtype=torch.float32)
+        gen, dev = noise_gen or self.gen, self.device
+        lab = torch.as_tensor(labels, dtype=torch.long, device=dev)
+        wt = torch.as_tensor(w, dtype=torch.float32, device=dev)
         E, n = lab.shape
         clip = float(self.cfg["clip_x0"])
-        z = torch.randn((E, n, self.D), generator=gen)
+        z = torch.randn((E, n, self.D), generator=gen).to(dev)
         ab = self.alpha_bar
         for i in reversed(range(self.T)):
-            t = torch.full((E, n), i, dtype=torch.long)
+            t = torch.full((E, n), i, dtype=torch.long, device=dev)
             e = self.guided_eps(z, t, lab, wt)
             ab_t = ab[i]
-            ab_prev = ab[i - 1] if i > 0 else torch.tensor(1.0)
+            ab_prev = ab[i - 1] if i > 0 else torch.tensor(1.0, device=dev)
             beta = 1 - ab_t / ab_prev
             # Posterior mean through the predicted x0, clipped to +-clip_x0 normalised units (DDPM's clipped
             # denoising): without the clip the first steps of the cosine schedule (beta near 0.999) amplify the
@@ -145,9 +151,9 @@ class TransitionDiffusion:
             mean = (ab_prev.sqrt() * beta * x0 + (1 - beta).sqrt() * (1 - ab_prev) * z) / (1 - ab_t)
             if i > 0:
                 var = beta * (1 - ab_prev) / (1 - ab_t)
-                z = mean + var.sqrt() * torch.randn(z.shape, generator=gen)
+                z = mean + var.sqrt() * torch.randn(z.shape, generator=gen).to(dev)
             else:
                 z = mean
-        x = self.norm.decode(z).numpy()
+        x = self.norm.decode(z).cpu().numpy()
         x[..., -1] = (x[..., -1] > 0.5).astype(x.dtype)
         return x

@@ -8,6 +8,10 @@ log-std clamped to [-5, 2]):
   L_Q   = E[ sum_i (r + gamma (1 - d) V(s') - Q_i(s, a))^2 ]
   L_pi  = -E[ min(exp(beta (Q_target(s, a) - V(s))), 100) log pi(a | s) ]
 Online fine-tuning keeps the same losses on batches drawn from the offline and online buffers.
+
+Device: the networks live on `device` (the job's; the CPU by default), initialised and sampled from a CPU
+generator (draws moved to the device), so a seed's agent does not depend on where it runs; actions come
+back as numpy arrays for the (CPU) simulator.
 """
 from __future__ import annotations
 
@@ -28,18 +32,20 @@ def expectile_loss(u: torch.Tensor, tau: float) -> torch.Tensor:
 
 
 class IQLEnsemble:
-    def __init__(self, n_members: int, obs_dim: int, act_dim: int, cfg: dict, generator: torch.Generator):
+    def __init__(self, n_members: int, obs_dim: int, act_dim: int, cfg: dict, generator: torch.Generator,
+                 device: torch.device | None = None):
         h = list(cfg["hidden"])
         self.E, self.act_dim, self.cfg, self.gen = n_members, act_dim, cfg, generator
-        self.q1 = EnsembleMLP(n_members, obs_dim + act_dim, h, 1, generator)
-        self.q2 = EnsembleMLP(n_members, obs_dim + act_dim, h, 1, generator)
-        self.q1_t = EnsembleMLP(n_members, obs_dim + act_dim, h, 1, generator)
-        self.q2_t = EnsembleMLP(n_members, obs_dim + act_dim, h, 1, generator)
+        self.device = device or torch.device("cpu")
+        self.q1 = EnsembleMLP(n_members, obs_dim + act_dim, h, 1, generator).to(self.device)
+        self.q2 = EnsembleMLP(n_members, obs_dim + act_dim, h, 1, generator).to(self.device)
+        self.q1_t = EnsembleMLP(n_members, obs_dim + act_dim, h, 1, generator).to(self.device)
+        self.q2_t = EnsembleMLP(n_members, obs_dim + act_dim, h, 1, generator).to(self.device)
         self.q1_t.load_state_dict(self.q1.state_dict())
         self.q2_t.load_state_dict(self.q2.state_dict())
-        self.v = EnsembleMLP(n_members, obs_dim, h, 1, generator)
-        self.pi = EnsembleMLP(n_members, obs_dim, h, act_dim, generator)
-        self.log_std = torch.nn.Parameter(torch.zeros(n_members, 1, act_dim))
+        self.v = EnsembleMLP(n_members, obs_dim, h, 1, generator).to(self.device)
+        self.pi = EnsembleMLP(n_members, obs_dim, h, act_dim, generator).to(self.device)
+        self.log_std = torch.nn.Parameter(torch.zeros(n_members, 1, act_dim, device=self.device))
         lr = float(cfg["lr"])
         # One Adam over all trained parameters: the three losses touch disjoint parameters (targets and advantages
         # are detached), so one backward of their sum gives each loss's own gradients, with a third of the overhead.
@@ -56,7 +62,7 @@ class IQLEnsemble:
 
     def load_members(self, other: "IQLEnsemble", index: np.ndarray) -> None:
         """Member e of self <- member index[e] of other (networks only; optimisers start fresh)."""
-        idx = torch.as_tensor(index, dtype=torch.long)
+        idx = torch.as_tensor(index, dtype=torch.long, device=other.device)
         for name, mod in self.modules().items():
             src = getattr(other, name).state_dict()
             mod.load_state_dict({k: v[idx].clone() for k, v in src.items()})
@@ -77,17 +83,18 @@ class IQLEnsemble:
     @torch.no_grad()
     def act(self, obs: np.ndarray, deterministic: bool) -> np.ndarray:
         """Actions for obs (E, n, obs_dim): the mean, or a sample clipped to [-1, 1]."""
-        o = torch.as_tensor(obs, dtype=torch.float32)
+        o = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
         mean, std = self._dist_mean_std(o)
         if deterministic:
-            return mean.numpy()
-        a = mean + std * torch.randn(mean.shape, generator=self.gen)
-        return a.clamp(-1.0, 1.0).numpy()
+            return mean.cpu().numpy()
+        a = mean + std * torch.randn(mean.shape, generator=self.gen).to(self.device)
+        return a.clamp(-1.0, 1.0).cpu().numpy()
 
     def update(self, batch: dict) -> dict:
-        """One IQL step on batch tensors of shape (E, B, .); losses are per-member means summed over members."""
+        """One IQL step on batch tensors of shape (E, B, .) (moved to the agent's device); losses are per-member
+        means summed over members."""
         tau, beta, gamma = float(self.cfg["expectile"]), float(self.cfg["beta"]), float(self.cfg["discount"])
-        s, a, r, s2, d = (batch[k] for k in BATCH_KEYS)
+        s, a, r, s2, d = (batch[k].to(self.device) for k in BATCH_KEYS)
         sa = torch.cat([s, a], -1)
         with torch.no_grad():
             q_t = torch.minimum(self.q1_t(sa), self.q2_t(sa)).squeeze(-1)

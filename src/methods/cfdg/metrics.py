@@ -54,12 +54,12 @@ def normalised_score(ret, random_return: float, expert_return: float):
     return 100.0 * (np.asarray(ret) - random_return) / (expert_return - random_return)
 
 
-def paired_t_interval(diff: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean of per-seed paired differences and its two-sided t confidence interval."""
-    diff = np.asarray(diff, dtype=float)
-    n = len(diff)
-    mean = float(diff.mean())
-    if n < 2:
+def paired_t_interval(a, b, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean of the per-seed paired differences a - b and its two-sided t confidence interval
+    (scipy.stats.ttest_rel(a, b).confidence_interval); one seed gives no interval (NaN)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    mean = float((a - b).mean())
+    if len(a) < 2:
         return mean, float("nan"), float("nan")
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * diff.std(ddof=1) / np.sqrt(n))
-    return mean, mean - half, mean + half
+    ci = stats.ttest_rel(a, b).confidence_interval(level)
+    return mean, float(ci.low), float(ci.high)

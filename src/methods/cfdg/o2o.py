@@ -8,6 +8,10 @@ buffer, and takes one IQL update on a batch whose first `synthetic_fraction` row
 (augmented variants, once one exists) and the rest uniformly from D_off U D_on. Every `retrain_every` online
 steps the diffusion models are (re)trained on D_off U D_on of their agent and the synthetic buffers regenerated:
 SynthER unconditionally; CFDG with labels online:offline = ratio : 1 - ratio (the reweighting) and guidance w.
+
+`o2o_job` is the DAG step (cfdg_o2o) for one offline dataset and one seed group (`{seeds}` wildcard: all seeds at
+tiny scale, one per job at paper scale; the group's random streams are seeded by its first seed). The agents and the
+diffusion models run on the job's device; the simulator on the CPU.
 """
 from __future__ import annotations
 
@@ -16,9 +20,9 @@ import time
 import numpy as np
 import torch
 
-from methods.common.io import log
+from methods.common.io import log, read_json, save_arrays, write_json
 
-from .data import split_matrix
+from .data import load_matrix, split_matrix
 from .diffusion import NULL, OFFLINE, ONLINE, TransitionDiffusion
 from .envs import make_env
 from .iql import IQLEnsemble
@@ -71,7 +75,7 @@ def sample_rows(rng, x_off: np.ndarray, online: np.ndarray, n_on: int, synthetic
 
 
 def run_o2o(x_off: np.ndarray, env_id: str, obs_dim: int, act_dim: int, seeds: list[int], iql_cfg: dict,
-            diff_cfg: dict, o2o: dict, ref: dict, seed: int) -> dict:
+            diff_cfg: dict, o2o: dict, ref: dict, seed: int, device: torch.device | None = None) -> dict:
     """The whole offline-to-online experiment; returns curves (V, S, n_evals) of normalised scores and timings."""
     S, V = len(seeds), len(VARIANTS)
     gen = torch.Generator().manual_seed(seed)
@@ -81,7 +85,7 @@ def run_o2o(x_off: np.ndarray, env_id: str, obs_dim: int, act_dim: int, seeds: l
     t0 = time.perf_counter()
 
     # Offline pre-training (one agent per seed).
-    pre = IQLEnsemble(S, obs_dim, act_dim, iql_cfg, gen)
+    pre = IQLEnsemble(S, obs_dim, act_dim, iql_cfg, gen, device)
     empty = np.zeros((S, 1, x_off.shape[1]), dtype=np.float32)
     for i in range(int(o2o["offline_updates"])):
         rows = sample_rows(rng, x_off, empty, 0, None, np.zeros(S, int), B)
@@ -92,7 +96,7 @@ def run_o2o(x_off: np.ndarray, env_id: str, obs_dim: int, act_dim: int, seeds: l
 
     # Online fine-tuning: E = V * S agents, member v * S + s starts from seed s's pre-trained agent.
     E = V * S
-    agent = IQLEnsemble(E, obs_dim, act_dim, iql_cfg, gen)
+    agent = IQLEnsemble(E, obs_dim, act_dim, iql_cfg, gen, device)
     agent.load_members(pre, np.tile(np.arange(S), V))
     variant_of = np.repeat(np.arange(V), S)
     eval_seed = seed + 10_000
@@ -107,7 +111,7 @@ def run_o2o(x_off: np.ndarray, env_id: str, obs_dim: int, act_dim: int, seeds: l
     aug_agents = np.flatnonzero(variant_of > 0)  # synther members then cfdg members
     p_uncond = np.where(variant_of[aug_agents] == 1, 1.0, float(diff_cfg["p_uncond"]))
     w = np.where(variant_of[aug_agents] == 1, 0.0, float(diff_cfg["guidance_w"]))
-    diff = TransitionDiffusion(len(aug_agents), D, diff_cfg, gen)
+    diff = TransitionDiffusion(len(aug_agents), D, diff_cfg, gen, device)
     env = make_env(env_id, E, seed + 1)
     obs = env.reset()
     t_diff, n_retrain = 0.0, 0
@@ -150,3 +154,19 @@ def regenerate(diff, x_off, online, n_on, aug_agents, variant_of, p_uncond, w, d
     synthetic = np.zeros((E_all, n_gen, x_off.shape[1]), dtype=np.float32)
     synthetic[aug_agents] = samples
     return synthetic
+
+
+def o2o_job(offline_npz: str, reference_json: str, env_id: str, seeds: list[int], iql: dict, diffusion: dict,
+            o2o: dict, threads: int, out_json: str, out_npz: str, device: torch.device | None = None) -> None:
+    """Step cfdg_o2o: offline IQL, then online fine-tuning as IQL / + SynthER / + CFDG, normalised scores, for one
+    seed group."""
+    torch.set_num_threads(threads)
+    x_off, obs_dim, act_dim = load_matrix(offline_npz)
+    ref = read_json(reference_json)
+    res = run_o2o(x_off, env_id, obs_dim, act_dim, seeds, iql, diffusion, o2o, ref, seed=seeds[0], device=device)
+    curves = res["curves"]
+    final = {v: curves[i, :, -1].tolist() for i, v in enumerate(VARIANTS)}
+    write_json(out_json, {"seeds": seeds, "final_score": final, "offline_score": curves[0, :, 0].tolist(),
+                          "steps": res["steps"].tolist(), "n_retrain": res["n_retrain"],
+                          "wall_s": {k: res[k] for k in ("t_offline", "t_diffusion", "t_total")}})
+    save_arrays(out_npz, {"curves": curves, "steps": res["steps"], "variants": np.array(VARIANTS)})

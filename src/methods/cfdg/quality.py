@@ -3,7 +3,8 @@ of a standard diffusion model): per seed, two models trained with the same budge
   cfg      one conditional model on D_off U D_on with labels and null-label dropout (CFDG),
   union    an unconditional model on D_off U D_on (SynthER-style augmentation);
 then 'online' samples (cfg at each guidance weight w) against held-out online transitions: RBF MMD^2, the AUC of
-a k-NN classifier two-sample test, and the simulator's dynamics error of the generated (s, a, r, s')."""
+a k-NN classifier two-sample test, and the simulator's dynamics error of the generated (s, a, r, s').
+`quality_job` is the DAG step (cfdg_quality) for one seed group; the models train and sample on the job's device."""
 from __future__ import annotations
 
 import time
@@ -11,16 +12,19 @@ import time
 import numpy as np
 import torch
 
-from methods.common.io import log
+from methods.common.io import log, save_arrays, write_json
 
+from .data import load_matrix
 from .diffusion import NULL, OFFLINE, ONLINE, TransitionDiffusion
+from .envs import make_env
 from .metrics import c2st_auc, dynamics_error, median_bandwidth, rbf_mmd2
 
 MODELS = ("cfg", "union")
 
 
 def run_quality(x_off: np.ndarray, x_on: np.ndarray, x_held: np.ndarray, obs_dim: int, act_dim: int,
-                seeds: list[int], diff_cfg: dict, quality: dict, predict, seed: int) -> dict:
+                seeds: list[int], diff_cfg: dict, quality: dict, predict, seed: int,
+                device: torch.device | None = None) -> dict:
     """Metrics[name][seed index] for every generated set, plus reference distances and 2-D-plot samples."""
     S, n_eval = len(seeds), int(quality["n_eval"])
     gen = torch.Generator().manual_seed(seed)
@@ -30,7 +34,7 @@ def run_quality(x_off: np.ndarray, x_on: np.ndarray, x_held: np.ndarray, obs_dim
     union_lab = np.r_[np.full(len(x_off), OFFLINE), np.full(len(x_on), ONLINE)]
     datasets, labels = [union] * (2 * S), [union_lab] * (2 * S)
     p_uncond = np.r_[np.full(S, float(diff_cfg["p_uncond"])), np.ones(S)]
-    model = TransitionDiffusion(2 * S, x_off.shape[1], diff_cfg, gen)
+    model = TransitionDiffusion(2 * S, x_off.shape[1], diff_cfg, gen, device)
     losses = model.fit(datasets, labels, p_uncond, int(quality["train_iters"]), int(diff_cfg["batch"]), rng)
     log(f"diffusion trained: {quality['train_iters']} steps, final loss {np.mean(losses[-50:]):.3f} "
         f"({time.perf_counter() - t0:.1f} s)")
@@ -76,3 +80,19 @@ def run_quality(x_off: np.ndarray, x_on: np.ndarray, x_held: np.ndarray, obs_dim
     plot.update(real_offline=x_off[:n_eval], real_online_heldout=held)
     return {"metrics": metrics, "plot": plot, "wall_s": time.perf_counter() - t0,
             "final_loss": float(np.mean(losses[-50:]))}
+
+
+def quality_job(offline_npz: str, online_npz: str, env_id: str, seeds: list[int], diffusion: dict, quality: dict,
+                threads: int, out_json: str, out_npz: str, device: torch.device | None = None) -> None:
+    """Step cfdg_quality: distances of generated 'online' samples to held-out online data, for one seed group
+    (`{seeds}` wildcard; its random streams are seeded by the group's first seed)."""
+    torch.set_num_threads(threads)
+    x_off, obs_dim, act_dim = load_matrix(offline_npz)
+    with np.load(online_npz) as f:
+        x_on, x_held = f["train"], f["heldout"]
+    predict = make_env(env_id, 1, 0).predict
+    res = run_quality(x_off, x_on, x_held, obs_dim, act_dim, seeds, diffusion, quality, predict, seed=seeds[0],
+                      device=device)
+    write_json(out_json, {"seeds": seeds, "guidance_w": diffusion["guidance_w"], "w_grid": quality["w_grid"],
+                          "metrics": res["metrics"], "wall_s": res["wall_s"], "final_loss": res["final_loss"]})
+    save_arrays(out_npz, {"obs_dim": obs_dim, "act_dim": act_dim, **res["plot"]})

@@ -22,9 +22,11 @@ What each module implements:
                  (dW' = eta dW + sqrt(1 - eta^2) dZ, accept with exp(ll' - ll)); the score-matching bridge
                  of Heng et al. (denoising score matching of the Euler transitions on forward paths, then
                  the time reversal started at v); brute-force forward simulation with an endpoint box.
-* `metrics`      marginal W1 between sample sets, weighted moments, median timings.
-* `experiments`  the closed-form (Brownian, OU) and cell-model (normal, rare, multimodal) experiments.
-* `pipeline`     one function per DAG step; `figures` the two figures; `claims.yaml` the claims.
+* `metrics`      marginal W1 between sample sets (scipy.stats.wasserstein_distance), weighted moments.
+* `experiments`  the closed-form (Brownian, OU) and cell-model (normal, rare, multimodal) experiments and
+                 their DAG steps (one seed group per job; the job's device).
+* `groups`       merging the seed groups' files in seed order; `figures` the two figures and their step;
+                 `results` the claims step; `claims.yaml` the claims.
 
 Checked against the official code: the OU/Brownian auxiliary is a driftless Brownian motion; the cell
 auxiliary is B = -I, beta = 1; theta and G at the left point of each step; the observation L = I,

@@ -49,14 +49,14 @@ def pcn(z0: torch.Tensor, log_lik: Callable[[torch.Tensor], tuple[torch.Tensor, 
     """
     z = z0
     ll, state = log_lik(z)
-    kept, accepted = [], torch.zeros(ll.shape, dtype=torch.float64)
+    kept, accepted = [], torch.zeros(ll.shape, dtype=torch.float64, device=ll.device)
     c = math.sqrt(1.0 - eta * eta)
     times = []
     for it in range(1, n_iters + 1):
         t0 = time.perf_counter()
         z_new = eta * z + c * prior_sample()
         ll_new, state_new = log_lik(z_new)
-        log_u = torch.log(uniform(ll.shape))
+        log_u = torch.log(uniform(ll.shape)).to(ll.device)
         acc = log_u < (ll_new - ll).double()
         z = torch.where(acc.view(-1, *([1] * (z.dim() - 1))), z_new, z)
         ll = torch.where(acc, ll_new, ll)
@@ -65,8 +65,15 @@ def pcn(z0: torch.Tensor, log_lik: Callable[[torch.Tensor], tuple[torch.Tensor, 
             accepted += acc
             if (it - burn_in) % thin == 0:
                 kept.append(state.clone())
+        synchronize(z.device)
         times.append(time.perf_counter() - t0)
-    return torch.stack(kept, 1), accepted / max(n_iters - burn_in, 1), np.array(times)
+    return torch.stack(kept, 1).cpu(), (accepted / max(n_iters - burn_in, 1)).cpu(), np.array(times)
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for the device's queued kernels (CUDA runs asynchronously), so a wall-clock time covers the work."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 @torch.no_grad()
@@ -99,7 +106,7 @@ def score_targets(problem: BridgeProblem, path: torch.Tensor) -> torch.Tensor:
     """Denoising score-matching targets of the Euler transitions:
     g_k = grad_{x_k} log N(x_k; x_{k-1} + f(t_{k-1}, x_{k-1}) dt, a dt) = -a^{-1}(x_k - x_{k-1} - f dt)/dt,
     premultiplied by sigma^T (the network predicts sigma^T grad log p, like theta). (..., N, d)."""
-    dt = torch.tensor(problem.dts, dtype=path.dtype)[:, None]
+    dt = torch.tensor(problem.dts, dtype=path.dtype, device=path.device)[:, None]
     t_prev = problem.ts[:-1].to(path.dtype)
     f_prev = torch.stack([problem.diffusion.drift(float(t), path[..., k, :]) for k, t in enumerate(t_prev)], -2)
     resid = path[..., 1:, :] - path[..., :-1, :] - f_prev * dt  # sigma dW_k
@@ -113,7 +120,8 @@ def train_score_bridge(problem: BridgeProblem, net: EnsembleMLP, cfg: TrainConfi
     loss: sum_k dt |s(t_k, X_k) - g_k|_a^2 / 2, averaged over the batch); the same iterations and
     paths per iteration as the neural bridge."""
     S = len(gens)
-    t_pts = problem.ts[1:].to(torch.float32)
+    t_pts = problem.ts[1:].to(problem.device, torch.float32)
+    dt = torch.tensor(problem.dts, dtype=torch.float32, device=problem.device)[:, None]
 
     def loss_fn(it):
         with torch.no_grad():
@@ -123,7 +131,6 @@ def train_score_bridge(problem: BridgeProblem, net: EnsembleMLP, cfg: TrainConfi
         x = path[..., 1:, :].reshape(S, -1, problem.dim)
         t = t_pts.repeat(cfg.batch).view(1, -1, 1).expand(S, -1, 1)
         pred = net(t, x).view_as(target)
-        dt = torch.tensor(problem.dts, dtype=torch.float32)[:, None]
         return (0.5 * dt * (pred - target).pow(2)).sum((-1, -2)).mean(-1)
 
     return train_ensemble(net, loss_fn, cfg, log)
@@ -133,17 +140,17 @@ def train_score_bridge(problem: BridgeProblem, net: EnsembleMLP, cfg: TrainConfi
 def sample_score_bridge(problem: BridgeProblem, net: EnsembleMLP, n: int, gens: list[torch.Generator]):
     """Time reversal of the forward process started at v (Heng et al.): at forward time t_k,
     Z_{k-1} = Z_k + (-f(t_k, Z_k) + sigma n_theta(t_k, Z_k)) dt + sigma dW. Paths (S, n, N+1, d) in
-    forward time order; the left end is not forced to x0."""
+    forward time order, on the CPU; the left end is not forced to x0."""
     dW = increments_per_seed(gens, n, problem)
     noise = dW @ problem.sigma32.T
-    z = problem.v.to(torch.float32).expand(len(gens), n, problem.dim)
+    z = problem.v.to(noise).expand(len(gens), n, problem.dim)
     path = [z]
     for k in range(problem.n_steps, 0, -1):
         t, dt = problem.tl[k], problem.dts[k - 1]
         drift = -problem.diffusion.drift(t, z) + net(t, z) @ problem.sigma32.T
         z = z + drift * dt + noise[..., k - 1, :]
         path.append(z)
-    return torch.stack(path[::-1], -2)
+    return torch.stack(path[::-1], -2).cpu()
 
 
 # ---- brute force -------------------------------------------------------------------------------
@@ -156,6 +163,6 @@ def brute_force(problem: BridgeProblem, n_paths: int, half_width: float, gen: to
     for start in range(0, n_paths, chunk):
         dW = increments_per_seed([gen], min(chunk, n_paths - start), problem)[0]
         path = simulate_forward(problem, dW)
-        ok = ((path[:, -1] - problem.v.to(path.dtype)).abs() <= half_width).all(-1)
-        kept.append(path[ok])
+        ok = ((path[:, -1] - problem.v.to(path)).abs() <= half_width).all(-1)
+        kept.append(path[ok].cpu())
     return torch.cat(kept)

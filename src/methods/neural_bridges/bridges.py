@@ -12,6 +12,10 @@
 * Training as the official `trainer.py`: clip the global gradient norm at 1, Adam(lr), then an
   exponential moving average of the *updates* (optax.ema(0.995), debiased), best checkpoint by the
   loss averaged over windows of `best_window` iterations.
+
+Device: a problem built with `device=` (the job's, `methods.common.device.job_device`) keeps its grid
+tensors there; noise is drawn on the CPU from the seeds' generators and moved, so a seed's draws do not
+depend on the device, and every result that leaves this module (samples, losses) comes back on the CPU.
 """
 from __future__ import annotations
 
@@ -38,21 +42,23 @@ class BridgeProblem:
     T: float
     n_steps: int
     eps: float
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
     filt: FilterGrid = field(init=False)
 
     def __post_init__(self):
         d = self.diffusion.dim
         self.ts = time_grid(self.T, self.n_steps)
         eye = torch.eye(d, dtype=torch.float64)
+        # the filter runs once, in float64 on the CPU; the simulation's float32 copies live on `device`
         self.filt = backward_filter(self.aux, self.ts, eye, self.eps ** 2 * eye, self.v.to(torch.float64))
-        f32 = torch.float32
-        self.H32 = self.filt.H.to(f32)
-        self.F32 = self.filt.F.to(f32)
-        self.a32 = self.diffusion.a.to(f32)
-        self.sigma32 = self.diffusion.sigma.to(f32)
-        self.da32 = (self.diffusion.a - self.aux.a).to(f32)
-        self.B32 = self.aux.B.to(f32)
-        self.beta32 = self.aux.beta.to(f32)
+        f32, dev = torch.float32, self.device
+        self.H32 = self.filt.H.to(dev, f32)
+        self.F32 = self.filt.F.to(dev, f32)
+        self.a32 = self.diffusion.a.to(dev, f32)
+        self.sigma32 = self.diffusion.sigma.to(dev, f32)
+        self.da32 = (self.diffusion.a - self.aux.a).to(dev, f32)
+        self.B32 = self.aux.B.to(dev, f32)
+        self.beta32 = self.aux.beta.to(dev, f32)
         self.trace_term = torch.einsum("ij,kji->k", self.da32, self.H32)  # tr[(a - a~) H(t_k)]
         self.aux_has_drift = bool(self.aux.B.abs().max() > 0 or self.aux.beta.abs().max() > 0)
         self.a_differs = bool(self.da32.abs().max() > 0)
@@ -86,10 +92,10 @@ def simulate_bridge(problem: BridgeProblem, dW: torch.Tensor, theta: Optional[Th
 
     dW (..., N, d) -> (path (..., N+1, d), int G dt (...), int 1/2 |theta|^2 dt (...)), left-point sums.
     """
-    x = problem.x0.to(dW.dtype).expand(*dW.shape[:-2], problem.dim)
+    x = problem.x0.to(dW).expand(*dW.shape[:-2], problem.dim)
     noise = dW @ problem.sigma32.T
-    ll = torch.zeros(dW.shape[:-2], dtype=dW.dtype)
-    energy = torch.zeros(dW.shape[:-2], dtype=dW.dtype)
+    ll = torch.zeros(dW.shape[:-2], dtype=dW.dtype, device=dW.device)
+    energy = torch.zeros(dW.shape[:-2], dtype=dW.dtype, device=dW.device)
     path = [x]
     for k, dt in enumerate(problem.dts):
         t = problem.tl[k]
@@ -107,7 +113,7 @@ def simulate_bridge(problem: BridgeProblem, dW: torch.Tensor, theta: Optional[Th
 
 def simulate_forward(problem: BridgeProblem, dW: torch.Tensor) -> torch.Tensor:
     """The unconditioned process by Euler-Maruyama on the same grid (the cost reference)."""
-    x = problem.x0.to(dW.dtype).expand(*dW.shape[:-2], problem.dim)
+    x = problem.x0.to(dW).expand(*dW.shape[:-2], problem.dim)
     noise = dW @ problem.sigma32.T
     path = [x]
     for k, dt in enumerate(problem.dts):
@@ -232,7 +238,7 @@ def train_ensemble(net: nn.Module, loss_fn: Callable[[int], torch.Tensor], cfg: 
                 for p, p0, m in zip(params, before, ema):
                     m.mul_(cfg.update_ema).add_(p - p0, alpha=1.0 - cfg.update_ema)
                     p.copy_(p0 + m / corr)
-        losses.append(member_losses.detach().numpy().copy())
+        losses.append(member_losses.detach().cpu().numpy().copy())
         if it - window_start == cfg.best_window or it == cfg.n_iters:
             # the parameters that produced this window's losses are those before this last update;
             # like the official trainer we keep the parameters at the end of the window
@@ -241,7 +247,8 @@ def train_ensemble(net: nn.Module, loss_fn: Callable[[int], torch.Tensor], cfg: 
             best = mean if best is None else np.where(improved, mean, best)
             with torch.no_grad():
                 for p, keep in zip(params, best_state):
-                    keep[improved] = p.detach()[improved]
+                    mask = torch.as_tensor(improved, device=p.device)
+                    keep[mask] = p.detach()[mask]
             log(f"iter {it}: window loss " + " ".join(f"{m:.4f}" for m in mean))
             window_start = it
     with torch.no_grad():
@@ -262,8 +269,8 @@ def train_neural_bridge(problem: BridgeProblem, net: EnsembleMLP, cfg: TrainConf
 
 
 def increments_per_seed(gens: list[torch.Generator], batch: int, problem: BridgeProblem) -> torch.Tensor:
-    """Brownian increments (S, batch, N, d), member s from its own generator."""
-    return torch.stack([brownian_increments(batch, problem.ts, problem.dim, g) for g in gens])
+    """Brownian increments (S, batch, N, d), member s from its own (CPU) generator, on the problem's device."""
+    return torch.stack([brownian_increments(batch, problem.ts, problem.dim, g) for g in gens]).to(problem.device)
 
 
 @torch.no_grad()
@@ -275,13 +282,13 @@ def evaluate_loss(problem: BridgeProblem, theta: Optional[Theta], n_paths: int, 
         dW = increments_per_seed(gens, min(chunk, n_paths - start), problem)
         _, ll, energy = simulate_bridge(problem, dW, theta)
         vals.append(energy - ll)
-    v = torch.cat(vals, -1).double()
+    v = torch.cat(vals, -1).double().cpu()
     return v.mean(-1).numpy(), (v.std(-1) / math.sqrt(v.shape[-1])).numpy()
 
 
 @torch.no_grad()
 def sample_bridge(problem: BridgeProblem, theta: Optional[Theta], n: int, gens: list[torch.Generator]):
-    """Independent bridge samples, paths (S, n, N+1, d), and their int G dt (S, n)."""
+    """Independent bridge samples, paths (S, n, N+1, d), and their int G dt (S, n), on the CPU."""
     dW = increments_per_seed(gens, n, problem)
     path, ll, _ = simulate_bridge(problem, dW, theta)
-    return path, ll
+    return path.cpu(), ll.cpu()

@@ -1,6 +1,8 @@
 """The paper's experiments at configurable scale (Section 5): closed-form bridges (Brownian, OU) and
-the cell-differentiation model (normal, rare and multimodal events). All seeds run as one ensemble
-(member s: network init and noise from seed s), so three seeds cost about one on a CPU.
+the cell-differentiation model (normal, rare and multimodal events), and the two DAG steps that run
+them (`linear_job`, `cell_job`). The seeds of one job run as one ensemble (member s: network init and
+noise from seed s, independent of the other members), so three seeds cost about one on a CPU; at
+paper scale each job runs one seed (the `{seeds}` wildcard) on the job's device.
 """
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from typing import Callable
 import numpy as np
 import torch
 
+from methods.common.io import log, save_arrays, write_json
+
 from .baselines import (brute_force, effective_sample_size, importance_weights, log_mean_exp,
-                        pcn_guided_bridge, sample_score_bridge, train_score_bridge)
+                        pcn_guided_bridge, sample_score_bridge, synchronize, train_score_bridge)
 from .bridges import (BridgeProblem, EnsembleMLP, TrainConfig, evaluate_loss, increments_per_seed,
                       sample_bridge, simulate_bridge, simulate_forward, train_neural_bridge)
 from methods.common.timing import median_time
@@ -47,7 +51,7 @@ def mean_sd_curves(paths: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
 
 # ---- Brownian and OU bridges against the closed form --------------------------------------------
 
-def linear_setup(process: str, spec: dict, eps: float):
+def linear_setup(process: str, spec: dict, eps: float, device: torch.device = torch.device("cpu")):
     """(BridgeProblem, (b, c, s) of dX = (b X + c) dt + s dW) with the driftless auxiliary BM."""
     if process == "brownian":
         diff, coef = brownian(spec["gamma"], spec["sigma"]), (0.0, spec["gamma"], spec["sigma"])
@@ -57,7 +61,7 @@ def linear_setup(process: str, spec: dict, eps: float):
     else:
         raise ValueError(f"unknown linear process {process!r}; expected brownian or ou")
     problem = BridgeProblem(diff, driftless_auxiliary(diff.sigma), _t(spec["x0"]), _t(spec["v"]), spec["T"],
-                            spec["n_steps"], eps)
+                            spec["n_steps"], eps, device=device)
     return problem, coef
 
 
@@ -74,18 +78,19 @@ def optimal_theta(problem: BridgeProblem, coef: tuple[float, float, float]) -> C
 
 
 def linear_experiment(process: str, spec: dict, eps: float, seeds: list[int], hidden: list[int], train: dict,
-                      n_eval: int, eval_times: list[float], log: Callable[[str], None]):
+                      n_eval: int, eval_times: list[float], log: Callable[[str], None],
+                      device: torch.device = torch.device("cpu")):
     """Neural bridge, guided proposal and the exact theta* against the closed-form bridge.
 
-    Returns (metrics dict of per-seed lists, arrays for the figure)."""
-    problem, coef = linear_setup(process, spec, eps)
+    Returns (metrics dict of per-seed lists, arrays for the figure; per-seed arrays lead with the seed axis)."""
+    problem, coef = linear_setup(process, spec, eps, device)
     b, c, s = coef
     x0, v, T = float(problem.x0[0]), float(problem.v[0]), problem.T
     log_p = linear_log_density(b, c, s, T, x0, v, eps)
     bound = problem.log_ptilde() - log_p  # min of the loss: log p~ - log p
     log(f"{process}: log p~ = {problem.log_ptilde():.4f}, log p = {log_p:.4f}, bound = {bound:.4f}")
 
-    net = EnsembleMLP(seeds, 1, hidden, activation=spec["activation"])
+    net = EnsembleMLP(seeds, 1, hidden, activation=spec["activation"]).to(device)
     curve = train_neural_bridge(problem, net, train_config(train), generators(seeds, "train"), log)
     theta_star = optimal_theta(problem, coef)
     methods = {"neural": net, "guided": None, "optimal": theta_star}
@@ -93,7 +98,7 @@ def linear_experiment(process: str, spec: dict, eps: float, seeds: list[int], hi
 
     cf = np.array([linear_bridge_marginal(b, c, s, x0, v, T, float(t), eps) for t in problem.ts.tolist()])
     metrics = {"bound": bound, "log_ptilde": problem.log_ptilde(), "log_p": log_p}
-    arrays = {"ts": problem.ts.numpy(), "cf_mean": cf[:, 0], "cf_var": cf[:, 1], "train_loss": curve}
+    arrays = {"ts": problem.ts.numpy(), "cf_mean": cf[:, 0], "cf_var": cf[:, 1], "train_loss": curve.T}
     ks = [int(round(t / T * problem.n_steps)) for t in eval_times]
     for name, theta in methods.items():
         loss, se = evaluate_loss(problem, theta, n_eval, generators(seeds, stream[name]))
@@ -118,13 +123,13 @@ def linear_experiment(process: str, spec: dict, eps: float, seeds: list[int], hi
 
 # ---- the cell-differentiation model -------------------------------------------------------------
 
-def cell_setup(cell: dict, event: dict) -> BridgeProblem:
+def cell_setup(cell: dict, event: dict, device: torch.device = torch.device("cpu")) -> BridgeProblem:
     """Cell model with the official auxiliary B = -I, beta = aux_beta * 1, a~ = a (L = I)."""
     diff = cell_model(cell["alpha"], cell["sigma"])
     aux = LinearAuxiliary(-torch.eye(2, dtype=torch.float64), cell["aux_beta"] * torch.ones(2, dtype=torch.float64),
                           diff.sigma)
     n_steps = int(round(event["T"] / cell["dt"]))
-    return BridgeProblem(diff, aux, _t(event["x0"]), _t(event["v"]), event["T"], n_steps, cell["eps"])
+    return BridgeProblem(diff, aux, _t(event["x0"]), _t(event["v"]), event["T"], n_steps, cell["eps"], device=device)
 
 
 def mode_fraction(paths: torch.Tensor, k: int) -> torch.Tensor:
@@ -133,10 +138,12 @@ def mode_fraction(paths: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def cell_experiment(event_name: str, cell: dict, event: dict, seeds: list[int], hidden: list[int], train: dict,
-                    eta: float, log: Callable[[str], None]):
+                    eta: float, log: Callable[[str], None], device: torch.device = torch.device("cpu")):
     """Neural bridge vs guided proposal (importance weights), pCN, the score-matching bridge and
-    brute force on one conditioning event. Returns (metrics, arrays)."""
-    problem = cell_setup(cell, event)
+    brute force on one conditioning event. Returns (metrics, arrays); per-seed arrays lead with the
+    seed axis, and `pcn_marginals` (S, n_kept, 3, d) holds pCN's states at T/4, T/2, 3T/4 for the
+    comparison across seeds, which the claims step makes once every seed's job has run."""
+    problem = cell_setup(cell, event, device)
     N, S = problem.n_steps, len(seeds)
     ks = [N // 4, N // 2, (3 * N) // 4]
     n = cell["n_samples"]
@@ -171,7 +178,7 @@ def cell_experiment(event_name: str, cell: dict, event: dict, seeds: list[int], 
     log(f"{event_name} pCN: acceptance {np.round(acc.numpy(), 3)}, {n_kept} kept per seed")
 
     # neural bridge
-    net = EnsembleMLP(seeds, 2, hidden, activation=cell["activation"])
+    net = EnsembleMLP(seeds, 2, hidden, activation=cell["activation"]).to(device)
     curve = train_neural_bridge(problem, net, train_config(train), generators(seeds, "train"), log)
     samples["neural"], _ = sample_bridge(problem, net, n, generators(seeds, "eval"))
     loss, se = evaluate_loss(problem, net, n, generators(seeds, "eval"))
@@ -180,21 +187,20 @@ def cell_experiment(event_name: str, cell: dict, event: dict, seeds: list[int], 
                     "loss_se_guided": g_se.tolist()})
 
     # score-matching bridge (Heng et al.), same iterations and paths per iteration
-    score_net = EnsembleMLP(seeds, 2, hidden, activation=cell["activation"])
+    score_net = EnsembleMLP(seeds, 2, hidden, activation=cell["activation"]).to(device)
     sm_curve = train_score_bridge(problem, score_net, train_config(train), generators(seeds, "sm_train"), log)
     samples["score"] = sample_score_bridge(problem, score_net, n, generators(seeds, "sm_sample"))
     metrics["score_start_error"] = (samples["score"][:, :, 0] - problem.x0.float()).norm(dim=-1).mean(-1).tolist()
 
     # marginal distances (mean W1 over t = T/4, T/2, 3T/4 and both coordinates)
-    # brute force is a reference only where every seed kept min_kept paths; NaN (inconclusive) otherwise
-    enough = min(metrics["brute_force_kept"]) >= cell["brute_force"]["min_kept"]
+    # brute force is a reference for a seed only where it kept min_kept paths; NaN (inconclusive) otherwise
+    # (decided per seed, so the numbers do not depend on which seeds share a job)
+    enough = [kept >= cell["brute_force"]["min_kept"] for kept in metrics["brute_force_kept"]]
     for name in ("neural", "score", "guided", "pcn"):
         if name != "pcn":
             metrics[f"w1_{name}_pcn"] = [marginal_w1(samples[name][s], samples["pcn"][s], ks) for s in range(S)]
-        metrics[f"w1_{name}_brute"] = [marginal_w1(samples[name][s], bf[s], ks) if enough else math.nan
+        metrics[f"w1_{name}_brute"] = [marginal_w1(samples[name][s], bf[s], ks) if enough[s] else math.nan
                                        for s in range(S)]
-    metrics["w1_pcn_pcn_other_seed"] = [marginal_w1(samples["pcn"][s], samples["pcn"][(s + 1) % S], ks)
-                                        for s in range(S)]
     for name in ("neural", "pcn", "score"):
         metrics[f"mode_fraction_{name}"] = mode_fraction(samples[name], N // 2).tolist()
     log(f"{event_name} W1 to pCN: neural {np.round(metrics['w1_neural_pcn'], 3)}, score "
@@ -203,9 +209,9 @@ def cell_experiment(event_name: str, cell: dict, event: dict, seeds: list[int], 
     # sampling cost: neural bridge vs forward simulation of the same number of paths, median of repeats
     tm = cell["timing"]
     dW = increments_per_seed(generators(seeds, "timing"), tm["n_paths"], problem)
-    with torch.no_grad():
-        t_nb = median_time(lambda: simulate_bridge(problem, dW, net), tm["repeats"])
-        t_fw = median_time(lambda: simulate_forward(problem, dW), tm["repeats"])
+    with torch.no_grad():  # each timed call waits for the device's kernels (CUDA runs asynchronously)
+        t_nb = median_time(lambda: (simulate_bridge(problem, dW, net), synchronize(problem.device)), tm["repeats"])
+        t_fw = median_time(lambda: (simulate_forward(problem, dW), synchronize(problem.device)), tm["repeats"])
     metrics.update({"seconds_neural": t_nb, "seconds_forward": t_fw, "cost_ratio_neural_forward": t_nb / t_fw,
                     "seconds_per_sample_neural": t_nb / (S * tm["n_paths"])})
     metrics["cost_ratio_pcn_neural"] = metrics["pcn_seconds_per_sample"] / metrics["seconds_per_sample_neural"]
@@ -214,8 +220,9 @@ def cell_experiment(event_name: str, cell: dict, event: dict, seeds: list[int], 
     log(f"{event_name} timing: neural/forward = {t_nb / t_fw:.2f}, pCN/neural per sample = "
         f"{metrics['cost_ratio_pcn_neural']:.1f}")
 
-    arrays = {"ts": problem.ts.numpy(), "train_loss": curve, "score_train_loss": sm_curve,
-              "is_mean": torch.stack(is_mean).numpy(), "is_sd": torch.stack(is_sd).numpy()}
+    arrays = {"ts": problem.ts.numpy(), "train_loss": curve.T, "score_train_loss": sm_curve.T,
+              "is_mean": torch.stack(is_mean).numpy(), "is_sd": torch.stack(is_sd).numpy(),
+              "pcn_marginals": samples["pcn"][:, :, ks].numpy()}
     for name, p in samples.items():
         arrays[f"{name}_mean"], arrays[f"{name}_sd"] = mean_sd_curves(p)
         arrays[f"{name}_paths"] = p[:, :N_FIGURE_PATHS].numpy()
@@ -223,3 +230,26 @@ def cell_experiment(event_name: str, cell: dict, event: dict, seeds: list[int], 
         arrays["brute_mean"], arrays["brute_sd"] = mean_sd_curves(bf[0])
         arrays["brute_paths"] = bf[0][:N_FIGURE_PATHS].numpy()
     return metrics, arrays
+
+
+# ---- the DAG steps ------------------------------------------------------------------------------
+
+def linear_job(process: str, spec: dict, eps: float, seeds: list[int], hidden: list[int], train: dict, n_eval: int,
+               eval_times: list[float], threads: int, out_json: str, out_npz: str,
+               device: torch.device = torch.device("cpu")) -> None:
+    """Step neural_bridges_linear: one closed-form bridge (Brownian or OU) for one group of seeds."""
+    torch.set_num_threads(threads)
+    log(f"{process}: spec {spec}, seeds {seeds}, train {train}, device {device}")
+    metrics, arrays = linear_experiment(process, spec, eps, seeds, hidden, train, n_eval, eval_times, log, device)
+    save_arrays(out_npz, arrays, dtype=np.float64)
+    write_json(out_json, {"process": process, "spec": spec, "seeds": seeds, **metrics})
+
+
+def cell_job(event_name: str, cell: dict, event: dict, seeds: list[int], hidden: list[int], train: dict, eta: float,
+             threads: int, out_json: str, out_npz: str, device: torch.device = torch.device("cpu")) -> None:
+    """Step neural_bridges_cell: one conditioning event of the cell model for one group of seeds."""
+    torch.set_num_threads(threads)
+    log(f"cell {event_name}: {event}, seeds {seeds}, train {train}, device {device}")
+    metrics, arrays = cell_experiment(event_name, cell, event, seeds, hidden, train, eta, log, device)
+    save_arrays(out_npz, arrays, dtype=np.float64)
+    write_json(out_json, {"event": event_name, "spec": event, "seeds": seeds, **metrics})

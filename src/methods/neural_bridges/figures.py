@@ -1,9 +1,14 @@
-"""Figures: bridge sample paths per method, marginal mean/variance against the closed form."""
+"""Figures: bridge sample paths per method, marginal mean/variance against the closed form; the DAG step
+that draws them (`figures_job`) and the data of the main figure (claims.yaml's main_figure) as CSV."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from methods.common.io import atomic_path
 from methods.common.plotting import new_figure, save_figure
+
+from .groups import read_arrays
 
 COLORS = {"neural": "C0", "guided": "C7", "optimal": "k", "pcn": "C2", "score": "C3", "brute": "C1"}
 LABELS = {"neural": "neural bridge", "guided": "guided proposal", "optimal": "exact theta*", "pcn": "pCN",
@@ -64,3 +69,28 @@ def cell_figure(data: dict[str, dict], path: str) -> None:
         ax.set_ylim(lo - 0.5, hi + 0.5)
         ax.legend(loc="best")
     save_figure(fig, path)
+
+
+def linear_marginals_table(data: dict[str, dict]) -> pd.DataFrame:
+    """The data of the linear figure's marginal panels, tidy: one row per (process, method, t) with the
+    marginal mean and variance (closed form; neural bridge and guided proposal: mean over seeds)."""
+    rows = []
+    for proc in sorted(data):
+        d = data[proc]
+        curves = {"closed_form": (d["cf_mean"], d["cf_var"])}
+        for name in ("neural", "guided"):
+            curves[name] = (d[f"{name}_mean"].mean(0), d[f"{name}_var"].mean(0))
+        for method, (mean, var) in curves.items():
+            rows += [{"process": proc, "method": method, "t": float(t), "mean": float(m), "var": float(v)}
+                     for t, m, v in zip(d["ts"], mean, var)]
+    return pd.DataFrame(rows, columns=["process", "method", "t", "mean", "var"])
+
+
+def figures_job(linear_npz: dict[str, list[str]], cell_npz: dict[str, list[str]], linear_png: str, cell_png: str,
+                linear_csv: str) -> None:
+    """Step neural_bridges_figures: every input is a list of seed-group files in seed order."""
+    linear = {k: read_arrays(v) for k, v in linear_npz.items()}
+    linear_figure(linear, linear_png)
+    with atomic_path(linear_csv) as tmp:
+        linear_marginals_table(linear).to_csv(tmp, index=False)
+    cell_figure({k: read_arrays(v) for k, v in cell_npz.items()}, cell_png)

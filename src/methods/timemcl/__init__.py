@@ -22,20 +22,27 @@ What is implemented (module: function -> paper)
   DeepARGaussian: the same backbone with a diagonal Gaussian per step (Salinas et al. 2020).
   seasonal_naive, mean_scale (DeepAR mean scaling), count_parameters.
 - train.py: train_timemcl (either TimeMCL class) / train_deepar (Adam, gradient clipping, seeded
-  batches); checkpoints for every model class.
-- evaluate.py: predict / evaluate_forecaster (distortion, CRPS-sum, CRPS, mixture RMSE, cost, collapsed heads).
+  batches) on the caller's device; checkpoints for every model class; train_model, the training
+  step (one model per seed of a seed group, one group checkpoint).
+- evaluate.py: predict / evaluate_forecaster (distortion, CRPS-sum, CRPS, mixture RMSE, cost, collapsed
+  heads); evaluate_models, the evaluation step of a seed group.
 - metrics.py: distortion (Sec. 5, the quantization error), exact CRPS / CRPS-sum of a weighted
   discrete forecast, RMSE of the weighted mean.
 - toy.py: Brownian motion, Brownian bridge, AR(p) (Sec. 4); analytic optimal 2-quantizer of
   conditioned BM via Karhunen-Loeve; Lloyd/k-means reference quantizers; conditional sampling.
+- official_toy.py: the authors' Brownian toy (network, training, evaluation).
+- experiments.py: the synthetic steps (toy processes per seed group; the authors' toy).
 - data.py: CSV loading, log / log-return transforms, time splits, sliding windows, the GluonTS
-  repository loader for the full-scale datasets and an offline stand-in writer.
-- figures.py: hypothesis fans, toy heads vs optimal quantizer, distortion vs K.
+  repository loader for the full-scale datasets and an offline stand-in writer; the download and
+  data-preparation steps and load_windows.
+- figures.py: hypothesis fans, toy heads vs optimal quantizer, distortion vs K, the authors' toy; the
+  steps that draw them (the only modules that import the plotting code).
+- results.py: the claims step (per-seed metrics from every seed group, verdicts).
 
 Windows. `ModelConfig.context_length` is C, the context steps the LSTM is unrolled over (and the
 mean scale is computed over); every model reads a context tensor of C + max(lags) steps, the
 first max(lags) of them only as lag inputs (GluonTS' history_length = context_length + max(lags)).
-pipeline.load_windows builds windows that way from the dataset spec's `lags` (default [1]).
+data.load_windows builds windows that way from the dataset spec's `lags` (default [1]).
 
 Checked against the authors' code (tsExperiments/models/project_models/tMCL/, toy/, configs/)
 - Backbone and heads: their timeMCLNetwork unrolls a 2-layer, 40-cell LSTM (dropout 0.1) on the

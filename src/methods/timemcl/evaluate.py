@@ -5,7 +5,9 @@ model, both map contexts to (hyps, score_logits)): its K hypotheses weighted by
 sigmoid(score) / sum_k sigmoid(score_k) (the authors' normalisation of the score heads; for the
 autoregressive model sigmoid(score) is the time-averaged per-step probability); "deepar":
 n_samples ancestral samples, weights 1/n; "seasonal_naive": one trajectory, weight 1.
-Contexts are (N, L + C, D): max(lags) steps of history before the C unrolled ones.
+Contexts are (N, L + C, D): max(lags) steps of history before the C unrolled ones. Models run on the
+`device` the caller passes (the DAG step: the job's); forecasts come back as numpy arrays.
+`evaluate_models` is the DAG step (timemcl_evaluate): every model of one seed group on the test windows.
 """
 from __future__ import annotations
 
@@ -14,8 +16,12 @@ import time
 import numpy as np
 import torch
 
+from methods.common.io import log, read_json, write_json
+
 from . import metrics
+from .data import load_windows
 from .model import DeepARGaussian, TimeMCL, TimeMCLOneShot, count_parameters, seasonal_naive
+from .train import load_group
 
 FORECASTERS = ("timemcl", "deepar", "seasonal_naive")
 
@@ -38,11 +44,13 @@ def _naive_horizon(model, horizon: int | None, season: int | None) -> int:
 
 @torch.no_grad()
 def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = None, season: int | None = None,
-            horizon: int | None = None, seed: int = 0, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
-    """contexts (N, L + C, D) -> hyps (N, K, H, D), weights (N, K), numpy float32. Runs the model in eval mode.
+            horizon: int | None = None, seed: int = 0, chunk: int = 1024,
+            device: torch.device | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """contexts (N, L + C, D) -> hyps (N, K, H, D), weights (N, K), numpy float32. Runs the model in eval mode
+    on `device` (default: the CPU; the model is moved there).
 
     timemcl: K = model's n_hypotheses (n_samples is ignored); deepar: K = n_samples, sampled with a
-    torch.Generator seeded by `seed`; seasonal_naive: needs `season`, and `horizon` or a `model`
+    (CPU) torch.Generator seeded by `seed`; seasonal_naive: needs `season`, and `horizon` or a `model`
     that carries one (a ModelConfig, or a model with .cfg.horizon).
     """
     if kind not in FORECASTERS:
@@ -51,18 +59,19 @@ def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = No
     if expected is not None and not isinstance(model, expected):
         raise TypeError(f"predict: kind={kind!r} needs a {' or '.join(c.__name__ for c in expected)}, "
                         f"got {type(model).__name__}")
+    device = device or torch.device("cpu")
     if expected is not None:
-        model.eval()  # no dropout at inference
+        model.eval().to(device)  # no dropout at inference
     contexts = torch.as_tensor(contexts, dtype=torch.float32)
     gen = torch.Generator().manual_seed(seed)
     hyps, weights = [], []
     for part in contexts.split(chunk):
         if kind == "timemcl":
-            h, logits = model(part)
-            w = score_weights(logits)
+            h, logits = model(part.to(device))
+            h, w = h.cpu(), score_weights(logits).cpu()
         elif kind == "deepar":
             assert n_samples is not None and n_samples >= 1, "deepar needs n_samples >= 1"
-            h = model.sample(part, n_samples, generator=gen)
+            h = model.sample(part.to(device), n_samples, generator=gen).cpu()
             w = torch.full(h.shape[:2], 1.0 / n_samples)
         else:
             h = seasonal_naive(part, _naive_horizon(model, horizon, season), season)
@@ -73,7 +82,7 @@ def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = No
 
 
 def evaluate_forecaster(kind: str, model, contexts: torch.Tensor, targets: torch.Tensor, n_samples: int | None = None,
-                        season: int | None = None, seed: int = 0) -> dict:
+                        season: int | None = None, seed: int = 0, device: torch.device | None = None) -> dict:
     """Distortion, CRPS-sum, marginal CRPS, mixture RMSE, total variation of the trajectories, inference
     time per window, parameter count.
 
@@ -82,7 +91,8 @@ def evaluate_forecaster(kind: str, model, contexts: torch.Tensor, targets: torch
     """
     targets_np = np.asarray(targets, dtype=np.float32)
     start = time.perf_counter()
-    hyps, weights = predict(kind, model, contexts, n_samples, season, horizon=targets_np.shape[1], seed=seed)
+    hyps, weights = predict(kind, model, contexts, n_samples, season, horizon=targets_np.shape[1], seed=seed,
+                            device=device)
     seconds = time.perf_counter() - start
     out = {
         "distortion": metrics.distortion(hyps, targets_np),
@@ -100,3 +110,53 @@ def evaluate_forecaster(kind: str, model, contexts: torch.Tensor, targets: torch
         out["win_counts"] = counts.tolist()
         out["collapsed_heads"] = int((counts == 0).sum())
     return out
+
+
+# --- the DAG step: every model of one seed group on the test windows ----------------------------
+
+def other_rollout_metrics(model, ctx: torch.Tensor, tgt: torch.Tensor, device: torch.device | None = None) -> dict:
+    """The same trained model evaluated with the other rollout rule (ModelConfig.carry_state flipped):
+    the measured effect of the official sampling loop, which carries the LSTM state from one
+    hypothesis' rollout into the next (README, where we differ from the official code)."""
+    model.cfg.carry_state = not model.cfg.carry_state
+    try:
+        m = evaluate_forecaster("timemcl", model, ctx, tgt, device=device)
+    finally:
+        model.cfg.carry_state = not model.cfg.carry_state
+    return {"carry_state": not model.cfg.carry_state, **{k: m[k] for k in ("distortion", "crps_sum", "crps")}}
+
+
+def evaluate_seed(dataset: str, ctx: torch.Tensor, tgt: torch.Tensor, spec: dict, timemcl: dict, deepar,
+                  K: int, seed: int, histories: list[dict] = (), device: torch.device | None = None) -> dict:
+    """Metrics of every TimeMCL variant ({variant: model}), DeepAR (K samples) and seasonal naive on the test
+    windows for one seed; `histories` (that seed's training histories) add each model's training time."""
+    results = {}
+    for variant, model in timemcl.items():
+        results[variant] = evaluate_forecaster("timemcl", model, ctx, tgt, device=device)
+        results[variant]["other_rollout"] = other_rollout_metrics(model, ctx, tgt, device)
+    results["deepar"] = evaluate_forecaster("deepar", deepar, ctx, tgt, n_samples=K, seed=seed, device=device)
+    results["seasonal_naive"] = evaluate_forecaster("seasonal_naive", None, ctx, tgt, season=spec["season"])
+    for hist in histories:
+        results[hist["method"]]["train_seconds"] = hist["train_seconds"]
+    for name, m in results.items():
+        log(f"seed {seed} {name:>15}: distortion {m['distortion']:.4g}  crps_sum {m['crps_sum']:.4g}  "
+            f"rmse {m['mixture_rmse']:.4g}")
+    return {"dataset": dataset, "K": K, "seed": seed, "n_test_windows": len(tgt), "methods": results}
+
+
+def evaluate_models(dataset: str, series_csv: str, spec: dict, timemcl_ckpts: dict[str, str], deepar_ckpt: str,
+                    K: int, seeds: list[int], out_json: str, histories: list[str] = (), threads: int = 1,
+                    device: torch.device | None = None) -> None:
+    """Step timemcl_evaluate: one seed group's models ({variant: group checkpoint}, the DeepAR group
+    checkpoint) on the test windows; writes {"dataset", "K", "seeds", "evaluations": [one per seed]}."""
+    torch.set_num_threads(threads)
+    ctx, tgt = load_windows(series_csv, spec)["test"]
+    variants = {v: load_group(path) for v, path in timemcl_ckpts.items()}
+    deepar = load_group(deepar_ckpt)
+    hists = [h for path in histories for h in read_json(path)["histories"]]
+    docs = []
+    for seed in seeds:
+        models = {v: group[int(seed)][1] for v, group in variants.items()}
+        docs.append(evaluate_seed(dataset, ctx, tgt, spec, models, deepar[int(seed)][1], K, int(seed),
+                                  [h for h in hists if h["seed"] == int(seed)], device))
+    write_json(out_json, {"dataset": dataset, "K": K, "seeds": [int(s) for s in seeds], "evaluations": docs})

@@ -1,9 +1,17 @@
-"""Figures: hypotheses fan on a real series, toy heads vs the optimal quantizer, distortion vs K."""
+"""Figures: hypotheses fan on a real series, toy heads vs the optimal quantizer, distortion vs K, the
+authors' toy; the DAG steps that draw them (`*_for`, `sweep_table`), and the data of the main figure
+(distortion vs K, claims.yaml's main_figure) as CSV."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from methods.common.io import atomic_path, read_json, write_json
 from methods.common.plotting import new_figure, save_figure
+
+from .data import load_windows
+from .evaluate import predict
+from .train import load_group
 
 
 def _np(x) -> np.ndarray:
@@ -101,3 +109,51 @@ def plot_official_toy(doc: dict, path) -> None:
     bx.set_ylabel("score head (sigmoid)")
     bx.set_title(f"Prop. 5.2: mean max gap {doc['score_mass_gap_mean']:.3f}")
     save_figure(fig, path)
+
+
+# --- the DAG steps that draw -------------------------------------------------------------------
+
+def plot_fan_for(series_csv: str, spec: dict, ckpt: str, out_png: str, title: str) -> None:
+    """Step timemcl_fan_figure: fan plot of the group checkpoint's first seed on the test window where the
+    hypotheses spread the most (first dimension)."""
+    ctx, tgt = load_windows(series_csv, spec)["test"]
+    _, model = next(iter(load_group(ckpt).values()))
+    hyps, weights = predict("timemcl", model, ctx)
+    i = int(np.argmax(hyps[:, :, :, 0].std(axis=1).mean(axis=1)))
+    plot_fan(ctx[i], tgt[i], hyps[i], weights[i], out_png, title=title)
+
+
+def plot_toy_for(npz_path: str, variant: str, out_png: str, title: str) -> None:
+    """Step timemcl_toy_figure: the heads saved by the toy step (its group's first seed)."""
+    z = np.load(npz_path)
+    plot_toy_heads(z["t"], z["past"], z[f"heads_{variant}"], z["reference"], out_png, title=title)
+
+
+def plot_official_toy_for(official_json: str, out_png: str) -> None:
+    """Step timemcl_official_toy_figure: the authors' toy, first seed."""
+    plot_official_toy(read_json(official_json)["seeds"][0], out_png)
+
+
+def sweep_rows(metrics_files: list[str], variant: str) -> list[dict]:
+    """Distortion vs K of the primary variant and DeepAR, one row per (method, K) with its per-seed values
+    (seed order), mean and std over seeds; metrics_files are the evaluate step's seed-group files."""
+    rows = {}
+    docs = sorted((d for f in metrics_files for d in read_json(f)["evaluations"]), key=lambda d: (d["K"], d["seed"]))
+    for doc in docs:
+        for method in (variant, "deepar"):
+            rows.setdefault((method, doc["K"]), []).append(doc["methods"][method]["distortion"])
+    return [{"method": "TimeMCL" if m == variant else "DeepAR (K samples)", "key": m, "K": k,
+             "values": v, "distortion_mean": float(np.mean(v)),
+             "distortion_std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0}
+            for (m, k), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
+
+
+def sweep_table(metrics_files: list[str], variant: str, out_png: str, out_json: str, out_csv: str) -> None:
+    """Step timemcl_sweep_figure: the distortion-vs-K figure, its table (read by the claims step) and its data
+    as CSV (method, K, distortion mean and std over seeds)."""
+    table = sweep_rows(metrics_files, variant)
+    plot_distortion_vs_k(table, out_png)
+    write_json(out_json, {"variant": variant, "table": table})
+    frame = pd.DataFrame([{k: r[k] for k in ("method", "K", "distortion_mean", "distortion_std")} for r in table])
+    with atomic_path(out_csv) as tmp:
+        frame.to_csv(tmp, index=False)

@@ -329,7 +329,8 @@ class DeepARGaussian(nn.Module):
         for _ in range(self.cfg.horizon):
             out, state = self.backbone.step(past, scale_rows, state)  # (B*S, hidden)
             mu, std = self.gaussian(out)  # (B*S, D)
-            y = mu + std * torch.randn(mu.shape, generator=generator, dtype=mu.dtype, device=mu.device)
+            # drawn on the CPU from the caller's generator, so a seed's samples do not depend on the device
+            y = mu + std * torch.randn(mu.shape, generator=generator, dtype=mu.dtype).to(mu.device)
             past = torch.cat([past[:, 1:], y[:, None]], dim=1)
             steps.append(y)
         paths = torch.stack(steps, dim=1) * scale_rows  # (B*S, H, D)

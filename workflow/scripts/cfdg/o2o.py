@@ -1,9 +1,10 @@
-"""Offline-to-online IQL on one offline dataset: plain, + SynthER-style augmentation, + CFDG."""
+"""Offline-to-online IQL on one offline dataset and one seed group: plain, + SynthER-style augmentation, + CFDG."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.cfdg.pipeline import o2o_job
+from methods.cfdg.o2o import o2o_job
+from methods.common.device import job_device
 
 o2o_job(
     offline_npz=snakemake.input.offline,
@@ -16,4 +17,5 @@ o2o_job(
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
     out_npz=snakemake.output.curves,
+    device=job_device(snakemake.resources),
 )

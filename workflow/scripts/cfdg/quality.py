@@ -1,9 +1,10 @@
-"""Generation quality: CFDG's guided 'online' samples vs an unconditional (SynthER-style) model."""
+"""Generation quality, one seed group: CFDG's guided 'online' samples vs an unconditional (SynthER-style) model."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.cfdg.pipeline import quality_job
+from methods.cfdg.quality import quality_job
+from methods.common.device import job_device
 
 quality_job(
     offline_npz=snakemake.input.offline,
@@ -15,4 +16,5 @@ quality_job(
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
     out_npz=snakemake.output.samples,
+    device=job_device(snakemake.resources),
 )

@@ -1,9 +1,10 @@
-"""Cell-differentiation model, one conditioning event: neural bridge vs pCN, score matching, brute force."""
+"""Cell-differentiation model, one conditioning event, one seed group: neural bridge vs pCN, score matching, brute force."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.neural_bridges.pipeline import cell_job
+from methods.common.device import job_device
+from methods.neural_bridges.experiments import cell_job
 
 cell_job(
     event_name=snakemake.wildcards.event,
@@ -16,4 +17,5 @@ cell_job(
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
     out_npz=snakemake.output.arrays,
+    device=job_device(snakemake.resources),
 )

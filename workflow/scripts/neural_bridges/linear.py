@@ -1,9 +1,10 @@
-"""Closed-form bridge (Brownian or OU): neural bridge, guided proposal and exact theta*."""
+"""Closed-form bridge (Brownian or OU), one seed group: neural bridge, guided proposal and exact theta*."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.neural_bridges.pipeline import linear_job
+from methods.common.device import job_device
+from methods.neural_bridges.experiments import linear_job
 
 linear_job(
     process=snakemake.wildcards.process,
@@ -17,4 +18,5 @@ linear_job(
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
     out_npz=snakemake.output.arrays,
+    device=job_device(snakemake.resources),
 )

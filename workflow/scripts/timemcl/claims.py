@@ -1,9 +1,9 @@
-"""TimeMCL's claims.json: measured metrics per seed, verdicts computed by each claim's criterion."""
+"""TimeMCL's claims.json (and metrics.json): measured metrics per seed from every seed group, verdicts computed by each claim's criterion."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.timemcl.pipeline import write_paper_claims
+from methods.timemcl.results import write_paper_claims
 
 write_paper_claims(
     main_files=list(snakemake.input.main),

@@ -3,11 +3,11 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.timemcl.pipeline import run_official_toy
+from methods.timemcl.experiments import run_official_toy
 
 run_official_toy(
     cfg=dict(snakemake.params.cfg),
     seeds=list(snakemake.params.seeds),
     out_json=snakemake.output.metrics,
-    out_png=snakemake.output.figure,
+    threads=snakemake.threads,
 )

@@ -1,18 +1,20 @@
-"""Synthetic process, every seed: train all variants and DeepAR, compare with the optimal conditional quantizer."""
+"""Synthetic process, one seed group: train all variants and DeepAR, compare with the optimal conditional quantizer."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.timemcl.pipeline import run_toy
+from methods.common.device import job_device
+from methods.timemcl.experiments import toy_job
 
-for seed, metrics, heads in zip(snakemake.params.seeds, snakemake.output.metrics, snakemake.output.heads, strict=True):
-    run_toy(
-        process=snakemake.wildcards.process,
-        seed=int(seed),
-        toy_cfg=snakemake.params.toy,
-        model_params=snakemake.params.model,
-        train_params=snakemake.params.train,
-        variants=snakemake.params.variants,
-        out_json=metrics,
-        out_npz=heads,
-    )
+toy_job(
+    process=snakemake.wildcards.process,
+    seeds=list(snakemake.params.seeds),
+    toy_cfg=snakemake.params.toy,
+    model_params=snakemake.params.model,
+    train_params=snakemake.params.train,
+    variants=snakemake.params.variants,
+    out_json=snakemake.output.metrics,
+    out_npz=snakemake.output.heads,
+    threads=snakemake.threads,
+    device=job_device(snakemake.resources),
+)

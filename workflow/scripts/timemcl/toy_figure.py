@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.timemcl.pipeline import plot_toy_for
+from methods.timemcl.figures import plot_toy_for
 
 plot_toy_for(
     npz_path=snakemake.input.heads,

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.timemcl.pipeline import plot_fan_for
+from methods.timemcl.figures import plot_fan_for
 
 plot_fan_for(
     series_csv=snakemake.input.series,
