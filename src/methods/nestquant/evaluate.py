@@ -1,0 +1,332 @@
+"""The model steps of the NestQuant DAG (rules nestquant_lm, nestquant_minilm), one seed per job, on the job's
+device (`methods.common.device.job_device`: the GPU at paper scale).
+
+- `lm_eval`: the shared causal LM at W4A4KV4 and W4 for fp, RTN, Hadamard + RTN, NestQuant, each rotated
+  method with and without LDLQ; one seed (rotations, calibration sample). At paper scale
+  (`calibration.layerwise`) every method quantizes a freshly loaded bf16 model block by block
+  (`quantize_model_layerwise`), so an 8B model fits one GPU.
+- `minilm_eval`: all-MiniLM-L6-v2 at W4A4: embedding fidelity and WordSim / SimLex Spearman.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+
+import numpy as np
+import torch
+
+from methods.common.io import log, set_seed, write_json
+
+from .model import linear_names, quantize_kv, quantize_linears
+from .quant import ldlq, nestquant, nestquant_rate, random_hadamard, rotate, rtn, rtn_rate
+
+FP = "fp"
+METHODS = ("rtn", "hadrtn", "hadrtn_ldlq", "nestquant", "nestquant_ldlq")  # the quantized configurations
+ROTATED = {"hadrtn", "hadrtn_ldlq", "nestquant", "nestquant_ldlq"}
+
+
+def _row_scaled(w: torch.Tensor, scale: torch.Tensor, quantize):
+    """Quantizer of a column block of W for LDLQ: row scales fixed up front from the whole row."""
+    return lambda block: quantize(block / scale) * scale
+
+
+def _weight_quantizer(method: str, q: int, betas: list[float], bits: int):
+    if method.startswith("nestquant"):
+        return lambda w: nestquant(w, q, betas)
+    return lambda w: rtn(w, bits)
+
+
+def ldlq_weights(model, method: str, hessians: dict, q: int, betas: list[float], bits: int, seed: int,
+                 names: list[str]) -> dict[str, torch.Tensor]:
+    """LDLQ-quantized rotated weights W R^T per linear, from the Hessian of rotated inputs R H R^T.
+    Seeds and rotations match those `quantize_linears` gives the same names (seed + index)."""
+    out = {}
+    qmax = 2 ** (bits - 1) - 1
+    for i, name in enumerate(names):
+        lin = model.get_submodule(name)
+        signs = random_hadamard(lin.in_features, seed + i)
+        w = rotate(lin.weight.detach().float(), signs)
+        h = hessians[name]["hessian"].float()
+        h_rot = rotate(rotate(h, signs).T.contiguous(), signs)  # R H R^T
+        k = w.shape[1]
+        if method.startswith("nestquant"):  # rows at norm sqrt(K) with the exact scale, as the official quantsim
+            scale = (w.norm(dim=1, keepdim=True) / math.sqrt(k)).clamp_min(1e-8)
+            block_q = _row_scaled(w, scale, lambda b: nestquant(b, q, betas, scale_rows=False))
+        else:  # per-channel absmax scale of the rotated row, as GPTQ fixes it before the sweep
+            scale = (w.abs().amax(1, keepdim=True) / qmax).half().float().clamp_min(1e-8)
+            block_q = _row_scaled(w, scale, lambda b: torch.clamp(torch.round(b), -qmax - 1, qmax))
+        out[name] = ldlq(w, h_rot, block_q)
+    return out
+
+
+def quantize_model(model, method: str, setting: str, q: int, betas: dict, bits: int, seed: int,
+                   head_dim: int, hessians: dict | None, skip: tuple[str, ...]):
+    """A quantized copy of `model`: `setting` w4 (weights) or w4a4kv4 (+ activations, keys, values)."""
+    if method == FP:
+        return model
+    m = copy.deepcopy(model)
+    names = linear_names(m, skip=skip)
+    rotated = method in ROTATED
+    w_q = _weight_quantizer(method, q, betas["weights"], bits)
+    weights = None
+    if method.endswith("_ldlq"):
+        if hessians is None:
+            raise ValueError(f"quantize_model: method {method} needs calibration Hessians")
+        weights = ldlq_weights(m, method, hessians, q, betas["weights"], bits, seed, names)
+    act_q = _activation_quantizer(method, setting, q, betas, bits)
+    quantize_linears(m, w_q, act_q, seed, rotate_input=rotated, weights=weights, names=names)
+    if setting == "w4a4kv4":
+        _quantize_kv_cache(m, method, q, betas, bits, head_dim, seed, rotated)
+    return m
+
+
+def weight_proxy_error(model_q, model, hessians: dict) -> float:
+    """Mean over linears of tr(dW H dW^T) / tr(W H W^T) in the rotated basis: the layer-output error
+    that LDLQ minimizes, on the calibration inputs (QuantLinear holds the rotation signs)."""
+    from .model import QuantLinear
+    from .quant import proxy_loss
+
+    errs = []
+    for name, mod in model_q.named_modules():
+        if isinstance(mod, QuantLinear) and name in hessians:
+            w = model.get_submodule(name).weight.detach().float()
+            h = hessians[name]["hessian"].float()
+            if mod.rotate_input:
+                w, h = rotate(w, mod.signs), rotate(rotate(h, mod.signs).T.contiguous(), mod.signs)
+            errs.append(proxy_loss(w, mod.weight_hat, h) / proxy_loss(w, torch.zeros_like(w), h))
+    return float(np.mean(errs))
+
+
+def _betas(cfg: dict, q: int) -> dict[str, list[float]]:
+    return {k: [b / q for b in v] for k, v in cfg["betas"].items()}
+
+
+def rates(cfg: dict, k: int, head_dim: int) -> dict[str, dict[str, float]]:
+    """Bits per entry of weights (rows of length k), activations (tokens of length k) and KV (per head)."""
+    q, nb, bits = cfg["q"], len(cfg["betas"]["weights"]), cfg["rtn_bits"]
+    return {"nestquant": {"weights": nestquant_rate(q, nb, k), "kv": nestquant_rate(q, nb, head_dim)},
+            "rtn": {"weights": rtn_rate(bits, None, k), "kv": rtn_rate(bits, None, head_dim)}}
+
+
+# --- the causal LM -------------------------------------------------------------------------------
+
+def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calibration: dict, evaluation: dict,
+            seed: int, threads: int, out_json: str, device="cpu") -> None:
+    """Perplexity of fp and every method of METHODS in every setting, rotation and calibration seed `seed`,
+    on `device`."""
+    from methods.common.lm import (calibration_windows, capture_linear_inputs, load_causal_lm, load_token_splits,
+                                   perplexity)
+
+    torch.set_num_threads(threads)
+    set_seed(seed)
+    device = torch.device(device)
+    splits = load_token_splits(tokens)
+    calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
+    if calibration.get("layerwise", False):
+        return _lm_eval_layerwise(model_dir, splits, calib_ids, quant, settings, evaluation, seed, device, out_json)
+    model, _ = load_causal_lm(model_dir, device=device)
+    model = model.float()
+    cfg = model.config
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    hessians = capture_linear_inputs(model, calib_ids, stats=("hessian",))
+    ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
+                               evaluation["max_windows"])
+    results = {FP: {"perplexity": ppl(model)}}
+    log(f"fp perplexity {results[FP]['perplexity']:.3f}")
+    for setting in settings:
+        results[setting] = {}
+        for method in METHODS:
+            t0 = time.perf_counter()
+            m = quantize_model(model, method, setting, quant["q"], _betas(quant, quant["q"]), quant["rtn_bits"],
+                               seed, head_dim, hessians, skip=("lm_head",))
+            results[setting][method] = {"perplexity": ppl(m), "weight_error": weight_proxy_error(m, model, hessians),
+                                        "seconds": time.perf_counter() - t0}
+            r = results[setting][method]
+            log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
+                f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
+    write_json(out_json, {"model": "small_llama", "seed": seed, "device": str(device), "head_dim": head_dim,
+                          "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
+
+
+def _lm_eval_layerwise(model_dir: str, splits: dict, calib_ids, quant: dict, settings: list[str], evaluation: dict,
+                       seed: int, device: torch.device, out_json: str) -> None:
+    """`lm_eval` for models that fit one GPU only in their own dtype (Llama-3-8B in bf16): every method
+    quantizes a freshly loaded model in place, block by block (`quantize_model_layerwise`)."""
+    from methods.common.lm import load_causal_lm, perplexity
+
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    load = lambda: load_causal_lm(model_dir, device=device, dtype=dtype)[0]  # noqa: E731
+    ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
+                               evaluation["max_windows"])
+    model = load()
+    cfg = model.config
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    results = {FP: {"perplexity": ppl(model)}}
+    log(f"fp perplexity {results[FP]['perplexity']:.3f} (layerwise, {dtype})")
+    del model
+    for setting in settings:
+        results[setting] = {}
+        for method in METHODS:
+            t0 = time.perf_counter()
+            m, errors = quantize_model_layerwise(load(), method, setting, quant["q"], _betas(quant, quant["q"]),
+                                                 quant["rtn_bits"], seed, head_dim, calib_ids, skip=("lm_head",))
+            results[setting][method] = {"perplexity": ppl(m), "weight_error": float(np.mean(errors)),
+                                        "seconds": time.perf_counter() - t0}
+            del m
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            r = results[setting][method]
+            log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
+                f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
+    write_json(out_json, {"model": "small_llama", "seed": seed, "device": str(device), "head_dim": head_dim,
+                          "layerwise": True, "dtype": str(dtype),
+                          "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
+
+
+# --- MiniLM ---------------------------------------------------------------------------------------
+
+def minilm_eval(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str], quant: dict, minilm: dict,
+                seed: int, threads: int, out_json: str, device="cpu") -> None:
+    """all-MiniLM-L6-v2 at W4A4 for every method, on `device`: fidelity to fp embeddings, word-similarity
+    Spearman."""
+    from methods.common.lm import (capture_linear_inputs, corpus_sentences, embedding_fidelity, load_minilm,
+                                   word_similarity_spearman)
+
+    torch.set_num_threads(threads)
+    set_seed(seed)
+    dense, tok = load_minilm(minilm_dir, device=device)
+    head_dim = dense.config.hidden_size // dense.config.num_attention_heads
+    calib = corpus_sentences(f"{corpus_dir}/train.txt", minilm["n_calibration"], seed,
+                             key="nestquant.minilm.n_calibration")
+    eval_sent = corpus_sentences(f"{corpus_dir}/test.txt", minilm["n_eval"], 20_000,
+                                 key="nestquant.minilm.n_eval")
+    enc = dict(tok(calib, padding="max_length", truncation=True, max_length=minilm["max_length"],
+                   return_tensors="pt"))
+    batches = [{k: v[i:i + 32] for k, v in enc.items()} for i in range(0, len(calib), 32)]
+    hessians = capture_linear_inputs(dense, batches, stats=("hessian",))
+
+    def quality(model):
+        out = {"fidelity": embedding_fidelity(model, dense, tok, eval_sent)}
+        for key, path in pairs_files.items():
+            out[key] = word_similarity_spearman(model, tok, path)
+        return out
+
+    results = {FP: quality(dense)}
+    for method in METHODS:
+        m = quantize_model(dense, method, "w4a4", quant["q"], _betas(quant, quant["q"]), quant["rtn_bits"], seed,
+                           head_dim, hessians, skip=("pooler",))
+        results[method] = {**quality(m), "weight_error": weight_proxy_error(m, dense, hessians)}
+        log(f"minilm {method}: " + ", ".join(f"{k} {'undefined' if v is None else f'{v:.4f}'}"
+                                              for k, v in results[method].items()))
+    write_json(out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results})
+
+
+# --- layer by layer (paper scale: an 8B model in one GPU's memory) -------------------------------
+
+class _StopForward(Exception):
+    """Raised by a forward hook once the layer whose inputs are being captured has run."""
+
+
+class _Stopping(torch.nn.Module):
+    """Runs `inner` and swallows `_StopForward`, so the calibration pass ends at the captured layer."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, **batch):
+        try:
+            return self.inner(**batch)
+        except _StopForward:
+            return None
+
+
+def _layer_groups(names: list[str]) -> list[tuple[str | None, list[str]]]:
+    """Linears grouped by decoder block ("<prefix>.layers.<i>"), in forward order; linears outside
+    every block form a group with prefix None (captured by a full forward pass)."""
+    import re
+
+    groups: dict = {}
+    for name in names:
+        m = re.match(r"(.*\blayers\.\d+)\.", name)
+        groups.setdefault(m.group(1) if m else None, []).append(name)
+    blocks = sorted((k for k in groups if k is not None), key=lambda k: int(k.rsplit(".", 1)[1]))
+    return ([(None, groups[None])] if None in groups else []) + [(k, groups[k]) for k in blocks]
+
+
+def _activation_quantizer(method: str, setting: str, q: int, betas: dict, bits: int):
+    """The activation quantizer of a setting: NestQuant or RTN at w4a4kv4, none at w4."""
+    if setting != "w4a4kv4":
+        return None
+    return (lambda x: nestquant(x, q, betas["activations"])) if method.startswith("nestquant") else (
+        lambda x: rtn(x, bits))
+
+
+def _quantize_kv_cache(model, method: str, q: int, betas: dict, bits: int, head_dim: int, seed: int,
+                       rotated: bool) -> None:
+    """Quantize the keys and values as the KV cache stores them (seed offsets 10 000 / 20 000)."""
+    for kind, suffixes, offset in (("keys", ("k_proj", "attention.self.key"), 10_000),
+                                   ("values", ("v_proj", "attention.self.value"), 20_000)):
+        kv_q = (lambda x, b=betas[kind]: nestquant(x, q, b)) if method.startswith("nestquant") else (
+            lambda x: rtn(x, bits))
+        quantize_kv(model, kv_q, head_dim, seed + offset, rotate_heads=rotated, names=suffixes)
+
+
+def quantize_model_layerwise(model, method: str, setting: str, q: int, betas: dict, bits: int, seed: int,
+                             head_dim: int, calib_ids, skip: tuple[str, ...], batch_size: int = 8):
+    """`quantize_model` in place, one decoder block at a time, returning (model, weight proxy errors).
+
+    Memory: the model stays in its own dtype; only one block's Hessians and fp32 weights exist at once
+    (never an fp32 copy of the model nor every layer's Hessian). Blocks are quantized from the last to
+    the first, and each block's calibration pass stops right after that block, so every captured input
+    comes from unquantized blocks: the Hessians, LDLQ weights, rotations (seed + global linear index)
+    and hence the quantized model are those of the all-at-once path. Cost: about L/2 calibration passes
+    for L blocks instead of one."""
+    from methods.common.lm import capture_linear_inputs
+
+    from .model import QuantLinear
+    from .quant import proxy_loss
+
+    if method == FP:
+        return model, []
+    names = linear_names(model, skip=skip)
+    index = {n: i for i, n in enumerate(names)}
+    rotated = method in ROTATED
+    w_q = _weight_quantizer(method, q, betas["weights"], bits)
+    act_q = _activation_quantizer(method, setting, q, betas, bits)
+    groups = _layer_groups(names)
+    order = ([g for g in groups if g[0] is None] + [g for g in groups if g[0] is not None][::-1])
+    errors = {}
+    wrapper = _Stopping(model)
+    for prefix, group in order:
+        handle = None
+        if prefix is not None:
+            def stop(module, args, out):
+                raise _StopForward
+            handle = model.get_submodule(prefix).register_forward_hook(stop)
+        try:
+            captured = capture_linear_inputs(wrapper, calib_ids, stats=("hessian",),
+                                             names=[f"inner.{n}" for n in group], batch_size=batch_size)
+        finally:
+            if handle is not None:
+                handle.remove()
+        for name in group:
+            h = captured.pop(f"inner.{name}")["hessian"]
+            i = index[name]
+            weights = None
+            if method.endswith("_ldlq"):
+                weights = ldlq_weights(model, method, {name: {"hessian": h}}, q, betas["weights"], bits, seed + i,
+                                       [name])
+            w = model.get_submodule(name).weight.detach().float()
+            quantize_linears(model, w_q, act_q, seed + i, rotate_input=rotated, weights=weights, names=[name])
+            mod = model.get_submodule(name)
+            assert isinstance(mod, QuantLinear)
+            hf = h.float()
+            if mod.rotate_input:
+                w, hf = rotate(w, mod.signs), rotate(rotate(hf, mod.signs).T.contiguous(), mod.signs)
+            errors[name] = proxy_loss(w, mod.weight_hat, hf) / proxy_loss(w, torch.zeros_like(w), hf)
+            del h, hf, w
+    if setting == "w4a4kv4":
+        _quantize_kv_cache(model, method, q, betas, bits, head_dim, seed, rotated)
+    return model, [float(errors[n]) for n in names]
