@@ -9,9 +9,9 @@ from methods.common.lm import (CheckpointError, calibration_windows, capture_lin
                                embedding_fidelity, llama_config, load_causal_lm, load_token_splits, perplexity,
                                save_token_splits, spearman, word_similarity_spearman)
 from methods.common.lm import corpus as corpus_mod
-from methods.common.lm import pipeline
+from methods.common.lm import baselines, prepare
 from methods.common.lm.tokenizer import train_bpe
-from methods.common.lm.train import bigram_baseline, ngram_perplexity, unigram_perplexity
+from methods.common.lm.baselines import bigram_baseline, ngram_perplexity, unigram_perplexity
 
 TEXT = ("To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
         "The slings and arrows of outrageous fortune,\nOr to take arms against a sea of troubles\n") * 40
@@ -139,6 +139,49 @@ def test_bigram_baseline_on_a_deterministic_stream():
     assert ngram_perplexity(logp, ids, 20) == ppl
 
 
+def _dense_bigram_log_probs(ids, vocab_size, lam):
+    """The dense V x V table the sparse model replaced (log(lam * bigram ML + (1 - lam) * add-one unigram))."""
+    uni = torch.bincount(ids, minlength=vocab_size).double()
+    big = torch.bincount(ids[:-1] * vocab_size + ids[1:], minlength=vocab_size * vocab_size).double()
+    big = big.view(vocab_size, vocab_size)
+    p_uni = (uni + 1) / (uni.sum() + uni.numel())
+    rows = big.sum(1, keepdim=True)
+    p_big = torch.where(rows > 0, big / rows.clamp_min(1), p_uni)
+    return torch.log(lam * p_big + (1 - lam) * p_uni)
+
+
+def test_sparse_bigram_model_equals_the_dense_table_bitwise():
+    """Same numbers as the dense table on every (prev, next) pair, seen or unseen, and on tokens never seen
+    as a previous token (a vocabulary larger than the stream's tokens); so the perplexities are unchanged."""
+    g = torch.Generator().manual_seed(0)
+    vocab = 37
+    train = torch.randint(0, 30, (5000,), generator=g)  # tokens 30..36 never occur
+    model = baselines.ngram_counts(train, vocab).with_lambda(0.8)
+    dense = _dense_bigram_log_probs(train, vocab, 0.8)
+    prev, nxt = torch.meshgrid(torch.arange(vocab), torch.arange(vocab), indexing="ij")
+    assert torch.equal(model.log_prob(prev, nxt), dense)
+    test = torch.randint(0, vocab, (640,), generator=g)
+    w = test.view(-1, 64)
+    assert ngram_perplexity(model, test, 64) == math.exp(-dense[w[:, :-1], w[:, 1:]].mean().item())
+
+
+def test_figures_step_draws_the_perplexity_bars_and_the_loss_curve(tmp_path):
+    from methods.common.io import write_json
+    from methods.common.lm import figures
+
+    metrics = {"seq_len": 16, **{f"{s}{k}": v for s in ("validation", "test")
+                                 for k, v in (("_ppl", 20.0), ("_bigram_ppl", 40.0), ("_unigram_ppl", 90.0))}}
+    write_json(tmp_path / "metrics.json", metrics)
+    write_json(tmp_path / "training.json", {"history": {"step": [0, 1], "train_loss": [3.0, 2.5],
+                                                        "eval_step": [2], "val_loss": [2.7]}})
+    figures.draw_perplexity(tmp_path / "metrics.json", tmp_path / "ppl.png")
+    figures.draw_loss_curve(tmp_path / "training.json", tmp_path / "loss.png")
+    assert (tmp_path / "ppl.png").stat().st_size > 0 and (tmp_path / "loss.png").stat().st_size > 0
+    write_json(tmp_path / "pretrained.json", {"source": "pretrained"})
+    with pytest.raises(ValueError, match="no training history"):
+        figures.draw_loss_curve(tmp_path / "pretrained.json", tmp_path / "l2.png")
+
+
 def test_spearman_reference_value():
     # scipy.stats.spearmanr([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]) = 0.8207826816681233 (ties averaged)
     assert spearman([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]) == pytest.approx(0.8207826816681233, abs=1e-12)
@@ -191,7 +234,7 @@ def test_full_scale_path_offline(tiny_dir, tmp_path):
     """Full scale: a model id through from_pretrained + save_pretrained, a corpus through
     datasets.load_dataset; here a local save_pretrained model and a local text file, same code."""
     model_dir = tmp_path / "model"
-    pipeline.fetch_pretrained(str(tiny_dir), model_dir, dtype="float32")
+    prepare.fetch_pretrained(str(tiny_dir), model_dir, dtype="float32")
     ref, _ = load_causal_lm(tiny_dir)
     got, _ = load_causal_lm(model_dir)
     x = torch.randint(0, ref.config.vocab_size, (1, 12))
@@ -202,10 +245,10 @@ def test_full_scale_path_offline(tiny_dir, tmp_path):
     corpus_cfg = {"source": "datasets", "datasets": {
         "path": "text", "name": None, "data_files": {s: str(text) for s in ("train", "validation", "test")},
         "splits": {"train": "train", "validation": "validation", "test": "test"}}}
-    pipeline.build_corpus(tmp_path / "corpus", corpus_cfg)
-    pipeline.tokenize(model_dir, tmp_path / "corpus", tmp_path / "tokens.safetensors")
+    prepare.build_corpus(tmp_path / "corpus", corpus_cfg)
+    prepare.tokenize(model_dir, tmp_path / "corpus", tmp_path / "tokens.safetensors")
     splits = load_token_splits(tmp_path / "tokens.safetensors")
     assert splits["test"].numel() > 100
-    metrics = pipeline.evaluate(model_dir, tmp_path / "tokens.safetensors", {"seq_len": 32, "max_windows": 4},
-                                tmp_path / "m.json")
+    metrics = baselines.evaluate_model(model_dir, tmp_path / "tokens.safetensors", {"seq_len": 32, "max_windows": 4},
+                                       tmp_path / "m.json")
     assert metrics["test_ppl"] == pytest.approx(perplexity(got, splits["test"], 32, max_windows=4), rel=1e-6)

@@ -3,7 +3,7 @@ small local Llama saved with save_pretrained, while holding one block's Hessians
 import pytest
 import torch
 
-from methods.nestquant import pipeline
+from methods.nestquant import evaluate
 from methods.nestquant.model import QuantLinear
 
 QUANT = {"q": 14, "rtn_bits": 4, "betas": {"weights": [4, 5.5, 7, 18], "activations": [3.47, 4.74, 6.9, 18.11],
@@ -32,7 +32,7 @@ def _load(path):
 def test_layer_groups_in_forward_order():
     names = ["model.layers.10.mlp.up_proj", "model.layers.2.self_attn.q_proj", "model.layers.2.mlp.down_proj",
              "extra.proj"]
-    groups = pipeline._layer_groups(names)
+    groups = evaluate._layer_groups(names)
     assert groups == [(None, ["extra.proj"]), ("model.layers.2", names[1:3]), ("model.layers.10", names[:1])]
 
 
@@ -43,13 +43,13 @@ def test_layerwise_equals_all_at_once(llama_dir, method, setting):
     g = torch.Generator().manual_seed(1)
     calib = torch.randint(0, 64, (4, 16), generator=g)
     ids = torch.randint(0, 64, (2, 16), generator=g)
-    betas, head_dim = pipeline._betas(QUANT, QUANT["q"]), 16
+    betas, head_dim = evaluate._betas(QUANT, QUANT["q"]), 16
     ref_model = _load(llama_dir)
     hessians = capture_linear_inputs(ref_model, calib, stats=("hessian",))
-    ref = pipeline.quantize_model(ref_model, method, setting, QUANT["q"], betas, QUANT["rtn_bits"], 3, head_dim,
+    ref = evaluate.quantize_model(ref_model, method, setting, QUANT["q"], betas, QUANT["rtn_bits"], 3, head_dim,
                                   hessians, skip=("lm_head",))
-    ref_err = pipeline.weight_proxy_error(ref, ref_model, hessians)
-    lw, errs = pipeline.quantize_model_layerwise(_load(llama_dir), method, setting, QUANT["q"], betas,
+    ref_err = evaluate.weight_proxy_error(ref, ref_model, hessians)
+    lw, errs = evaluate.quantize_model_layerwise(_load(llama_dir), method, setting, QUANT["q"], betas,
                                                  QUANT["rtn_bits"], 3, head_dim, calib, skip=("lm_head",))
     names = [n for n, m in ref.named_modules() if isinstance(m, QuantLinear)]
     assert len(names) == 3 * 7 and len(errs) == len(names)
@@ -70,10 +70,10 @@ def test_layerwise_sequential_inputs_differ_from_forward_order(llama_dir):
     from methods.common.lm import capture_linear_inputs
 
     calib = torch.randint(0, 64, (4, 16), generator=torch.Generator().manual_seed(1))
-    betas = pipeline._betas(QUANT, QUANT["q"])
+    betas = evaluate._betas(QUANT, QUANT["q"])
     model = _load(llama_dir)
     h_fp = capture_linear_inputs(model, calib, stats=("hessian",), names=["model.layers.2.self_attn.q_proj"])
-    pipeline.quantize_model_layerwise(model, "nestquant", "w4", QUANT["q"], betas, 4, 3, 16, calib,
+    evaluate.quantize_model_layerwise(model, "nestquant", "w4", QUANT["q"], betas, 4, 3, 16, calib,
                                       skip=("lm_head", "layers.2"))
     h_q = capture_linear_inputs(model, calib, stats=("hessian",), names=["model.layers.2.self_attn.q_proj"])
     k = "model.layers.2.self_attn.q_proj"
@@ -101,13 +101,13 @@ def test_lm_eval_layerwise_equals_all_at_once(tmp_path):
     runs = {}
     for layerwise in (False, True):
         out = tmp_path / f"lm_{layerwise}.json"
-        pipeline.lm_eval(str(tmp_path / "llama"), str(tmp_path / "tokens.safetensors"), QUANT, ["w4a4kv4", "w4"],
+        evaluate.lm_eval(str(tmp_path / "llama"), str(tmp_path / "tokens.safetensors"), QUANT, ["w4a4kv4", "w4"],
                          {"n_windows": 4, "seq_len": 16, "layerwise": layerwise},
                          {"seq_len": 16, "batch_size": 4, "max_windows": 3}, 0, 1, str(out))
         runs[layerwise] = json.loads(out.read_text())["results"]
     assert runs[True]["fp"]["perplexity"] == pytest.approx(runs[False]["fp"]["perplexity"], rel=1e-6)
     for setting in ("w4a4kv4", "w4"):
-        for method in pipeline.METHODS:
+        for method in evaluate.METHODS:
             a, b = runs[True][setting][method], runs[False][setting][method]
             assert a["perplexity"] == pytest.approx(b["perplexity"], rel=1e-4), (setting, method)
             assert a["weight_error"] == pytest.approx(b["weight_error"], rel=1e-4, abs=1e-7), (setting, method)
@@ -133,7 +133,7 @@ def test_bf16_layerwise_is_as_accurate_as_fp32():
     base = LlamaForCausalLM(cfg).eval()
     g = torch.Generator().manual_seed(1)
     calib, ids = torch.randint(0, 256, (8, 32), generator=g), torch.randint(0, 256, (2, 32), generator=g)
-    betas = pipeline._betas(QUANT, QUANT["q"])
+    betas = evaluate._betas(QUANT, QUANT["q"])
 
     def logits(m):
         with torch.no_grad():
@@ -143,11 +143,11 @@ def test_bf16_layerwise_is_as_accurate_as_fp32():
         return ((a - b).norm() / b.norm()).item()
 
     hessians = capture_linear_inputs(base, calib, stats=("hessian",))
-    fp32 = [logits(pipeline.quantize_model(copy.deepcopy(base), "nestquant_ldlq", "w4", QUANT["q"], betas, 4, seed,
+    fp32 = [logits(evaluate.quantize_model(copy.deepcopy(base), "nestquant_ldlq", "w4", QUANT["q"], betas, 4, seed,
                                            64, hessians, skip=("lm_head",))) for seed in (0, 1)]
     bf16_model = copy.deepcopy(base).to(torch.bfloat16)
     bf16_ref = logits(bf16_model)
-    bf16, _ = pipeline.quantize_model_layerwise(bf16_model, "nestquant_ldlq", "w4", QUANT["q"], betas, 4, 0, 64,
+    bf16, _ = evaluate.quantize_model_layerwise(bf16_model, "nestquant_ldlq", "w4", QUANT["q"], betas, 4, 0, 64,
                                                 calib, skip=("lm_head",))
     bf16 = logits(bf16)
     err_fp32, err_bf16 = rel(fp32[0], logits(base)), rel(bf16, bf16_ref)

@@ -1,5 +1,6 @@
 """The NestQuant DAG's steps end to end on local stand-ins (random tiny Llama and BERT), and the
 equal-rate comparison they rest on."""
+import csv
 import json
 import math
 import random
@@ -8,7 +9,7 @@ import pytest
 import torch
 
 from methods.common.claims import validate_claims
-from methods.nestquant import pipeline
+from methods.nestquant import evaluate, figures, results, synthetic
 from methods.nestquant.model import QuantLinear
 from methods.nestquant.quant import nestquant_rate, rtn
 
@@ -55,33 +56,38 @@ def test_dag_steps(artifacts, tmp_path):
     syn, lm, mini = [], [], []
     for seed in (0, 1):
         syn.append(str(tmp_path / f"syn_s{seed}.json"))
-        pipeline.synthetic(["gaussian", "student_t"], 64, 64, 3, [8, 14], QUANT["betas"]["weights"], [3, 4, 5],
-                           [8, 16, 32], seed, syn[-1])
+        synthetic.synthetic(["gaussian", "student_t"], 64, 64, 3, [8, 14], QUANT["betas"]["weights"], [3, 4, 5],
+                            [8, 16, 32], seed, syn[-1])
         lm.append(str(tmp_path / f"lm_s{seed}.json"))
-        pipeline.lm_eval(str(root / "llama"), str(root / "tokens.safetensors"), QUANT, ["w4a4kv4", "w4"],
+        evaluate.lm_eval(str(root / "llama"), str(root / "tokens.safetensors"), QUANT, ["w4a4kv4", "w4"],
                          {"n_windows": 8, "seq_len": 16}, {"seq_len": 16, "batch_size": 4, "max_windows": 4},
-                         seed, 1, lm[-1])
+                         seed, 1, lm[-1], device=torch.device("cpu"))
         mini.append(str(tmp_path / f"mini_s{seed}.json"))
-        pipeline.minilm_eval(str(root / "minilm"), str(root / "corpus"), {"wordsim353": str(root / "pairs.tsv"),
-                                                                   "simlex999": str(root / "pairs.tsv")}, QUANT, {"n_calibration": 16, "n_eval": 8, "max_length": 16}, seed, 1, mini[-1])
+        evaluate.minilm_eval(str(root / "minilm"), str(root / "corpus"),
+                             {"wordsim353": str(root / "pairs.tsv"), "simlex999": str(root / "pairs.tsv")}, QUANT,
+                             {"n_calibration": 16, "n_eval": 8, "max_length": 16}, seed, 1, mini[-1],
+                             device=torch.device("cpu"))
     s = json.loads(open(syn[0]).read())
     assert s["results"]["gaussian"]["nestquant"][1]["rate"] == pytest.approx(nestquant_rate(14, 4, 64))
     run = json.loads(open(lm[0]).read())
     for setting in ("w4a4kv4", "w4"):
         res = run["results"][setting]
-        assert set(res) == set(pipeline.METHODS)
+        assert set(res) == set(evaluate.METHODS)
         # LDLQ minimizes tr(dW H dW^T) greedily: below nearest-point quantization with the same rotation
         assert res["nestquant_ldlq"]["weight_error"] < res["nestquant"]["weight_error"]
         assert res["hadrtn_ldlq"]["weight_error"] < res["hadrtn"]["weight_error"]
     m = json.loads(open(mini[0]).read())["results"]
     assert m["fp"]["fidelity"] == pytest.approx(1.0, abs=1e-5)
-    assert all(m[x]["weight_error"] > 0 for x in pipeline.METHODS)
+    assert all(m[x]["weight_error"] > 0 for x in evaluate.METHODS)
     assert m["nestquant_ldlq"]["weight_error"] < m["nestquant"]["weight_error"]
-    pipeline.synthetic_figure(syn, 14, str(tmp_path / "synthetic.png"))
-    pipeline.quality_figure(lm, mini, ["w4a4kv4", "w4"], str(tmp_path / "quality.png"))
+    figures.synthetic_figure(syn, 14, str(tmp_path / "synthetic.png"), str(tmp_path / "synthetic.csv"))
+    rows = list(csv.DictReader(open(tmp_path / "synthetic.csv")))
+    assert {r["quantizer"] for r in rows} == {"rtn", "hadrtn", "uniform_clipped", "nestquant"}
+    assert {r["seed"] for r in rows} == {"0", "1"} and len(rows) == 2 * 2 * (3 + 3 + 3 + 2)
+    figures.quality_figure(lm, mini, ["w4a4kv4", "w4"], str(tmp_path / "quality.png"))
     assert (tmp_path / "quality.png").read_bytes()[:4] == b"\x89PNG"
-    pipeline.write_paper_claims(syn, lm, mini, 14, "smoke", str(tmp_path / "claims.json"),
-                                str(tmp_path / "summary.json"))
+    results.write_paper_claims(syn, lm, mini, 14, "smoke", str(tmp_path / "claims.json"),
+                               str(tmp_path / "summary.json"))
     doc = json.loads(open(tmp_path / "claims.json").read())
     validate_claims(doc)
     assert {c["id"] for c in doc["claims"]} >= {"lm_gap_reduction", "synthetic_beats_scalar_gaussian"}
@@ -96,16 +102,16 @@ def test_error_at_rate_is_exact_on_a_log_linear_curve():
     """Scalar quantizers at high rate: error = c 2^(-2R); interpolation (and extrapolation) in log-error is exact."""
     curve = [{"rate": r, "mse": 3.0 * 2 ** (-2 * r)} for r in (2.0, 3.0, 4.5)]
     for r in (2.5, 4.06, 5.2):
-        assert pipeline.error_at_rate(curve, r, "mse") == pytest.approx(3.0 * 2 ** (-2 * r), rel=1e-9)
+        assert synthetic.error_at_rate(curve, r, "mse") == pytest.approx(3.0 * 2 ** (-2 * r), rel=1e-9)
 
 
 def test_gain_is_zero_against_itself_and_counts_matmul_error_as_a_power():
     nq = [{"rate": 3.0, "q": 8, "mse": 0.04, "matmul": 0.2}, {"rate": 4.0, "q": 14, "mse": 0.01, "matmul": 0.1}]
     half = [{"rate": p["rate"], "mse": p["mse"] * 2, "matmul": p["matmul"] * 2} for p in nq]
-    g = pipeline.gains_db({"nestquant": nq, "same": nq, "worse": half}, 14, "mse")
+    g = synthetic.gains_db({"nestquant": nq, "same": nq, "worse": half}, 14, "mse")
     assert g["same"] == pytest.approx(0.0, abs=1e-12)
     assert g["worse"] == pytest.approx(10 * math.log10(2))
-    assert pipeline.gains_db({"nestquant": nq, "worse": half}, 14, "matmul")["worse"] == pytest.approx(
+    assert synthetic.gains_db({"nestquant": nq, "worse": half}, 14, "matmul")["worse"] == pytest.approx(
         20 * math.log10(2))
 
 
@@ -114,22 +120,22 @@ def test_rtn_w4_model_holds_rtn_of_each_weight(artifacts):
     from methods.common.lm import load_causal_lm
 
     model, _ = load_causal_lm(str(artifacts / "llama"))
-    qm = pipeline.quantize_model(model, "rtn", "w4", 14, pipeline._betas(QUANT, 14), 4, 0, 16, None, ("lm_head",))
+    qm = evaluate.quantize_model(model, "rtn", "w4", 14, evaluate._betas(QUANT, 14), 4, 0, 16, None, ("lm_head",))
     layers = {n: m for n, m in qm.named_modules() if isinstance(m, QuantLinear)}
     assert layers and all(not m.rotate_input for m in layers.values())
     for name, layer in layers.items():
         torch.testing.assert_close(layer.weight_hat, rtn(model.get_submodule(name).weight.detach().float(), 4))
-    assert pipeline.quantize_model(model, "fp", "w4", 14, {}, 4, 0, 16, None, ()) is model
+    assert evaluate.quantize_model(model, "fp", "w4", 14, {}, 4, 0, 16, None, ()) is model
     with pytest.raises(ValueError, match="calibration Hessians"):
-        pipeline.quantize_model(model, "nestquant_ldlq", "w4", 14, pipeline._betas(QUANT, 14), 4, 0, 16, None, ())
+        evaluate.quantize_model(model, "nestquant_ldlq", "w4", 14, evaluate._betas(QUANT, 14), 4, 0, 16, None, ())
 
 
 def test_student_t_has_its_variance_and_heavy_tails():
     g = torch.Generator().manual_seed(0)
-    t = pipeline.sample_matrix("student_t", 400, 500, g, 6)
+    t = synthetic.sample_matrix("student_t", 400, 500, g, 6)
     assert t.var().item() == pytest.approx(6 / 4, rel=0.05)  # df / (df - 2)
-    z = pipeline.sample_matrix("gaussian", 400, 500, g, 6)
+    z = synthetic.sample_matrix("gaussian", 400, 500, g, 6)
     kurt = lambda x: ((x - x.mean()) ** 4).mean() / x.var() ** 2  # noqa: E731
     assert kurt(t) > kurt(z) + 1  # excess kurtosis 6 / (df - 4) = 3 vs 0
     with pytest.raises(ValueError, match="nestquant.synthetic.distributions"):
-        pipeline.sample_matrix("cauchy", 2, 2, g, 3)
+        synthetic.sample_matrix("cauchy", 2, 2, g, 3)

@@ -1,11 +1,11 @@
-"""The compressed layer computes x W_hat^T + (x R^T) L^T through the K1 op, equal to the reference."""
+"""The compressed layer computes x W_hat^T + (x R^T) L^T through the compiled op, equal to the reference."""
 import pytest
 import torch
 
 from methods.kernels import reference
 from methods.slim.layer import SlimLinear
 from methods.slim.lora import compress_weight
-from methods.slim.speed import K1Int4Linear, TorchInt4Linear, memory_bytes, model_in_format
+from methods.slim.speed import CompiledInt4Linear, TorchInt4Linear, memory_bytes, model_in_format
 
 
 def _cw(adapter="slim", n=24, k=64, quantizer="slim"):
@@ -89,12 +89,12 @@ def test_effective_weight_is_what_the_layer_applies(backend):
     assert torch.allclose(layer.effective_weight(), cw.dense(), atol=1e-5)
 
 
-def test_k1_int4_layer_applies_its_dequantized_weight():
+def test_compiled_int4_layer_applies_its_dequantized_weight():
     """Our int4 layer computes x Ŵᵀ + b with Ŵ its own symmetric RTN weight (within the kernel's activation
     rounding on the VNNI path), and Ŵ is within half a quantization step of W."""
     g = torch.Generator().manual_seed(0)
     w, b = torch.randn(24, 300, generator=g), torch.randn(24, generator=g)
-    lin = K1Int4Linear(w, b)
+    lin = CompiledInt4Linear(w, b)
     w_hat = lin.w.dequantize()
     x = torch.randn(3, 300, generator=g)
     torch.testing.assert_close(lin(x), x @ w_hat.T + b, rtol=1e-4, atol=1e-3)
@@ -114,8 +114,8 @@ def test_decode_formats_keep_the_model_close():
     with torch.no_grad():
         ref = model(input_ids=ids).logits
         err = {}
-        for fmt in ("torch_int4", "k1_int4", "slim_2_4_int4", "slim"):
+        for fmt in ("torch_int4", "compiled_int4", "slim_2_4_int4", "slim"):
             out = model_in_format(model, fmt, 0.1)(input_ids=ids).logits.float()
             err[fmt] = ((out - ref).norm() / ref.norm()).item()
-    assert err["k1_int4"] < 0.2 and err["torch_int4"] < 0.2
+    assert err["compiled_int4"] < 0.2 and err["torch_int4"] < 0.2
     assert err["slim"] < err["slim_2_4_int4"] < 1.0

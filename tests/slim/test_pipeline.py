@@ -1,11 +1,12 @@
 """The SLiM DAG's steps end to end on local stand-ins of the shared artifacts (random tiny Llama and BERT)."""
+import csv
 import json
 import random
 
 import pytest
 import torch
 
-from methods.slim import pipeline
+from methods.slim import figures, ladder, results, speed
 
 WORDS = [f"w{i}" for i in range(60)]
 RECIPES = {
@@ -63,15 +64,17 @@ def test_dag_steps(artifacts, tmp_path):
     lm_files, mini_files = [], []
     for seed in (0, 1):
         lm_files.append(str(tmp_path / f"lm_s{seed}.json"))
-        pipeline.lm_ladder(str(root / "llama"), str(root / "tokens.safetensors"), RECIPES, names, seed,
-                           {"n_windows": 4, "n_heldout": 2, "seq_len": 16},
-                           {"seq_len": 16, "batch_size": 4, "max_windows": 4}, PEFT, 1, lm_files[-1])
+        ladder.lm_ladder(str(root / "llama"), str(root / "tokens.safetensors"), RECIPES, names, seed,
+                         {"n_windows": 4, "n_heldout": 2, "seq_len": 16},
+                         {"seq_len": 16, "batch_size": 4, "max_windows": 4}, PEFT, 1, lm_files[-1],
+                         device=torch.device("cpu"))
         mini_files.append(str(tmp_path / f"mini_s{seed}.json"))
     # the MiniLM step reads corpus_dir/{train,validation,test}.txt
     for seed in (0, 1):
-        pipeline.minilm_ladder(str(root / "minilm"), str(root / "corpus"), {"wordsim353": str(root / "pairs.tsv")},
-                               RECIPES, names, seed, {"n_calibration": 8, "n_heldout": 4, "n_eval": 8,
-                                                      "max_length": 16}, PEFT, 1, mini_files[seed])
+        ladder.minilm_ladder(str(root / "minilm"), str(root / "corpus"), {"wordsim353": str(root / "pairs.tsv")},
+                             RECIPES, names, seed, {"n_calibration": 8, "n_heldout": 4, "n_eval": 8,
+                                                    "max_length": 16}, PEFT, 1, mini_files[seed],
+                             device=torch.device("cpu"))
     lm = json.loads(open(lm_files[0]).read())["results"]
     assert set(lm) == {"dense", *names}
     assert all(lm[n]["output_error"] > 0 for n in names)
@@ -79,22 +82,26 @@ def test_dag_steps(artifacts, tmp_path):
     assert mini["dense"]["fidelity"] == pytest.approx(1.0, abs=1e-5)
     assert "wordsim353" in mini["slim_lora"]
     speed_json = str(tmp_path / "speed.json")
-    pipeline.speed(str(root / "llama"), [[64, 128]], [1, 4], 0.1, 2,
-                   {"prompt_len": 4, "new_tokens": 3, "repeats": 1, "batch_sizes": [1, 2]},
-                   {"adapter_bits": 4, "adapter_group_size": 128,
-                    "reference_model": {"name": "LLaMA-2-7B", "hidden": 4096, "intermediate": 11008,
-                                        "layers": 32, "vocab": 32000}}, 1, speed_json)
+    speed.measure_speed(str(root / "llama"), [[64, 128]], [1, 4], 0.1, 2,
+                        {"prompt_len": 4, "new_tokens": 3, "repeats": 1, "batch_sizes": [1, 2]},
+                        {"adapter_bits": 4, "adapter_group_size": 128,
+                         "reference_model": {"name": "LLaMA-2-7B", "hidden": 4096, "intermediate": 11008,
+                                             "layers": 32, "vocab": 32000}}, 1, speed_json, device=torch.device("cpu"))
     s = json.loads(open(speed_json).read())
-    formats = {"dense_fp32", "dense_bf16", "torch_int4", "k1_int4", "slim_2_4_int4", "slim"}
+    formats = {"dense_fp32", "dense_bf16", "torch_int4", "compiled_int4", "slim_2_4_int4", "slim"}
     assert set(s["decode_tokens_per_s"]) == formats
     assert set(s["decode_tokens_per_s_by_batch"]) == {"1", "2"}
     assert s["decode_tokens_per_s"] == s["decode_tokens_per_s_by_batch"]["1"]
     assert all(set(v) == formats and min(v.values()) > 0 for v in s["decode_tokens_per_s_by_batch"].values())
     assert 0.1 < s["memory_reference"]["ratio"] < 0.5
-    pipeline.ladder_figure(lm_files, mini_files, names[:5], str(tmp_path / "ladder.png"))
-    pipeline.speed_figure(speed_json, str(tmp_path / "speed.png"))
-    pipeline.write_paper_claims(lm_files, mini_files, speed_json, [64, 128], "smoke",
-                                str(tmp_path / "claims.json"), str(tmp_path / "summary.json"))
+    figures.ladder_figure(lm_files, mini_files, names[:5], str(tmp_path / "ladder.png"),
+                          str(tmp_path / "ladder.csv"))
+    rows = list(csv.DictReader(open(tmp_path / "ladder.csv")))
+    assert len(rows) == 6 * 2 and {r["recipe"] for r in rows} == {"dense", *names[:5]}
+    assert float(rows[0]["lm_perplexity"]) == pytest.approx(lm["dense"]["perplexity"])
+    figures.speed_figure(speed_json, str(tmp_path / "speed.png"))
+    results.write_paper_claims(lm_files, mini_files, speed_json, [64, 128], "smoke",
+                               str(tmp_path / "claims.json"), str(tmp_path / "summary.json"))
     claims = json.loads(open(tmp_path / "claims.json").read())["claims"]
     assert {c["id"] for c in claims} >= {"lora_error_ordering", "memory_ratio", "peft_improves"}
     verdicts = {"headline": ("reproduced", "not_reproduced", "inconclusive"), "check": ("passed", "failed", "inconclusive")}

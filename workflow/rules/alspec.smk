@@ -7,14 +7,22 @@
 #   alspec_train ─> alspec_timing (two workers vs one: tokens, latency vs hit rate, kernel times) ──────┴> alspec_figures, alspec_claims
 #
 # Config keys read: alspec.{seed, sink, window, lams, granularity, tasks, model, train, eval, lm, timing}
-# (documented in config.yaml, schema in workflow/schemas/alspec.schema.yaml).
+# (documented in config.yaml, schema in workflow/schemas/alspec.schema.yaml). One seed (alspec.seed): no
+# seed wildcard.
+#
+# Paper-scale resources (config/full.yaml: 4096-token tasks, sink and window 128, the shared LM is
+# Meta-Llama-3-8B at a 4096-token context): training (20,000 steps of 32 x 4096 tokens), the per-task
+# decodes and the LM's decodes (7 modes, teacher forced and free running, token by token through the
+# speculative engine) run on the job's GPU, an hour to a few hours each; 10 hours asked, doubled on
+# resubmission. The timing step stays two CPU processes at every scale (two workers in place of the
+# paper's two NPUs; see methods/alspec/timing.py), no GPU.
 
 
 include: "helpers/alspec.smk"
 
 
 wildcard_constraints:
-    al_task="|".join(AL_TASKS),
+    alspec_task="|".join(ALSPEC_TASKS),
 
 
 rule alspec_train:
@@ -22,25 +30,25 @@ rule alspec_train:
         kernels=kernels_built(),
         code=script_code("alspec/train.py"),
     output:
-        config=f"{AL_OUT}/task_model/config.json",
-        weights=f"{AL_OUT}/task_model/model.safetensors",
-        info=f"{AL_OUT}/task_model/training.json",
+        config=f"{ALSPEC_OUT}/task_model/config.json",
+        weights=f"{ALSPEC_OUT}/task_model/model.safetensors",
+        info=f"{ALSPEC_OUT}/task_model/training.json",
     log:
         log_path("alspec", "train"),
     benchmark:
         benchmark_path("alspec", "train")
-    threads: 1
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(2000, 32000),
-        runtime=at_scale(15, 600),
+        mem_mb=per_attempt(2000, 32000),
+        runtime=runtime_per_attempt(15, 600),
         gpu=at_scale(0, 1),
     params:
-        tasks=AL["tasks"],
-        model=AL["model"],
-        train=AL["train"],
-        sink=AL["sink"],
-        window=AL["window"],
-        seed=AL["seed"],
+        tasks=ALSPEC["tasks"],
+        model=ALSPEC["model"],
+        train=ALSPEC["train"],
+        sink=ALSPEC["sink"],
+        window=ALSPEC["window"],
+        seed=ALSPEC["seed"],
     script:
         "../scripts/alspec/train.py"
 
@@ -52,24 +60,24 @@ rule alspec_evaluate:
         kernels=kernels_built(),
         code=script_code("alspec/evaluate.py"),
     output:
-        metrics=f"{AL_OUT}/metrics/{{al_task}}.json",
+        metrics=f"{ALSPEC_OUT}/metrics/{{alspec_task}}.json",
     log:
-        log_path("alspec", "evaluate_{al_task}"),
+        log_path("alspec", "evaluate_{alspec_task}"),
     benchmark:
-        benchmark_path("alspec", "evaluate_{al_task}")
-    threads: 1
+        benchmark_path("alspec", "evaluate_{alspec_task}")
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(2000, 32000),
-        runtime=at_scale(15, 600),
+        mem_mb=per_attempt(2000, 32000),
+        runtime=runtime_per_attempt(15, 600),
         gpu=at_scale(0, 1),
     params:
-        tasks=AL["tasks"],
-        sink=AL["sink"],
-        window=AL["window"],
-        lams=AL["lams"],
-        granularity=AL["granularity"],
-        eval=AL["eval"],
-        seed=AL["seed"],
+        tasks=ALSPEC["tasks"],
+        sink=ALSPEC["sink"],
+        window=ALSPEC["window"],
+        lams=ALSPEC["lams"],
+        granularity=ALSPEC["granularity"],
+        eval=ALSPEC["eval"],
+        seed=ALSPEC["seed"],
     script:
         "../scripts/alspec/evaluate.py"
 
@@ -81,23 +89,23 @@ rule alspec_evaluate_lm:
         kernels=kernels_built(),
         code=script_code("alspec/evaluate_lm.py"),
     output:
-        metrics=f"{AL_OUT}/metrics/lm.json",
+        metrics=f"{ALSPEC_OUT}/metrics/lm.json",
     log:
         log_path("alspec", "evaluate_lm"),
     benchmark:
         benchmark_path("alspec", "evaluate_lm")
-    threads: 1
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(2000, 80000),
-        runtime=at_scale(15, 600),
+        mem_mb=per_attempt(2000, 80000),
+        runtime=runtime_per_attempt(15, 600),
         gpu=at_scale(0, 1),
     params:
         model_dir=input_dir("config"),
-        sink=AL["sink"],
-        window=AL["window"],
-        lams=AL["lams"],
-        granularity=AL["granularity"],
-        lm=AL["lm"],
+        sink=ALSPEC["sink"],
+        window=ALSPEC["window"],
+        lams=ALSPEC["lams"],
+        granularity=ALSPEC["granularity"],
+        lm=ALSPEC["lm"],
     script:
         "../scripts/alspec/evaluate_lm.py"
 
@@ -110,63 +118,66 @@ rule alspec_timing:
         kernels=kernels_built(),
         code=script_code("alspec/timing.py"),
     output:
-        timing=f"{AL_OUT}/timing.json",
+        timing=f"{ALSPEC_OUT}/timing.json",
     log:
         log_path("alspec", "timing"),
     benchmark:
         benchmark_path("alspec", "timing")
     threads: 2
     resources:
-        mem_mb=at_scale(4000, 64000),
-        runtime=at_scale(15, 120),
+        mem_mb=per_attempt(4000, 64000),
+        runtime=runtime_per_attempt(15, 120),
     params:
-        tasks=AL["tasks"],
-        sink=AL["sink"],
-        window=AL["window"],
-        timing=AL["timing"],
-        seed=AL["seed"],
+        tasks=ALSPEC["tasks"],
+        sink=ALSPEC["sink"],
+        window=ALSPEC["window"],
+        timing=ALSPEC["timing"],
+        seed=ALSPEC["seed"],
     script:
         "../scripts/alspec/timing.py"
 
 
 rule alspec_figures:
     input:
-        tasks=al_task_metrics(),
+        tasks=alspec_task_metrics(),
         lm=rules.alspec_evaluate_lm.output.metrics,
         timing=rules.alspec_timing.output.timing,
         code=script_code("alspec/figures.py"),
     output:
         quality=report(
-            f"{AL_OUT}/figures/quality.png",
+            f"{ALSPEC_OUT}/figures/quality.png",
             caption="../report/alspec_quality.rst",
             category="alspec",
             subcategory="quality",
         ),
         timing=report(
-            f"{AL_OUT}/figures/timing.png",
+            f"{ALSPEC_OUT}/figures/timing.png",
             caption="../report/alspec_timing.rst",
             category="alspec",
             subcategory="timing",
         ),
+        data=f"{ALSPEC_OUT}/figures/quality.csv",
     log:
         log_path("alspec", "figures"),
+    benchmark:
+        benchmark_path("alspec", "figures")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 15),
     params:
-        lams=AL["lams"],
-        extrapolate_to=AL["timing"]["extrapolate_to"],
+        lams=ALSPEC["lams"],
+        extrapolate_to=ALSPEC["timing"]["extrapolate_to"],
     script:
         "../scripts/alspec/figures.py"
 
 
 rule alspec_claims:
     input:
-        tasks=al_task_metrics(),
+        tasks=alspec_task_metrics(),
         lm=rules.alspec_evaluate_lm.output.metrics,
         timing=rules.alspec_timing.output.timing,
-        figures=al_figures(),
+        figures=alspec_figure_files(),
         declaration=f"{workflow.basedir}/src/methods/alspec/claims.yaml",
         code=script_code("alspec/claims.py"),
     output:
@@ -176,19 +187,20 @@ rule alspec_claims:
             category="alspec",
             subcategory="claims",
         ),
-        summary=f"{AL_OUT}/metrics_summary.json",
+        summary=f"{ALSPEC_OUT}/metrics_summary.json",
+        metrics=f"{paper_dir('alspec')}/metrics.json",
     log:
         log_path("alspec", "claims"),
     benchmark:
         benchmark_path("alspec", "claims")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 15),
     params:
         scale=SCALE,
-        lams=AL["lams"],
-        extrapolate_to=AL["timing"]["extrapolate_to"],
+        lams=ALSPEC["lams"],
+        extrapolate_to=ALSPEC["timing"]["extrapolate_to"],
     script:
         "../scripts/alspec/claims.py"
 
@@ -196,4 +208,6 @@ rule alspec_claims:
 rule alspec:
     input:
         rules.alspec_claims.output.claims,
-        al_figures(),
+        alspec_figure_files(),
+        rules.alspec_figures.output.data,
+        lm_paper_figures(),

@@ -1,14 +1,22 @@
 # SLiM — One-shot Quantization and Sparsity with Low-rank Approximation for LLM Weight Compression
 # Mozaffari, Yazdanbakhsh, Mehri Dehnavi, ICML 2025, arXiv 2410.09615.
 #
-# DAG (on the shared LM substrate, workflow/rules/shared/lm.smk, and the compiled kernels):
-#   lm_train ─> slim_lm_ladder (calibration seed: every recipe, perplexity + layer errors) ──┐
-#   lm_minilm, lm_word_sim, lm_corpus ─> slim_minilm_ladder (seed: fidelity, Spearman) ─────┼> slim_ladder_figure
+# DAG (on the shared LM substrate, workflow/rules/shared/lm.smk, and the compiled kernels;
+# {seeds}: one calibration seed per job at every scale, seed0, seed1, ...):
+#   lm_train ─> slim_lm_ladder ({seeds}: every recipe, perplexity + layer errors) ───────────┐
+#   lm_minilm, lm_word_sim, lm_corpus ─> slim_minilm_ladder ({seeds}: fidelity, Spearman) ───┼> slim_ladder_figure
 #   kernels_build, lm_train ─> slim_speed (layers at LLaMA-2-7B shapes, decode, memory) ─────┼> slim_speed_figure
 #                                                                                          └> slim_claims
 #
 # Config keys read: slim.{seeds, calibration, evaluation, peft, recipes, ladder, extras, minilm, speed}
 # (documented in config.yaml, schema in workflow/schemas/slim.schema.yaml).
+#
+# Paper-scale resources (config/full.yaml: the shared LM is Meta-Llama-3-8B, 128 calibration windows of
+# 2048 tokens, WikiText-2 perplexity, 1000 PEFT steps): the ladders and the speed step run on the job's
+# GPU. The causal-LM ladder compresses the model's 224 linears once per recipe (11 recipes), measures
+# its perplexity and fine-tunes the adapters of one recipe: several hours per seed on one GPU, 12 hours
+# asked, doubled on resubmission. Host memory: the fp32 model is loaded on the CPU before it moves to the
+# GPU (32 GB). The MiniLM ladder and the speed step take minutes to an hour.
 
 
 include: "helpers/slim.smk"
@@ -20,23 +28,24 @@ rule slim_lm_ladder:
         tokens=lm_tokens(),
         code=script_code("slim/lm_ladder.py"),
     output:
-        metrics=f"{SL_OUT}/lm/ladder_s{{seed}}.json",
+        metrics=f"{SLIM_OUT}/lm/ladder_{{seeds}}.json",
     log:
-        log_path("slim", "lm_ladder_s{seed}"),
+        log_path("slim", "lm_ladder_{seeds}"),
     benchmark:
-        benchmark_path("slim", "lm_ladder_s{seed}")
-    threads: 1
+        benchmark_path("slim", "lm_ladder_{seeds}")
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(3000, 60000),
-        runtime=at_scale(20, 600),
+        mem_mb=per_attempt(3000, 64000),
+        runtime=runtime_per_attempt(20, 720),
         gpu=at_scale(0, 1),
     params:
         model_dir=input_dir("config"),
-        recipes=SL["recipes"],
-        names=sl_recipe_names(),
-        calibration=SL["calibration"],
-        evaluation=SL["evaluation"],
-        peft=SL["peft"],
+        seeds=lambda wc: group_seeds(wc.seeds, SLIM["seeds"]),
+        recipes=SLIM["recipes"],
+        names=slim_recipe_names(),
+        calibration=SLIM["calibration"],
+        evaluation=SLIM["evaluation"],
+        peft=SLIM["peft"],
     script:
         "../scripts/slim/lm_ladder.py"
 
@@ -50,23 +59,25 @@ rule slim_minilm_ladder:
         test=rules.lm_corpus.output.test,
         code=script_code("slim/minilm_ladder.py"),
     output:
-        metrics=f"{SL_OUT}/minilm/ladder_s{{seed}}.json",
+        metrics=f"{SLIM_OUT}/minilm/ladder_{{seeds}}.json",
     log:
-        log_path("slim", "minilm_ladder_s{seed}"),
+        log_path("slim", "minilm_ladder_{seeds}"),
     benchmark:
-        benchmark_path("slim", "minilm_ladder_s{seed}")
-    threads: 1
+        benchmark_path("slim", "minilm_ladder_{seeds}")
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(3000, 16000),
-        runtime=at_scale(20, 120),
+        mem_mb=per_attempt(3000, 16000),
+        runtime=runtime_per_attempt(20, 120),
+        gpu=at_scale(0, 1),
     params:
         minilm_dir=input_dir("config"),
         corpus_dir=input_dir("train"),
         pairs_files={k: v for k, v in word_sim_files().items() if k != "lee"},
-        recipes=SL["recipes"],
-        names=SL["ladder"],  # the extras run on the small Llama only (tiny budget)
-        minilm=SL["minilm"],
-        peft=SL["peft"],
+        seeds=lambda wc: group_seeds(wc.seeds, SLIM["seeds"]),
+        recipes=SLIM["recipes"],
+        names=SLIM["ladder"],  # the extras run on the causal LM only (tiny budget)
+        minilm=SLIM["minilm"],
+        peft=SLIM["peft"],
     script:
         "../scripts/slim/minilm_ladder.py"
 
@@ -77,43 +88,46 @@ rule slim_speed:
         kernels=kernels_built(),
         code=script_code("slim/speed.py"),
     output:
-        metrics=f"{SL_OUT}/speed.json",
+        metrics=f"{SLIM_OUT}/speed.json",
     log:
         log_path("slim", "speed"),
     benchmark:
         benchmark_path("slim", "speed")
-    threads: 2
+    threads: at_scale(2, 4)
     resources:
-        mem_mb=at_scale(6000, 60000),
-        runtime=at_scale(20, 120),
+        mem_mb=per_attempt(6000, 64000),
+        runtime=runtime_per_attempt(20, 180),
         gpu=at_scale(0, 1),
     params:
         model_dir=input_dir("config"),
-        speed=SL["speed"],
+        speed=SLIM["speed"],
     script:
         "../scripts/slim/speed.py"
 
 
 rule slim_ladder_figure:
     input:
-        lm=sl_lm_metrics(),
-        minilm=sl_minilm_metrics(),
+        lm=slim_ladder_files("lm"),
+        minilm=slim_ladder_files("minilm"),
         code=script_code("slim/ladder_figure.py"),
     output:
         figure=report(
-            f"{SL_OUT}/figures/ladder.png",
+            f"{SLIM_OUT}/figures/ladder.png",
             caption="../report/slim_ladder.rst",
             category="slim",
             subcategory="quality ladder",
         ),
+        data=f"{SLIM_OUT}/figures/ladder.csv",
     log:
         log_path("slim", "ladder_figure"),
+    benchmark:
+        benchmark_path("slim", "ladder_figure")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 15),
     params:
-        ladder=SL["ladder"],
+        ladder=SLIM["ladder"],
     script:
         "../scripts/slim/ladder_figure.py"
 
@@ -124,27 +138,29 @@ rule slim_speed_figure:
         code=script_code("slim/speed_figure.py"),
     output:
         figure=report(
-            f"{SL_OUT}/figures/speed.png",
+            f"{SLIM_OUT}/figures/speed.png",
             caption="../report/slim_speed.rst",
             category="slim",
             subcategory="speed",
         ),
     log:
         log_path("slim", "speed_figure"),
+    benchmark:
+        benchmark_path("slim", "speed_figure")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 15),
     script:
         "../scripts/slim/speed_figure.py"
 
 
 rule slim_claims:
     input:
-        lm=sl_lm_metrics(),
-        minilm=sl_minilm_metrics(),
+        lm=slim_ladder_files("lm"),
+        minilm=slim_ladder_files("minilm"),
         speed=rules.slim_speed.output.metrics,
-        figures=sl_figures(),
+        figures=slim_figure_files(),
         declaration=f"{workflow.basedir}/src/methods/slim/claims.yaml",
         code=script_code("slim/claims.py"),
     output:
@@ -154,18 +170,19 @@ rule slim_claims:
             category="slim",
             subcategory="claims",
         ),
-        summary=f"{SL_OUT}/metrics_summary.json",
+        summary=f"{SLIM_OUT}/metrics_summary.json",
+        metrics=f"{paper_dir('slim')}/metrics.json",
     log:
         log_path("slim", "claims"),
     benchmark:
         benchmark_path("slim", "claims")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 2000),
+        runtime=runtime_per_attempt(5, 15),
     params:
         scale=SCALE,
-        claim_shape=SL["speed"]["claim_shape"],
+        claim_shape=SLIM["speed"]["claim_shape"],
     script:
         "../scripts/slim/claims.py"
 
@@ -173,4 +190,6 @@ rule slim_claims:
 rule slim:
     input:
         rules.slim_claims.output.claims,
-        sl_figures(),
+        slim_figure_files(),
+        rules.slim_ladder_figure.output.data,
+        lm_paper_figures(),

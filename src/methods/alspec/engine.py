@@ -3,7 +3,7 @@
 `SpecDecoder` drives a `transformers` LlamaForCausalLM layer by layer with its own modules
 (q/k/v/o projections, RoPE, RMSNorms, MLP, lm_head), so the same code runs a tiny random model,
 the pipeline's small Llama or a Llama-3 checkpoint at full scale. Prefill is ordinary causal
-attention; every decode step attends with `methods.kernels` (K1's ops):
+attention; every decode step attends with `methods.kernels` (the compiled ops):
 
 - ``exact``: o = softmax attention over all T keys.
 - ``static``: ô = attention over the first `sink` and last `window` keys only, always used

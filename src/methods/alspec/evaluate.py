@@ -13,11 +13,14 @@ step). Two passes per mode:
 from __future__ import annotations
 
 import math
+import time
 
 import torch
 
+from methods.common.io import log, write_json
+
 from .engine import SpecConfig, SpecDecoder
-from .tasks import Batch
+from .tasks import TASKS, Batch, load_llama, make_batch, task_config
 
 
 def mode_specs(lams, sink: int, window: int, granularity: str = "layer") -> dict[str, SpecConfig]:
@@ -99,3 +102,42 @@ def lm_batch(test_ids: torch.Tensor, n: int, context: int, decode: int) -> Batch
     answer = torch.zeros_like(ids, dtype=torch.bool)
     answer[:, context - decode + 1 :] = True
     return Batch(ids, answer, context - decode)
+
+
+# --- the steps --------------------------------------------------------------------------------------
+
+def evaluate_task(model_dir, task: str, tasks: dict, sink: int, window: int, lams, granularity: str,
+                  n_examples: int, batch_size: int, seed: int, metrics_path, threads: int = 1, device="cpu") -> dict:
+    """The alspec_evaluate step: exact / static / ALSpec on held-out examples of one synthetic task, on `device`."""
+    torch.set_num_threads(threads)
+    cfg = task_config(tasks, sink, window)
+    batch = make_batch(task, cfg, n_examples, seed=2**20 + seed * 31 + TASKS.index(task))
+    t0 = time.time()
+    decoded = decode_modes(load_llama(model_dir, device), batch, mode_specs(lams, sink, window, granularity), batch_size)
+    rows = task_metrics(batch, decoded, "accuracy")
+    for name, m in rows.items():
+        log(f"{task} {name}: accuracy {m['accuracy']:.3f} hit {m['hit_rate']:.3f} agree {m['agreement_generation']:.3f}")
+    doc = {"task": task, "kind": "accuracy", "context": cfg.seq_len, "sink": sink, "window": window,
+           "decode_start": batch.decode_start, "modes": rows, "seconds": time.time() - t0}
+    write_json(metrics_path, doc)
+    return doc
+
+
+def evaluate_lm(model_dir, tokens, sink: int, window: int, lams, granularity: str, n_windows: int,
+                context: int, decode: int, batch_size: int, metrics_path, threads: int = 1, device="cpu") -> dict:
+    """The alspec_evaluate_lm step: exact / static / ALSpec on continuations of the shared LM's test split
+    (perplexity, agreement), on `device`."""
+    from methods.common.lm import load_causal_lm, load_token_splits
+
+    torch.set_num_threads(threads)
+    model, _ = load_causal_lm(model_dir, device=device)
+    batch = lm_batch(load_token_splits(tokens)["test"], n_windows, context, decode)
+    t0 = time.time()
+    decoded = decode_modes(model, batch, mode_specs(lams, sink, window, granularity), batch_size)
+    rows = task_metrics(batch, decoded, "perplexity")
+    for name, m in rows.items():
+        log(f"lm {name}: ppl {m['perplexity']:.3f} hit {m['hit_rate']:.3f} agree {m['agreement_generation']:.3f}")
+    doc = {"task": "lm", "kind": "perplexity", "context": context, "sink": sink, "window": window,
+           "decode_start": batch.decode_start, "modes": rows, "seconds": time.time() - t0}
+    write_json(metrics_path, doc)
+    return doc

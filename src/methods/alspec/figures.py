@@ -1,8 +1,12 @@
-"""Figures: quality and hit rate vs λ per task; decode latency vs hit rate and vs context (cost model)."""
+"""Figures (rule alspec_figures): quality and hit rate vs λ per task (and its data, figures/quality.csv, for
+`dvc plots`); decode latency vs hit rate and vs context (cost model)."""
 from __future__ import annotations
+
+import csv
 
 import numpy as np
 
+from methods.common.io import atomic_path, read_json
 from methods.common.plotting import new_figure, save_figure
 
 from . import costmodel
@@ -67,3 +71,35 @@ def plot_timing(timing: dict, extrapolate_to: int, path) -> None:
     b.set_title("cost model fed with measured kernel times")
     b.legend(fontsize=7)
     save_figure(fig, path)
+
+
+def quality_rows(docs: list[dict], lams) -> list[dict]:
+    """The data of the quality figure, tidy: one row per task and λ with ALSpec's quality and hit rate beside
+    the exact and static modes' quality (the figure's horizontal lines)."""
+    rows = []
+    for doc in docs:
+        key = "perplexity" if doc["kind"] == "perplexity" else "accuracy"
+        modes = doc["modes"]
+        for lam in lams:
+            m = modes[f"alspec_{lam:.2f}"]
+            rows.append({"task": doc["task"], "lam": float(lam), "metric": key, "alspec": m[key],
+                         "exact": modes["exact"][key], "static": modes["static"][key], "hit_rate": m["hit_rate"],
+                         "approx_fraction": m["approx_fraction"]})
+    return rows
+
+
+def write_rows(rows: list[dict], out_csv) -> None:
+    with atomic_path(out_csv) as tmp, open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def write_figures(task_files, lm_file, timing_file, lams, extrapolate_to: int, quality_png, timing_png,
+                  quality_csv=None) -> None:
+    """The alspec_figures step: both figures, and the quality figure's data as CSV (`quality_rows`)."""
+    tasks = [read_json(f) for f in task_files] + [read_json(lm_file)]
+    plot_quality(tasks, lams, quality_png)
+    if quality_csv is not None:
+        write_rows(quality_rows(tasks, lams), quality_csv)
+    plot_timing(read_json(timing_file), extrapolate_to, timing_png)

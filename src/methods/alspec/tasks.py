@@ -1,4 +1,5 @@
-"""Synthetic long-context tasks for ALSpec and the small Llama trained on them.
+"""Synthetic long-context tasks for ALSpec and the small Llama trained on them (the alspec_train step,
+`train_model`).
 
 Three tasks share one vocabulary; every example starts with its task token (so position 0, an
 attention sink, tells the model which task it is doing) and has the same length `seq_len`:
@@ -25,7 +26,7 @@ import time
 import torch
 
 from methods.common.config import check_keys
-from methods.common.io import log
+from methods.common.io import log, set_seed, write_json
 
 PAD, BOS_LOCAL, BOS_RECALL, BOS_COPY, QUERY, SRC = range(6)
 N_SPECIAL = 8
@@ -246,3 +247,36 @@ def teacher_forced_accuracy(model, batch: Batch) -> float:
     logits = model(input_ids=batch.ids).logits[:, :-1]
     mask = batch.answer[:, 1:]
     return float((logits.argmax(-1)[mask] == batch.ids[:, 1:][mask]).float().mean())
+
+
+def task_config(tasks: dict, sink: int, window: int) -> TaskConfig:
+    """The tasks' configuration (config alspec.tasks) with the speculation's sink and window."""
+    return TaskConfig.from_dict({**tasks, "sink": sink, "window": window})
+
+
+def load_llama(path, device="cpu"):
+    """The task model (or any save_pretrained LlamaForCausalLM directory) in fp32 on `device`, in eval mode."""
+    from pathlib import Path
+
+    from transformers import LlamaForCausalLM
+
+    if not (Path(path) / "config.json").exists():
+        raise FileNotFoundError(f"{path}: no config.json; is this the directory written by alspec_train?")
+    return LlamaForCausalLM.from_pretrained(str(path), dtype=torch.float32).to(device).eval()
+
+
+def train_model(tasks: dict, model: dict, train: dict, sink: int, window: int, seed: int, out_dir, info_path,
+                threads: int = 1, eval_examples: int = 128, device="cpu") -> dict:
+    """The alspec_train step: train the small Llama on the mixed synthetic tasks on `device` (the job's GPU at
+    paper scale); save_pretrained + training record."""
+    torch.set_num_threads(threads)
+    set_seed(seed)
+    cfg = task_config(tasks, sink, window)
+    net, info = train_task_model(cfg, ModelConfig.from_dict(model), TrainConfig.from_dict(train), seed, device)
+    info["full_forward_accuracy"] = {t: teacher_forced_accuracy(net, make_batch(t, cfg, eval_examples, 10**6 + i))
+                                     for i, t in enumerate(TASKS)}
+    log(f"accuracy of the full forward pass: {info['full_forward_accuracy']}")
+    net.save_pretrained(out_dir)
+    info.update(tasks=dataclasses.asdict(cfg), model=model, train=train, seed=seed)
+    write_json(info_path, info)
+    return info

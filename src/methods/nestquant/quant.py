@@ -6,7 +6,7 @@ Polyanskiy, ICML 2025).
   largest power-of-two block that divides them (MiniLM's 384 = 3 x 128).
 - `nestquant`: rows scaled to norm sqrt(K), split into 8-blocks, each coded by the nested E8 lattice
   code (Voronoi code of qE8 at the best of several scales beta) through `methods.kernels`
-  (nestquant_encode / nestquant_decode: K1's compiled op when built, the reference otherwise).
+  (nestquant_encode / nestquant_decode: the compiled op when built, the reference otherwise).
 - `nestquant_rate`: exact bits per entry = log2(q) + log2(#betas)/8 + scale bits / K.
 - `rtn`: symmetric absmax round-to-nearest per channel or per group; `uniform_clipped`: uniform scalar
   quantizer with the MSE-optimal clipping level (searched), the paper's scalar reference.

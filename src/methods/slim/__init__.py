@@ -11,11 +11,13 @@ Modules (in the order of the method):
 - lora.py     SLiM-LoRA (Section 3.3: saliency F(E) = E diag(sqrt(mean x^2)), SVD of F(W) - F(Q(P(W))),
               mapped back with F^-1, base re-compressed as Q(P(W - L R))); Naive-LoRA (SVD of the raw error);
               adapter quantization (per-group RTN); layer output error tr(D H D^T) / tr(W H W^T).
-- layer.py    SlimLinear: the compressed layer, backed by the K1 op `methods.kernels.sparse24_int4_linear`.
+- layer.py    SlimLinear: the compressed layer, backed by the compiled op `methods.kernels.sparse24_int4_linear`.
 - compress.py recipes (one rung of the ladder) applied to every linear of a transformer.
 - peft.py     optional PEFT of the adapters only (Adafactor), Section 3.5.
-- speed.py    per-layer speed at LLaMA-2-7B shapes, decode tokens/s, memory of the compressed format.
-- pipeline.py one function per DAG step.
+- ladder.py   the ladder steps: every recipe on the causal LM and on MiniLM, one calibration seed each.
+- speed.py    per-layer speed at LLaMA-2-7B shapes, decode tokens/s, memory of the compressed format (the step).
+- figures.py  the ladder and speed figures, the ladder's data file; results.py: the claims step.
+The package imports nothing on its own: each step's script imports the module of its step.
 
 Checked against the authors' code: SLiM-Quant's error integral is evaluated on the histogram's bin
 centres and searched in 10 coarse steps then between the neighbours of the coarse minimum, as theirs;

@@ -1,6 +1,6 @@
 """The compressed linear layer: y = x W_hat^T + (x R^T) L^T (+ b) with W_hat 2:4 sparse and quantized.
 
-backend 'kernel' stores the base packed for the K1 op (`methods.kernels.pack_sparse24_int4`: int4
+backend 'kernel' stores the base packed for the compiled op (`methods.kernels.pack_sparse24_int4`: int4
 values of the kept entries + 2-bit positions) and calls `sparse24_int4_linear`, which runs the
 compiled CPU/CUDA kernel where it is built and the PyTorch reference otherwise. backend 'dense' keeps
 the dequantized base as a float matrix (same numbers; the fast path for quality evaluation and the

@@ -2,7 +2,7 @@
 
 The paper fine-tunes the adapters with Adafactor on a small slice of the pre-training text. Here the
 loss is a callable (next-token loss on calibration windows for the causal LM; for the sentence encoder
-the cosine distance of its embeddings to the dense model's, see pipeline.py).
+the cosine distance of its embeddings to the dense model's, see ladder.py).
 """
 from __future__ import annotations
 

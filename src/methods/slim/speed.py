@@ -1,11 +1,14 @@
-"""Speed and memory of SLiM's compressed layers (Section 4.3), measured on this machine.
+"""Speed and memory of SLiM's compressed layers (Section 4.3), measured on the job's device (rule slim_speed).
 
 - `layer_speed`: one linear layer at a given (N, K) (e.g. LLaMA-2-7B's shapes) and batch M: dense fp32,
-  dense bf16, torch's int4 weight-only CPU kernel (`aten._weight_int4pack_mm_for_cpu`, group 128),
-  the K1 int4 kernel, and SLiM's 2:4 + int4 (+ rank-r adapters) kernel. Median wall time of `repeats` runs.
+  dense bf16, torch's int4 weight-only CPU kernel (`aten._weight_int4pack_mm_for_cpu`, group 128; CPU
+  only), the project's compiled int4 kernel, and SLiM's 2:4 + int4 (+ rank-r adapters) kernel. Median
+  wall time of `repeats` runs (on a GPU each run ends with a device synchronisation).
 - `decode_speed`: greedy decode tokens/s of a causal LM with its linears in each format.
 - `memory_bytes`: bytes each format stores for a set of linear shapes (+ the uncompressed rest of the model).
-The paper's speedups are GPU numbers (RTX 3060, A100); these are CPU ratios and are reported as such.
+- `measure_speed`: the step: layers at the configured shapes, decode of the shared causal LM, memory ratios.
+The paper's speedups are GPU numbers (RTX 3060, A100); at the tiny scale these are CPU ratios and are
+reported as such; at paper scale the step runs on the job's GPU through the kernels' CUDA build.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from methods import kernels
-
+from methods.common.io import log, write_json
 from methods.common.timing import median_time
 
 from .layer import SlimLinear
@@ -55,7 +58,7 @@ class TorchInt4Linear(nn.Module):
         return y.reshape(*shape[:-1], self.out_features).to(dtype)
 
 
-class K1Int4Linear(nn.Module):
+class CompiledInt4Linear(nn.Module):
     """Weight-only int4 (per-group symmetric RTN, group 128) through the project's compiled kernel
     (`methods.kernels.int4_linear`; AVX-512 VNNI where the CPU has it); fp32 activations and output."""
 
@@ -71,36 +74,51 @@ class K1Int4Linear(nn.Module):
         return y.to(x.dtype)
 
 
-def random_slim_weight(n: int, k: int, rank_ratio: float, seed: int = 0) -> CompressedWeight:
-    """A 2:4 + SLiM-Quant 4-bit weight with rank-r adapters of the right shapes (timing needs no real values)."""
+def random_slim_weight(n: int, k: int, rank_ratio: float, seed: int = 0, device="cpu") -> CompressedWeight:
+    """A 2:4 + SLiM-Quant 4-bit weight with rank-r adapters of the right shapes (timing needs no real values);
+    drawn on the CPU (the same numbers on every device), quantized on `device`."""
     g = torch.Generator().manual_seed(seed)
     w = torch.randn(n, k, generator=g) / k ** 0.5
     mask = mask_2_4(w.abs())
     r = adapter_rank((n, k), rank_ratio) if rank_ratio > 0 else 0
-    lora_l = torch.randn(n, r, generator=g) * 0.01 if r else None
-    lora_r = torch.randn(r, k, generator=g) * 0.01 if r else None
+    lora_l = torch.randn(n, r, generator=g).to(device) * 0.01 if r else None
+    lora_r = torch.randn(r, k, generator=g).to(device) * 0.01 if r else None
+    w, mask = w.to(device), mask.to(device)
     return CompressedWeight(quantize_matrix(w * mask, "absmax", 4), mask, lora_l, lora_r)
 
 
+def _timer(device, repeats: int):
+    """median_time of a call on `device`: on a GPU each call ends with a synchronisation (kernels are
+    asynchronous), on the CPU the call itself."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return lambda fn: median_time(lambda: (fn(), torch.cuda.synchronize(device)), repeats, warmup=2)
+    return lambda fn: median_time(fn, repeats, warmup=2)
+
+
 @torch.no_grad()
-def layer_speed(n: int, k: int, m: int, rank_ratio: float, repeats: int) -> dict[str, float]:
-    """Seconds per call of y = x W^T for each format at weight (N, K) and batch M."""
+def layer_speed(n: int, k: int, m: int, rank_ratio: float, repeats: int, device="cpu") -> dict[str, float]:
+    """Seconds per call of y = x W^T for each format at weight (N, K) and batch M, on `device`
+    (torch's int4 kernel is a CPU kernel: timed on the CPU only)."""
+    device = torch.device(device)
     g = torch.Generator().manual_seed(0)
     w = torch.randn(n, k, generator=g) / k ** 0.5
     x = torch.randn(m, k, generator=g)
+    w, x = w.to(device), x.to(device)
     w16, x16 = w.to(torch.bfloat16), x.to(torch.bfloat16)
-    t_int4 = TorchInt4Linear(w)
-    k1_int4 = kernels.quantize_int4_rtn(w, group_size=TORCH_INT4_GROUP)
-    slim = SlimLinear(random_slim_weight(n, k, rank_ratio), backend="kernel")
-    slim_base = SlimLinear(random_slim_weight(n, k, 0.0), backend="kernel")
-    out = {
-        "dense_fp32": median_time(lambda: F.linear(x, w), repeats, warmup=2),
-        "dense_bf16": median_time(lambda: F.linear(x16, w16), repeats, warmup=2),
-        "torch_int4": median_time(lambda: t_int4(x16), repeats, warmup=2),
-        "k1_int4": median_time(lambda: kernels.int4_linear(x, k1_int4), repeats, warmup=2),
-        "slim_2_4_int4": median_time(lambda: slim_base(x), repeats, warmup=2),
-        "slim_2_4_int4_lora": median_time(lambda: slim(x), repeats, warmup=2),
-    }
+    t_int4 = TorchInt4Linear(w) if device.type == "cpu" else None
+    compiled_int4 = kernels.quantize_int4_rtn(w, group_size=TORCH_INT4_GROUP)
+    slim = SlimLinear(random_slim_weight(n, k, rank_ratio, device=device), backend="kernel")
+    slim_base = SlimLinear(random_slim_weight(n, k, 0.0, device=device), backend="kernel")
+    timed = _timer(device, repeats)
+    out = {"dense_fp32": timed(lambda: F.linear(x, w)), "dense_bf16": timed(lambda: F.linear(x16, w16))}
+    if t_int4 is not None:
+        out["torch_int4"] = timed(lambda: t_int4(x16))
+    out.update({
+        "compiled_int4": timed(lambda: kernels.int4_linear(x, compiled_int4)),
+        "slim_2_4_int4": timed(lambda: slim_base(x)),
+        "slim_2_4_int4_lora": timed(lambda: slim(x)),
+    })
     return out
 
 
@@ -113,8 +131,9 @@ def _replace_linears(model: nn.Module, make) -> nn.Module:
 
 
 def model_in_format(model: nn.Module, fmt: str, rank_ratio: float) -> nn.Module:
-    """A copy of `model` whose target linears use `fmt`: dense_fp32 | dense_bf16 | torch_int4 | k1_int4 (our
-    int4 kernel) | slim_2_4_int4 (SLiM's 2:4 + int4 base without adapters) | slim (with rank-r adapters)."""
+    """A copy of `model` whose target linears use `fmt`: dense_fp32 | dense_bf16 | torch_int4 | compiled_int4
+    (our int4 kernel) | slim_2_4_int4 (SLiM's 2:4 + int4 base without adapters) | slim (with rank-r adapters).
+    The compressed formats are built on the device the model is on."""
     import copy
 
     m = copy.deepcopy(model)
@@ -124,8 +143,8 @@ def model_in_format(model: nn.Module, fmt: str, rank_ratio: float) -> nn.Module:
         return m.to(torch.bfloat16)
     if fmt == "torch_int4":
         return _replace_linears(m, lambda lin: TorchInt4Linear(lin.weight, lin.bias))
-    if fmt == "k1_int4":
-        return _replace_linears(m, lambda lin: K1Int4Linear(lin.weight, lin.bias))
+    if fmt == "compiled_int4":
+        return _replace_linears(m, lambda lin: CompiledInt4Linear(lin.weight, lin.bias))
     if fmt in ("slim", "slim_2_4_int4"):
         def make(lin):
             w = lin.weight.detach().float()
@@ -144,12 +163,17 @@ def model_in_format(model: nn.Module, fmt: str, rank_ratio: float) -> nn.Module:
 
 @torch.no_grad()
 def decode_speed(model: nn.Module, prompt: torch.Tensor, new_tokens: int, repeats: int) -> float:
-    """Greedy decode tokens/s (KV cache on), median over `repeats` generations after one warm-up."""
+    """Greedy decode tokens/s (KV cache on), median over `repeats` generations after one warm-up, on the
+    device of the model (the prompt is moved there; on a GPU each generation ends with a synchronisation)."""
     model.eval()
+    device = next(model.parameters()).device
+    prompt = prompt.to(device)
 
     def run():
         model.generate(prompt, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
                        pad_token_id=0)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
 
     return prompt.shape[0] * new_tokens / median_time(run, repeats, warmup=1)
 
@@ -158,8 +182,8 @@ def memory_bytes(shapes: list[tuple[int, int]], rank_ratio: float, adapter_bits:
                  adapter_group_size: int, other_params: int) -> dict[str, float]:
     """Bytes of the dense fp16 model and of the SLiM-compressed one (2:4 int4 base, adapters, fp16 rest).
 
-    The base counts what the K1 format stores (int4 values of kept entries, 2-bit positions, one fp32
-    scale per row); adapters are fp16, or `adapter_bits` with one fp16 scale per group.
+    The base counts what the compiled 2:4 + int4 format stores (int4 values of kept entries, 2-bit positions,
+    one fp32 scale per row); adapters are fp16, or `adapter_bits` with one fp16 scale per group.
     """
     dense = 2.0 * (sum(n * k for n, k in shapes) + other_params)
     base = adapters = 0.0
@@ -184,3 +208,50 @@ def llama_linear_shapes(hidden: int, intermediate: int, layers: int, kv_hidden: 
     return per_layer * layers
 
 
+# Formats of the end-to-end decode: dense fp32 / bf16, torch's int4 kernel (CPU only), our int4 kernel,
+# SLiM's 2:4 + int4 base alone and with its rank-r adapters (both through our 2:4 + int4 kernel).
+DECODE_FORMATS = ("dense_fp32", "dense_bf16", "torch_int4", "compiled_int4", "slim_2_4_int4", "slim")
+
+
+def measure_speed(model_dir: str, shapes: list[list[int]], batch_sizes: list[int], rank_ratio: float, repeats: int,
+                  decode: dict, memory: dict, threads: int, out_json: str, device="cpu") -> None:
+    """The slim_speed step: per-layer times at the configured shapes, decode tokens/s of the shared causal
+    LM, memory ratios; timed on `device` (the job's GPU at paper scale)."""
+    from methods.common.lm import load_causal_lm
+
+    device = torch.device(device)
+    torch.set_num_threads(threads)
+    layers = []
+    for n, k in shapes:
+        for m in batch_sizes:
+            t = layer_speed(n, k, m, rank_ratio, repeats, device)
+            layers.append({"n": n, "k": k, "m": m, "seconds": t})
+            log(f"layer {n}x{k}, M={m}: " + ", ".join(f"{f} {s * 1e3:.3f} ms" for f, s in t.items()))
+    model, _ = load_causal_lm(model_dir, device=device)
+    formats = [f for f in DECODE_FORMATS if device.type == "cpu" or f != "torch_int4"]
+    by_batch = {}
+    for b in decode.get("batch_sizes", [1]):
+        prompt = torch.randint(1, model.config.vocab_size, (b, decode["prompt_len"]),
+                               generator=torch.Generator().manual_seed(0))
+        by_batch[str(b)] = {}
+        for fmt in formats:
+            m = model_in_format(model, fmt, rank_ratio)
+            by_batch[str(b)][fmt] = decode_speed(m, prompt, decode["new_tokens"], decode["repeats"])
+            del m  # one copy at a time beside the model (two copies of an 8B model fill a GPU)
+            log(f"decode batch {b}, {fmt}: {by_batch[str(b)][fmt]:.1f} tokens/s")
+    tokens_per_s = by_batch[str(min(decode.get("batch_sizes", [1])))]
+    cfg = model.config
+    kv = cfg.num_key_value_heads * (cfg.hidden_size // cfg.num_attention_heads)
+    small_shapes = llama_linear_shapes(cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers, kv)
+    small_other = sum(p.numel() for p in model.parameters()) - sum(n * k for n, k in small_shapes)
+    big = memory["reference_model"]
+    big_shapes = llama_linear_shapes(big["hidden"], big["intermediate"], big["layers"])
+    big_other = 2 * big["vocab"] * big["hidden"] + (2 * big["layers"] + 1) * big["hidden"]
+    mem_args = (rank_ratio, memory["adapter_bits"], memory["adapter_group_size"])
+    write_json(out_json, {
+        "device": str(device), "threads": threads, "compiled_kernels": kernels.extension_available(),
+        "rank_ratio": rank_ratio, "layers": layers, "decode_tokens_per_s": tokens_per_s,
+        "decode_tokens_per_s_by_batch": by_batch, "kernels_cpu_vnni": kernels.cpu_vnni_enabled(),
+        "memory_small": memory_bytes(small_shapes, *mem_args, small_other),
+        "memory_reference": {"model": big["name"], **memory_bytes(big_shapes, *mem_args, big_other)},
+    })

@@ -14,6 +14,29 @@ if LM["source"] == "pretrained" and LM["corpus"]["source"] == "packages":
     )
 
 
+# Hub organisations whose models are gated (licence accepted on the model page, a token to download).
+LM_GATED_ORGS = ("meta-llama",)
+
+
+def lm_model_is_local():
+    """lm.model_id names a local save_pretrained directory (nothing to download) rather than a Hub id."""
+    return Path(LM["model_id"]).is_dir()
+
+
+def lm_model_is_gated():
+    return LM["model_id"].split("/")[0] in LM_GATED_ORGS
+
+
+def lm_download_dir():
+    """Where lm_pretrained_download puts the Hub checkpoint's files (paper scale)."""
+    return f"{LM_RES}/hub/{LM['model_id'].replace('/', '--')}"
+
+
+def lm_pretrained_source():
+    """The checkpoint lm_pretrained loads: the local directory of lm.model_id, or the downloaded one."""
+    return LM["model_id"] if lm_model_is_local() else lm_download_dir()
+
+
 def lm_download_path(key):
     """Path of one pinned download (key of lm.downloads)."""
     return f"{LM_RES}/{LM['downloads'][key]['filename']}"
@@ -43,6 +66,20 @@ def lm_tokens():
 def lm_metrics():
     """Perplexity of the LM and of the n-gram baselines (validation and test)."""
     return f"{LM_OUT}/metrics.json"
+
+
+def lm_figure_files():
+    """The LM's figures: perplexity next to the baselines; the loss curve when the model is trained here."""
+    figures = {"perplexity": f"{LM_OUT}/perplexity.png"}
+    if LM["source"] == "train":
+        figures["loss_curve"] = f"{LM_OUT}/loss_curve.png"
+    return figures
+
+
+def lm_paper_figures():
+    """The LM figures a paper that reads the causal LM lists among its targets, so its report shows how
+    good the model is: the loss curve of the model trained here (tiny scale; a pretrained one has none)."""
+    return [lm_figure_files()["loss_curve"]] if LM["source"] == "train" else []
 
 
 def minilm_dir():

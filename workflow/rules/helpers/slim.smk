@@ -1,34 +1,37 @@
 # Config checks and input functions used by workflow/rules/slim.smk (the rules live there).
 
-SL = config["slim"]
-SL_OUT = paper_dir("slim")
-for _name in SL["ladder"] + SL["extras"]:
-    if _name not in SL["recipes"]:
+SLIM = config["slim"]
+SLIM_OUT = paper_dir("slim")
+for _name in SLIM["ladder"] + SLIM["extras"]:
+    if _name not in SLIM["recipes"]:
         raise ValueError(
             f"config slim.ladder / slim.extras: {_name!r} is not a recipe of slim.recipes; "
-            f"defined: {sorted(SL['recipes'])}"
+            f"defined: {sorted(SLIM['recipes'])}"
         )
-if list(SL["speed"]["claim_shape"]) not in [list(s) for s in SL["speed"]["shapes"]]:
+if list(SLIM["speed"]["claim_shape"]) not in [list(s) for s in SLIM["speed"]["shapes"]]:
     raise ValueError(
-        f"config slim.speed.claim_shape {SL['speed']['claim_shape']} must be one of slim.speed.shapes"
+        f"config slim.speed.claim_shape {SLIM['speed']['claim_shape']} must be one of slim.speed.shapes"
     )
-if 1 not in SL["speed"]["batch_sizes"]:
+if 1 not in SLIM["speed"]["batch_sizes"]:
     raise ValueError(
         "config slim.speed.batch_sizes must contain 1 (the decode product the speedup claim reads)"
     )
 
 
-def sl_recipe_names():
-    return SL["ladder"] + SL["extras"]
+def slim_recipe_names():
+    return SLIM["ladder"] + SLIM["extras"]
 
 
-def sl_lm_metrics():
-    return expand(f"{SL_OUT}/lm/ladder_s{{seed}}.json", seed=SL["seeds"])
+def slim_seed_jobs():
+    """The `{seeds}` values of the ladder steps: one calibration seed per job at every scale (`seed0`, ...);
+    a seed's ladder is a job of its own already at the tiny scale, so the tiny jobs are those of before."""
+    return [f"seed{s}" for s in SLIM["seeds"]]
 
 
-def sl_minilm_metrics():
-    return expand(f"{SL_OUT}/minilm/ladder_s{{seed}}.json", seed=SL["seeds"])
+def slim_ladder_files(model):
+    """The per-seed ladder results of `model` (lm or minilm), in seed order."""
+    return expand(f"{SLIM_OUT}/{model}/ladder_{{seeds}}.json", seeds=slim_seed_jobs())
 
 
-def sl_figures():
-    return [f"{SL_OUT}/figures/ladder.png", f"{SL_OUT}/figures/speed.png"]
+def slim_figure_files():
+    return [f"{SLIM_OUT}/figures/ladder.png", f"{SLIM_OUT}/figures/speed.png"]

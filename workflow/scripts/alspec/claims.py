@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.alspec.pipeline import write_paper_claims
+from methods.alspec.results import write_paper_claims
 
 write_paper_claims(
     task_files=list(snakemake.input.tasks),

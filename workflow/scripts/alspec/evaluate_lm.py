@@ -1,9 +1,10 @@
-"""Exact / static / ALSpec at every λ on continuations of the shared LM's test split."""
+"""Exact / static / ALSpec at every λ on continuations of the shared LM's test split, on the job's device."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.alspec.pipeline import evaluate_lm
+from methods.alspec.evaluate import evaluate_lm
+from methods.common.device import job_device
 
 p = snakemake.params
 evaluate_lm(
@@ -19,4 +20,5 @@ evaluate_lm(
     batch_size=p.lm["batch_size"],
     metrics_path=snakemake.output.metrics,
     threads=snakemake.threads,
+    device=job_device(snakemake.resources),
 )

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.alspec.pipeline import write_figures
+from methods.alspec.figures import write_figures
 
 write_figures(
     task_files=list(snakemake.input.tasks),
@@ -13,4 +13,5 @@ write_figures(
     extrapolate_to=snakemake.params.extrapolate_to,
     quality_png=snakemake.output.quality,
     timing_png=snakemake.output.timing,
+    quality_csv=snakemake.output.data,
 )

@@ -5,7 +5,7 @@ from pathlib import Path
 if __name__ == "__main__":  # the workers are spawned processes that re-import this file: do nothing there
     sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-    from methods.alspec.pipeline import measure_timing
+    from methods.alspec.timing import measure_timing
 
     p = snakemake.params
     measure_timing(

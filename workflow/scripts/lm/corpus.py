@@ -5,7 +5,7 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from pathlib import Path
 
-from methods.common.lm.pipeline import build_corpus
+from methods.common.lm.prepare import build_corpus
 from methods.common.data import verify_pins
 
 verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read

@@ -1,8 +1,9 @@
-"""Full scale: from_pretrained(model_id), saved as one safetensors directory (rule lm_pretrained)."""
+"""Paper scale: the downloaded checkpoint through from_pretrained, saved as one safetensors directory (rule lm_pretrained)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.common.lm.pipeline import fetch_pretrained
+from methods.common.lm.prepare import fetch_pretrained
 
-fetch_pretrained(snakemake.params.model_id, snakemake.params.model_dir, dtype=snakemake.params.dtype)
+fetch_pretrained(snakemake.params.source, snakemake.params.model_dir, dtype=snakemake.params.dtype,
+                 model_id=snakemake.params.model_id)

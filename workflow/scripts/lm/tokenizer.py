@@ -5,6 +5,6 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from pathlib import Path
 
-from methods.common.lm.pipeline import build_tokenizer
+from methods.common.lm.prepare import build_tokenizer
 
 build_tokenizer(snakemake.input.train, snakemake.params.vocab_size, Path(snakemake.output.tokenizer).parent)

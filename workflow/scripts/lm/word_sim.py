@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.common.lm.pipeline import unpack_word_sim
+from methods.common.lm.prepare import unpack_word_sim
 from methods.common.data import verify_pins
 
 verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.nestquant.pipeline import write_paper_claims
+from methods.nestquant.results import write_paper_claims
 
 write_paper_claims(
     synthetic_files=list(snakemake.input.synthetic),

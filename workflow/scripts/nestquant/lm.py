@@ -1,10 +1,12 @@
-"""The shared small Llama at W4A4KV4 and W4: perplexity of fp and every method, one seed."""
+"""The shared causal LM at W4A4KV4 and W4: perplexity of fp and every method, one seed, on the job's device."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.nestquant.pipeline import lm_eval
+from methods.common.device import job_device
+from methods.nestquant.evaluate import lm_eval
 
+(seed,) = snakemake.params.seeds  # one job per seed at every scale
 lm_eval(
     model_dir=snakemake.params.model_dir,
     tokens=snakemake.input.tokens,
@@ -12,7 +14,8 @@ lm_eval(
     settings=snakemake.params.settings,
     calibration=snakemake.params.calibration,
     evaluation=snakemake.params.evaluation,
-    seed=int(snakemake.wildcards.seed),
+    seed=seed,
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
+    device=job_device(snakemake.resources),
 )

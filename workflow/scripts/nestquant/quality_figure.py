@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.nestquant.pipeline import quality_figure
+from methods.nestquant.figures import quality_figure
 
 quality_figure(list(snakemake.input.lm), list(snakemake.input.minilm), snakemake.params.settings,
                snakemake.output.figure)

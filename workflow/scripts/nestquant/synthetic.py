@@ -3,8 +3,9 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.nestquant.pipeline import synthetic
+from methods.nestquant.synthetic import synthetic
 
+(seed,) = snakemake.params.seeds  # one job per seed at every scale
 s = snakemake.params.synthetic
 synthetic(
     distributions=s["distributions"],
@@ -15,6 +16,6 @@ synthetic(
     weight_betas=snakemake.params.weight_betas,
     rtn_bits=s["rtn_bits"],
     uniform_levels=s["uniform_levels"],
-    seed=int(snakemake.wildcards.seed),
+    seed=seed,
     out_json=snakemake.output.metrics,
 )

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.slim.pipeline import write_paper_claims
+from methods.slim.results import write_paper_claims
 
 write_paper_claims(
     lm_files=list(snakemake.input.lm),

@@ -1,12 +1,13 @@
-"""Per-layer speed at LLaMA-2-7B shapes, decode tokens/s of the small Llama, memory ratios (CPU)."""
+"""Per-layer speed at LLaMA-2-7B shapes, decode tokens/s of the shared causal LM, memory ratios, on the job's device."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.slim.pipeline import speed
+from methods.common.device import job_device
+from methods.slim.speed import measure_speed
 
 s = snakemake.params.speed
-speed(
+measure_speed(
     model_dir=snakemake.params.model_dir,
     shapes=s["shapes"],
     batch_sizes=s["batch_sizes"],
@@ -16,4 +17,5 @@ speed(
     memory=s["memory"],
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
+    device=job_device(snakemake.resources),
 )

@@ -3,6 +3,6 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.slim.pipeline import speed_figure
+from methods.slim.figures import speed_figure
 
 speed_figure(speed_json=snakemake.input.speed, out_png=snakemake.output.figure)

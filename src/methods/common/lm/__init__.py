@@ -5,8 +5,10 @@ checkpoint (full scale), one pretrained MiniLM, and the evaluation protocols, pr
 by workflow/rules/shared/lm.smk (inputs for other rule files: workflow/rules/helpers/lm.smk).
 
 Modules: corpus (download contents, document splits), tokenizer (BPE, tokenization), model (loading,
-token splits), train (training loop, bigram baseline), evaluate (perplexity, calibration, Hessians),
-minilm (sentence embeddings, word-similarity Spearman), pipeline (one function per DAG step).
+token splits), train (training loop; the lm_train step), evaluate (perplexity, calibration, Hessians),
+minilm (sentence embeddings, word-similarity Spearman), prepare (the corpus, tokenizer, tokenize,
+pretrained, MiniLM and word-similarity steps), baselines (n-gram baselines; the lm_evaluate step),
+figures (the lm_figures step: the only module that draws).
 """
 from methods.common.lm.corpus import corpus_sentences
 from methods.common.lm.evaluate import calibration_windows, capture_linear_inputs, perplexity, torch_threads

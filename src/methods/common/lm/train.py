@@ -1,9 +1,11 @@
-"""Training of the small LlamaForCausalLM (tiny scale) and the n-gram baselines it must beat.
+"""Training of the small LlamaForCausalLM (tiny scale; rule lm_train, step function `train`).
 
 A nanoGPT-style loop: random windows of the train split (`get_batch`), AdamW, linear warm-up then
 cosine decay (`get_lr`), a validation estimate every `eval_every` steps (`estimate_loss`), the
 checkpoint written with save_pretrained (safetensors) together with the tokenizer and the provenance
-(model arguments, resolved training config, history, best validation loss).
+(model arguments, resolved training config, history, best validation loss). The loss curve is drawn
+from that history by the figure step (methods.common.lm.figures); the n-gram baselines the model must
+beat are in methods.common.lm.baselines.
 """
 from __future__ import annotations
 
@@ -114,61 +116,14 @@ def train_lm(splits: dict, tokenizer, model_args: dict, cfg: TrainConfig, out_di
     return info
 
 
-def ngram_counts(ids: torch.Tensor, vocab_size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Unigram counts [V] and bigram counts [V, V] (previous token -> next token) of a token stream."""
-    uni = torch.bincount(ids, minlength=vocab_size).double()
-    big = torch.bincount(ids[:-1] * vocab_size + ids[1:], minlength=vocab_size * vocab_size).double()
-    return uni, big.view(vocab_size, vocab_size)
+def train(tokens, tokenizer_dir, model_args: dict, train_cfg: dict, out_dir, threads: int = 1) -> dict:
+    """The lm_train step: train on the token splits with the BPE tokenizer, write the model directory."""
+    from methods.common.lm.evaluate import torch_threads
+    from methods.common.lm.model import load_token_splits
+    from methods.common.lm.tokenizer import load_tokenizer
 
-
-def bigram_log_probs(uni: torch.Tensor, big: torch.Tensor, lam: float) -> torch.Tensor:
-    """log p(next | prev) = log(lam * bigram ML + (1 - lam) * add-one unigram) (Jelinek-Mercer) [V, V]."""
-    p_uni = (uni + 1) / (uni.sum() + uni.numel())
-    rows = big.sum(1, keepdim=True)
-    p_big = torch.where(rows > 0, big / rows.clamp_min(1), p_uni)
-    return torch.log(lam * p_big + (1 - lam) * p_uni)
-
-
-def ngram_perplexity(logp: torch.Tensor, ids: torch.Tensor, seq_len: int, max_windows: int | None = None) -> float:
-    """Perplexity of a bigram table under the LM protocol: the same non-overlapping windows and the
-    same predicted positions (2..T of each window) as `perplexity`, so the two numbers compare."""
-    from methods.common.lm.evaluate import _windows
-
-    w = _windows(ids, seq_len, max_windows)
-    return math.exp(-logp[w[:, :-1], w[:, 1:]].mean().item())
-
-
-def unigram_perplexity(uni: torch.Tensor, ids: torch.Tensor, seq_len: int, max_windows=None) -> float:
-    from methods.common.lm.evaluate import _windows
-
-    p = torch.log((uni + 1) / (uni.sum() + uni.numel()))
-    w = _windows(ids, seq_len, max_windows)
-    return math.exp(-p[w[:, 1:]].mean().item())
-
-
-def bigram_baseline(train_ids, val_ids, vocab_size: int, seq_len: int, lambdas=(0.5, 0.6, 0.7, 0.8, 0.9, 0.95)):
-    """Bigram model fitted on train; the interpolation weight is the one that is best on validation
-    (the baseline gets its best shot). Returns (log-prob table, lambda, validation perplexity)."""
-    uni, big = ngram_counts(train_ids, vocab_size)
-    best = None
-    for lam in lambdas:
-        logp = bigram_log_probs(uni, big, lam)
-        ppl = ngram_perplexity(logp, val_ids, seq_len)
-        if best is None or ppl < best[2]:
-            best = (logp, lam, ppl)
-    return best + (uni,)
-
-
-def plot_loss_curve(history: dict, path: str | Path, bigram_val_loss: float | None = None) -> None:
-    from methods.common.plotting import new_figure, save_figure
-
-    fig, ax = new_figure()
-    ax.plot(history["step"], history["train_loss"], lw=0.8, alpha=0.7, label="train (batch)")
-    ax.plot(history["eval_step"], history["val_loss"], "o-", label="validation")
-    if bigram_val_loss is not None:
-        ax.axhline(bigram_val_loss, ls="--", color="gray", label="bigram baseline (validation)")
-    ax.set_xlabel("step")
-    ax.set_ylabel("next-token cross-entropy (nats)")
-    ax.legend()
-    save_figure(fig, path)
-
+    cfg = TrainConfig.from_dict(train_cfg)
+    with torch_threads(threads):
+        info = train_lm(load_token_splits(tokens), load_tokenizer(tokenizer_dir), model_args, cfg, out_dir)
+    log(f"trained in {info['train_seconds']:.0f} s, best validation loss {info['best_val_loss']:.3f}")
+    return info

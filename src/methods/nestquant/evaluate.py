@@ -1,147 +1,30 @@
-"""What each step of the NestQuant DAG does (workflow/rules/nestquant.smk); one function per script.
+"""The model steps of the NestQuant DAG (rules nestquant_lm, nestquant_minilm), one seed per job, on the job's
+device (`methods.common.device.job_device`: the GPU at paper scale).
 
-- `synthetic`: Gaussian and heavy-tailed (Student-t) matrices, Hadamard-rotated: MSE and matrix-product
-  error vs bits per entry for NestQuant (a sweep over the nesting ratio q) and the scalar baselines
-  (RTN on the raw matrix, Hadamard + RTN, uniform with optimal clipping), one data/rotation seed.
-- `lm_eval`: the shared small Llama at W4A4KV4 and W4 for fp, RTN, Hadamard + RTN, NestQuant, each
-  rotated method with and without LDLQ; one seed (rotations, calibration sample).
+- `lm_eval`: the shared causal LM at W4A4KV4 and W4 for fp, RTN, Hadamard + RTN, NestQuant, each rotated
+  method with and without LDLQ; one seed (rotations, calibration sample). At paper scale
+  (`calibration.layerwise`) every method quantizes a freshly loaded bf16 model block by block
+  (`quantize_model_layerwise`), so an 8B model fits one GPU.
 - `minilm_eval`: all-MiniLM-L6-v2 at W4A4: embedding fidelity and WordSim / SimLex Spearman.
-- `synthetic_figure`, `quality_figure`, `write_paper_claims`.
-
-Bits per entry are counted exactly (`methods.nestquant.quant.nestquant_rate`, `rtn_rate`): NestQuant at
-q = 14 with 4 scales spends log2(14) + 2/8 = 4.06 bits per entry plus one fp16 scale per row, RTN 4 bits
-plus the same scale.
 """
 from __future__ import annotations
 
 import copy
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from methods.common.claims import evaluate_claims, load_declaration, write_claims
-from methods.common.io import log, read_json, set_seed, write_json
-from methods.common.plotting import new_figure, save_figure
+from methods.common.io import log, set_seed, write_json
 
 from .model import linear_names, quantize_kv, quantize_linears
-from .quant import (E8_NSM, ldlq, nestquant, nestquant_rate, random_hadamard, rotate, rtn, rtn_rate,
-                    uniform_clipped)
+from .quant import ldlq, nestquant, nestquant_rate, random_hadamard, rotate, rtn, rtn_rate
 
-DECLARATION = Path(__file__).with_name("claims.yaml")
-E8_GAIN_DB = 10 * math.log10((1 / 12) / E8_NSM)  # granular gain of E8 over the integer lattice, 0.65 dB
 FP = "fp"
 METHODS = ("rtn", "hadrtn", "hadrtn_ldlq", "nestquant", "nestquant_ldlq")  # the quantized configurations
 ROTATED = {"hadrtn", "hadrtn_ldlq", "nestquant", "nestquant_ldlq"}
 
-
-# --- synthetic matrices ---------------------------------------------------------------------------
-
-def sample_matrix(dist: str, rows: int, cols: int, g: torch.Generator, df: int) -> torch.Tensor:
-    if dist == "gaussian":
-        return torch.randn(rows, cols, generator=g)
-    if dist == "student_t":  # heavy-tailed: t_df = N(0,1) / sqrt(chi2_df / df)
-        z = torch.randn(rows, cols, generator=g)
-        chi2 = torch.randn(rows, cols, int(df), generator=g).pow(2).sum(-1)
-        return z / (chi2 / df).sqrt()
-    raise ValueError(f"config nestquant.synthetic.distributions: unknown {dist!r}; use gaussian or student_t")
-
-
-def _errors(a: torch.Tensor, b: torch.Tensor, qa: torch.Tensor, qb: torch.Tensor) -> dict[str, float]:
-    """MSE per entry (relative to the mean square of a) and relative matrix-product error."""
-    ref = a @ b.T
-    return {"mse": float((qa - a).pow(2).mean() / a.pow(2).mean()),
-            "matmul": float((qa @ qb.T - ref).norm() / ref.norm())}
-
-
-def synthetic(distributions: list[str], rows: int, cols: int, df: int, nestquant_q: list[int],
-              weight_betas: list[float], rtn_bits: list[int], uniform_levels: list[int], seed: int,
-              out_json: str) -> None:
-    """Error vs rate of every quantizer on A [rows, cols] and B [rows, cols] (both quantized), one seed."""
-    g = torch.Generator().manual_seed(seed)
-    out = {"seed": seed, "rows": rows, "cols": cols, "df": df, "e8_gain_db": E8_GAIN_DB, "results": {}}
-    for dist in distributions:
-        a, b = sample_matrix(dist, rows, cols, g, df), sample_matrix(dist, rows, cols, g, df)
-        signs = random_hadamard(cols, seed)
-        ar, br = rotate(a, signs), rotate(b, signs)  # orthogonal: errors equal those after un-rotation
-        curves = {"rtn": [], "hadrtn": [], "uniform_clipped": [], "nestquant": []}
-        for bits in rtn_bits:
-            rate = rtn_rate(bits, None, cols)
-            curves["rtn"].append({"rate": rate, "bits": bits, **_errors(a, b, rtn(a, bits), rtn(b, bits))})
-            curves["hadrtn"].append({"rate": rate, "bits": bits, **_errors(ar, br, rtn(ar, bits), rtn(br, bits))})
-        for levels in uniform_levels:  # one clipping level per matrix: log2(levels) bits per entry
-            curves["uniform_clipped"].append({"rate": math.log2(levels), "levels": levels, **_errors(
-                ar, br, uniform_clipped(ar, levels), uniform_clipped(br, levels))})
-        for q in nestquant_q:
-            betas = [x / q for x in weight_betas]
-            curves["nestquant"].append({"rate": nestquant_rate(q, len(betas), cols), "q": q, **_errors(
-                ar, br, nestquant(ar, q, betas), nestquant(br, q, betas))})
-        out["results"][dist] = curves
-        nq = curves["nestquant"][-1]
-        log(f"{dist}: NestQuant q={nq['q']} rate {nq['rate']:.3f} mse {nq['mse']:.5f} matmul {nq['matmul']:.5f}")
-    write_json(out_json, out)
-
-
-def error_at_rate(curve: list[dict], rate: float, key: str) -> float:
-    """A baseline's error at `rate`, linear in log-error between its two nearest measured rates
-    (extrapolated from the end segment outside the sweep; at high rate log-error is linear in rate)."""
-    pts = sorted((p["rate"], math.log(p[key])) for p in curve)
-    if len(pts) < 2:
-        raise ValueError(f"error_at_rate: a curve needs at least two rates, got {len(pts)}")
-    i = int(np.clip(np.searchsorted([r for r, _ in pts], rate), 1, len(pts) - 1))
-    (r0, e0), (r1, e1) = pts[i - 1], pts[i]
-    return math.exp(e0 + (e1 - e0) * (rate - r0) / (r1 - r0))
-
-
-def gains_db(curves: dict, q: int, key: str) -> dict[str, float]:
-    """10 log10(baseline error / NestQuant error) at NestQuant's rate for nesting ratio q (squared for
-    the matrix-product error, which is a norm ratio)."""
-    nq = next(p for p in curves["nestquant"] if p["q"] == q)
-    power = 1 if key == "mse" else 2
-    return {base: 10 * power * math.log10(error_at_rate(curves[base], nq["rate"], key) / nq[key])
-            for base in curves if base != "nestquant"}
-
-
-def errors_at_rate(curves: dict, q: int, key: str) -> dict[str, float]:
-    """Every quantizer's error (relative MSE or matrix-product error) at NestQuant's rate for q: the
-    numbers the gains compare, so that a claim can put a baseline's number in place of NestQuant's."""
-    nq = next(p for p in curves["nestquant"] if p["q"] == q)
-    return {name: (nq[key] if name == "nestquant" else error_at_rate(curve, nq["rate"], key))
-            for name, curve in curves.items()}
-
-
-def synthetic_figure(files: list[str], claim_q: int, out_png: str) -> None:
-    """MSE vs rate per distribution (first seed), and NestQuant's gain in dB over uniform quantization with
-    optimal clipping vs rate (MSE and matrix-product error), with the E8 granular gain as a reference line."""
-    runs = [read_json(f) for f in files]
-    dists = list(runs[0]["results"])
-    fig, axes = new_figure(1, len(dists) + 1, width=5 * (len(dists) + 1), height=4)
-    for ax, dist in zip(axes, dists):
-        for name, curve in runs[0]["results"][dist].items():
-            ax.semilogy([p["rate"] for p in curve], [p["mse"] for p in curve], "o-", label=name)
-        ax.axvline(nestquant_rate(claim_q, 4, runs[0]["cols"]), color="0.6", ls=":", lw=0.8)
-        ax.set_title(f"{dist}: relative MSE (seed {runs[0]['seed']})")
-        ax.set_xlabel("bits per entry")
-        ax.legend(fontsize=7)
-    ax = axes[-1]
-    for i, dist in enumerate(dists):
-        qs = [p["q"] for p in runs[0]["results"][dist]["nestquant"]]
-        rates = [p["rate"] for p in runs[0]["results"][dist]["nestquant"]]
-        for key, style in (("mse", "o-"), ("matmul", "s:")):
-            gains = np.array([[gains_db(r["results"][dist], q, key)["uniform_clipped"] for q in qs] for r in runs])
-            ax.plot(rates, gains.mean(0), style, color=f"C{i}", label=f"{dist}, {key} (mean of {len(runs)} seeds)")
-    ax.axhline(E8_GAIN_DB, color="k", ls="--", lw=1, label=f"E8 granular gain {E8_GAIN_DB:.2f} dB")
-    ax.axhline(0, color="0.5", lw=0.6)
-    ax.set_title("NestQuant gain over uniform w/ optimal clipping")
-    ax.set_xlabel("bits per entry")
-    ax.set_ylabel("dB")
-    ax.legend(fontsize=7)
-    save_figure(fig, out_png)
-
-
-# --- quantizers of the LM experiments -------------------------------------------------------------
 
 def _row_scaled(w: torch.Tensor, scale: torch.Tensor, quantize):
     """Quantizer of a column block of W for LDLQ: row scales fixed up front from the whole row."""
@@ -226,17 +109,18 @@ def rates(cfg: dict, k: int, head_dim: int) -> dict[str, dict[str, float]]:
             "rtn": {"weights": rtn_rate(bits, None, k), "kv": rtn_rate(bits, None, head_dim)}}
 
 
-# --- the small Llama ------------------------------------------------------------------------------
+# --- the causal LM -------------------------------------------------------------------------------
 
 def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calibration: dict, evaluation: dict,
-            seed: int, threads: int, out_json: str) -> None:
-    """Perplexity of fp and every method of METHODS in every setting, rotation and calibration seed `seed`."""
+            seed: int, threads: int, out_json: str, device="cpu") -> None:
+    """Perplexity of fp and every method of METHODS in every setting, rotation and calibration seed `seed`,
+    on `device`."""
     from methods.common.lm import (calibration_windows, capture_linear_inputs, load_causal_lm, load_token_splits,
                                    perplexity)
 
     torch.set_num_threads(threads)
     set_seed(seed)
-    device = "cuda" if torch.cuda.is_available() else "cpu"  # full scale: the GPU the rule asks for
+    device = torch.device(device)
     splits = load_token_splits(tokens)
     calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
     if calibration.get("layerwise", False):
@@ -261,17 +145,17 @@ def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calib
             r = results[setting][method]
             log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
                 f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
-    write_json(out_json, {"model": "small_llama", "seed": seed, "device": device, "head_dim": head_dim,
+    write_json(out_json, {"model": "small_llama", "seed": seed, "device": str(device), "head_dim": head_dim,
                           "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
 
 
 def _lm_eval_layerwise(model_dir: str, splits: dict, calib_ids, quant: dict, settings: list[str], evaluation: dict,
-                       seed: int, device: str, out_json: str) -> None:
+                       seed: int, device: torch.device, out_json: str) -> None:
     """`lm_eval` for models that fit one GPU only in their own dtype (Llama-3-8B in bf16): every method
     quantizes a freshly loaded model in place, block by block (`quantize_model_layerwise`)."""
     from methods.common.lm import load_causal_lm, perplexity
 
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     load = lambda: load_causal_lm(model_dir, device=device, dtype=dtype)[0]  # noqa: E731
     ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
                                evaluation["max_windows"])
@@ -290,12 +174,12 @@ def _lm_eval_layerwise(model_dir: str, splits: dict, calib_ids, quant: dict, set
             results[setting][method] = {"perplexity": ppl(m), "weight_error": float(np.mean(errors)),
                                         "seconds": time.perf_counter() - t0}
             del m
-            if device == "cuda":
+            if device.type == "cuda":
                 torch.cuda.empty_cache()
             r = results[setting][method]
             log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
                 f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
-    write_json(out_json, {"model": "small_llama", "seed": seed, "device": device, "head_dim": head_dim,
+    write_json(out_json, {"model": "small_llama", "seed": seed, "device": str(device), "head_dim": head_dim,
                           "layerwise": True, "dtype": str(dtype),
                           "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
 
@@ -303,14 +187,15 @@ def _lm_eval_layerwise(model_dir: str, splits: dict, calib_ids, quant: dict, set
 # --- MiniLM ---------------------------------------------------------------------------------------
 
 def minilm_eval(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str], quant: dict, minilm: dict,
-                seed: int, threads: int, out_json: str) -> None:
-    """all-MiniLM-L6-v2 at W4A4 for every method: fidelity to fp embeddings, word-similarity Spearman."""
+                seed: int, threads: int, out_json: str, device="cpu") -> None:
+    """all-MiniLM-L6-v2 at W4A4 for every method, on `device`: fidelity to fp embeddings, word-similarity
+    Spearman."""
     from methods.common.lm import (capture_linear_inputs, corpus_sentences, embedding_fidelity, load_minilm,
                                    word_similarity_spearman)
 
     torch.set_num_threads(threads)
     set_seed(seed)
-    dense, tok = load_minilm(minilm_dir)
+    dense, tok = load_minilm(minilm_dir, device=device)
     head_dim = dense.config.hidden_size // dense.config.num_attention_heads
     calib = corpus_sentences(f"{corpus_dir}/train.txt", minilm["n_calibration"], seed,
                              key="nestquant.minilm.n_calibration")
@@ -334,93 +219,10 @@ def minilm_eval(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str], q
         results[method] = {**quality(m), "weight_error": weight_proxy_error(m, dense, hessians)}
         log(f"minilm {method}: " + ", ".join(f"{k} {'undefined' if v is None else f'{v:.4f}'}"
                                               for k, v in results[method].items()))
-    write_json(out_json, {"model": "minilm", "seed": seed, "results": results})
+    write_json(out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results})
 
 
-# --- figures and claims ---------------------------------------------------------------------------
-
-def quality_figure(lm_files: list[str], minilm_files: list[str], settings: list[str], out_png: str) -> None:
-    """Small Llama perplexity per method and setting, MiniLM fidelity per method (bars: mean, dots: seeds)."""
-    lm = [read_json(f) for f in lm_files]
-    mini = [read_json(f)["results"] for f in minilm_files]
-    fig, axes = new_figure(1, len(settings) + 1, width=4.5 * (len(settings) + 1), height=3.8)
-    x = np.arange(len(METHODS))
-    for ax, setting in zip(axes, settings):
-        vals = np.array([[r["results"][setting][m]["perplexity"] for m in METHODS] for r in lm])
-        ax.bar(x, vals.mean(0), color="C0")
-        for v in vals:
-            ax.plot(x, v, "k.", ms=4)
-        ax.axhline(np.mean([r["results"][FP]["perplexity"] for r in lm]), color="C3", ls="--", label="fp")
-        ax.set_ylim(0.9 * min(vals.min(), lm[0]["results"][FP]["perplexity"]), 1.05 * vals.max())
-        ax.set_xticks(x, METHODS, rotation=30, ha="right")
-        ax.set_title(f"small Llama {setting.upper()} test perplexity")
-        ax.legend(fontsize=7)
-    vals = np.array([[r[m]["fidelity"] for m in METHODS] for r in mini])
-    axes[-1].bar(x, vals.mean(0), color="C2")
-    for v in vals:
-        axes[-1].plot(x, v, "k.", ms=4)
-    axes[-1].set_ylim(max(0.0, vals.min() - 0.05), 1.0)
-    axes[-1].set_xticks(x, METHODS, rotation=30, ha="right")
-    axes[-1].set_title("MiniLM W4A4 embedding cosine to fp")
-    save_figure(fig, out_png)
-
-
-def claims_metrics(synthetic_files: list[str], lm_files: list[str], minilm_files: list[str], claim_q: int) -> dict:
-    """Flat {metric: list over seeds} read by the criteria of claims.yaml."""
-    measured: dict[str, list[float]] = {}
-
-    def put(key, value):
-        measured.setdefault(key, []).append(float(value))
-
-    for f in synthetic_files:
-        for dist, curves in read_json(f)["results"].items():
-            for key in ("mse", "matmul"):
-                for base, gain in gains_db(curves, claim_q, key).items():
-                    put(f"synth_{dist}_{key}_gain_db_vs_{base}", gain)
-                for name, err in errors_at_rate(curves, claim_q, key).items():
-                    put(f"synth_{dist}_{key}_{name}", err)
-                put(f"synth_{dist}_{key}_gain_db_vs_uniform_clipped_null", 0.0)  # the baseline against itself
-                put(f"synth_{dist}_{key}_best_scalar", min(v for n, v in errors_at_rate(curves, claim_q, key).items()
-                                                           if n != "nestquant"))
-            put(f"synth_{dist}_rate_nestquant", next(p["rate"] for p in curves["nestquant"] if p["q"] == claim_q))
-    for f in lm_files:
-        run = read_json(f)
-        res = run["results"]
-        put("lm_perplexity_fp", res[FP]["perplexity"])
-        for setting in (s for s in res if s != FP):
-            for method, r in res[setting].items():
-                put(f"lm_{setting}_perplexity_{method}", r["perplexity"])
-                put(f"lm_{setting}_weight_error_{method}", r["weight_error"])
-        for method, r in run["rates"].items():
-            for kind, v in r.items():
-                put(f"rate_{method}_{kind}", v)
-    for f in minilm_files:
-        res = read_json(f)["results"]
-        for method, r in res.items():
-            for key, v in r.items():
-                put(f"minilm_{key}_{method}", math.nan if v is None else v)
-    for setting in {k.split("_")[1] for k in measured if k.startswith("lm_w")}:
-        p = lambda m: np.array(measured[f"lm_{setting}_perplexity_{m}"])  # noqa: E731
-        fp = np.array(measured["lm_perplexity_fp"])
-        for base, nq in (("hadrtn_ldlq", "nestquant_ldlq"), ("hadrtn", "nestquant"), ("rtn", "nestquant_ldlq"),
-                         ("hadrtn_ldlq", "hadrtn_ldlq")):  # the last: the baseline against itself (the null)
-            measured[f"lm_{setting}_gap_reduction_{nq}_vs_{base}"] = list((p(base) - p(nq)) / (p(base) - fp))
-    return measured
-
-
-def write_paper_claims(synthetic_files: list[str], lm_files: list[str], minilm_files: list[str], claim_q: int,
-                       scale: str, claims_path: str, summary_path: str) -> None:
-    measured = claims_metrics(synthetic_files, lm_files, minilm_files, claim_q)
-    measured["e8_gain_db"] = E8_GAIN_DB
-    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale)
-    write_claims(claims_path, doc)
-    summary = {k: {"mean": float(np.mean(v)), "values": v} if isinstance(v, list) else v for k, v in measured.items()}
-    write_json(summary_path, summary)
-    for c in doc["claims"]:
-        log(f"{c['id']}: {c['verdict']}")
-
-
-# --- layer by layer (full scale: an 8B model in one GPU's memory) ---------------------------------
+# --- layer by layer (paper scale: an 8B model in one GPU's memory) -------------------------------
 
 class _StopForward(Exception):
     """Raised by a forward hook once the layer whose inputs are being captured has run."""
