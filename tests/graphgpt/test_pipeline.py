@@ -4,7 +4,8 @@ import numpy as np
 
 from methods.common.io import read_json
 from methods.graphgpt import graphs as G
-from methods.graphgpt.pipeline import _seed_split, prepare_structure, serialize_domain
+from methods.graphgpt.data import prepare_structure, serialize_domain
+from methods.graphgpt.finetuning import _seed_split
 from methods.graphgpt.serialize import QUERY, Vocab, decode, same_graph
 
 
