@@ -138,6 +138,9 @@ def _pool(graphs, queries, vocab, serialization, n_views, rng, permute_nodes: bo
     """`n_views` random serializations of each graph, packed: tokens (positions, K), bounds
     (graphs, views, 2); `roundtrip` (graphs,): every view decodes back to the graph exactly.
     `permute_nodes` (Eulerian only): a fresh node permutation per view, as the official code."""
+    if len(vocab) > np.iinfo(np.int16).max:
+        raise ValueError(f"vocabulary of {len(vocab)} tokens: pools store ids as int16 (at most 32767); "
+                         "lower graphgpt.n_node_ids or the attribute values")
     seqs, roundtrip = [], []
     for i, g in enumerate(graphs):
         ser = (SERIALIZERS[serialization](g, vocab, permute_nodes=permute_nodes) if serialization == "eulerian"
@@ -148,7 +151,7 @@ def _pool(graphs, queries, vocab, serialization, n_views, rng, permute_nodes: bo
             positions, order = ser(rng, q, return_order=True)
             ids = vocab.encode(positions)
             ok = ok and same_graph(g, decode(vocab.decode_ids(ids), vocab), order)
-            seqs.append(ids)
+            seqs.append(ids.astype(np.int16))  # the pool's dtype at once: a quarter of the memory at paper scale
         roundtrip.append(ok)
     lengths = np.array([len(x) for x in seqs])
     ends = np.cumsum(lengths)

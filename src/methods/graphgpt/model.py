@@ -8,6 +8,7 @@ the `<gsum>` position. Plus the baseline GNN: GIN with edge attributes (GINE), P
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -47,12 +48,18 @@ class GETConfig:
     rope_base: float = 10000.0
 
 
+@functools.lru_cache(maxsize=256)
+def _rope_tables(T: int, hs: int, base: float, device: torch.device, dtype: torch.dtype):
+    """cos and sin (T, hs/2) of the rotary angles: constants of the sequence length, computed once per
+    length (every layer's queries and keys of every step reuse them)."""
+    inv = base ** (-torch.arange(0, hs, 2, device=device, dtype=torch.float32) / hs)
+    ang = torch.arange(T, device=device, dtype=torch.float32)[:, None] * inv[None]  # (T, hs/2)
+    return ang.cos().to(dtype), ang.sin().to(dtype)
+
+
 def rope(x: torch.Tensor, base: float) -> torch.Tensor:
     """Rotary position embedding of (B, nh, T, hs) queries or keys."""
-    T, hs = x.shape[-2], x.shape[-1]
-    inv = base ** (-torch.arange(0, hs, 2, device=x.device, dtype=torch.float32) / hs)
-    ang = torch.arange(T, device=x.device, dtype=torch.float32)[:, None] * inv[None]  # (T, hs/2)
-    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    cos, sin = _rope_tables(x.shape[-2], x.shape[-1], float(base), x.device, x.dtype)
     x1, x2 = x[..., 0::2], x[..., 1::2]
     return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
 

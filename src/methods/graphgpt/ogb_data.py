@@ -1,4 +1,4 @@
-"""Full scale: the paper's datasets through the `ogb` loaders, as domain documents (see pipeline).
+"""Full scale: the paper's datasets through the `ogb` loaders, as domain documents (see data).
 
 - PCQM4Mv2 (`ogb.lsc.PCQM4Mv2Dataset`, SMILES + HOMO-LUMO gap): molecules featurized like the
   tiny-scale ones (RDKit, `graphs.mol_to_graph`); train = a sample of the official train split,

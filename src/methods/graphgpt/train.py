@@ -1,7 +1,7 @@
 """Pre-training (NTP, SMTP) and fine-tuning loops for GET, and the GINE baseline's loop.
 
 Sequences come from pools of precomputed random serializations (`n_views` per graph, see
-pipeline.serialize_domain): each step draws one view per graph and a fresh cyclic node-index
+data.serialize_domain): each step draws one view per graph and a fresh cyclic node-index
 offset (`reindex`), the augmentation the paper gets from random Eulerian paths, start nodes and
 index offsets. SMTP as the official code: one mask ratio per sequence (uniform, or cosine as an
 option), that share of the sequence's tokens (each token of a position's stack on its own) replaced
