@@ -7,7 +7,9 @@ import pytest
 import torch
 
 from methods.banyan import grammar
-from methods.banyan.data import draw_for, encode_texts, keep_sentence, pack, prepare, unpack, words_of
+from methods.banyan.data import (draw_for, encode_texts, fetch_datasets, keep_sentence, pack, prepare, unpack,
+                                 words_of)
+from methods.common.io import read_json
 from methods.banyan.train import covered_pairs, word_mean
 
 
@@ -97,8 +99,8 @@ def test_prepare_grammar_and_word_files(tmp_path):
         prepare(_grammar_cfg(min_tokens=50, max_tokens=60), {}, seeds=[0])
 
 
-def test_prepare_full_scale_loader_on_local_stand_ins(tmp_path):
-    """The `datasets` path of config/full.yaml, offline: a local JSON corpus and STS set."""
+def _standin_cfg(tmp_path):
+    """config/full.yaml's `datasets` source on a local JSON corpus and STS set (offline)."""
     corpus = tmp_path / "corpus.jsonl"
     docs = ["The cat sat on the mat. A dog ran in the park!\nShort one.",
             "Birds fly over the river near the town. The cat saw a bird."] * 5
@@ -111,6 +113,12 @@ def test_prepare_full_scale_loader_on_local_stand_ins(tmp_path):
                                "split_sentences": True},
                        sts={"toy": {"path": "json", "data_files": str(sts), "split": "train",
                                     "columns": {"a": "s1", "b": "s2", "score": "score"}}})
+    return cfg
+
+
+def test_prepare_full_scale_loader_on_local_stand_ins(tmp_path):
+    """The `datasets` path of config/full.yaml, offline: a local JSON corpus and STS set."""
+    cfg = _standin_cfg(tmp_path)
     full = prepare(cfg, {}, seeds=[0, 1, 2])
     assert list(full["draws"]) == ["all"]            # real data: one draw shared by the seeds
     data = draw_for(full, 1)
@@ -121,3 +129,37 @@ def test_prepare_full_scale_loader_on_local_stand_ins(tmp_path):
     bad = dict(cfg, corpus=dict(cfg["corpus"], text_column="body"))
     with pytest.raises(ValueError, match="text_column"):
         prepare(bad, {}, seeds=[0])
+
+
+def test_the_submit_host_fetch_fills_the_cache_the_data_job_reads(tmp_path):
+    """banyan_download's fetch into a cache folder; the data step reads the same sets through it."""
+    cfg = _standin_cfg(tmp_path)
+    cache = tmp_path / "hf"
+    fetch_datasets(cfg, str(cache), str(tmp_path / "hf.json"))
+    manifest = read_json(tmp_path / "hf.json")
+    assert manifest["rows"] == {"corpus": 10, "sts/toy": 3} and any(cache.iterdir())
+    cached, direct = (prepare(cfg, {}, seeds=[0], cache_dir=c)["draws"]["all"] for c in (str(cache), None))
+    assert torch.equal(cached["train_tokens"], direct["train_tokens"]) and cached["vocab"] == direct["vocab"]
+
+
+def test_seed_groups_merge_into_the_all_seeds_metrics(tmp_path):
+    """Paper scale trains one seed per job; merged, the files give what one job over all seeds writes."""
+    from methods.banyan.model import VARIANTS
+    from methods.banyan.results import VARIANTS as RESULT_VARIANTS
+    from methods.banyan.results import claims_metrics
+    from methods.common.io import write_json
+
+    assert RESULT_VARIANTS == list(VARIANTS)  # results.py keeps its own copy so the claims job needs no torch
+
+    def doc(seeds):
+        return {"variant": "banyan", "seeds": seeds, "sts_mean": [0.1 * s for s in seeds],
+                "loss_final": [1.0 + s for s in seeds], "word_x_covered": 60, "non_embedding_parameters": 14}
+
+    write_json(tmp_path / "all.json", doc([0, 1, 2]))
+    for s in (2, 0, 1):
+        write_json(tmp_path / f"seed{s}.json", doc([s]))
+    write_json(tmp_path / "minilm.json", {"sts_mean": [0.5, 0.5, 0.5]})
+    together = claims_metrics({"banyan": [str(tmp_path / "all.json")]}, str(tmp_path / "minilm.json"))
+    split = claims_metrics({"banyan": [str(tmp_path / f"seed{s}.json") for s in (2, 0, 1)]},
+                           str(tmp_path / "minilm.json"))
+    assert split == together and split["sts_mean_banyan"] == [0.0, 0.1, 0.2]

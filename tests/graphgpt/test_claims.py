@@ -52,3 +52,25 @@ def test_a_tie_with_the_ablation_does_not_reproduce():
     # within 10 % of GIN is still competitive; the mean-predictor null is not
     assert claims["competitive_with_gnn_solubility"]["verdict"] == "reproduced"
     assert claims["competitive_with_gnn_solubility"]["null_verdict"] == "not_reproduced"
+
+
+def test_seed_groups_merge_into_the_all_seeds_metrics(tmp_path):
+    """Paper scale fine-tunes one seed per job; merged in seed order, the files give the metrics of one job
+    over all seeds, whatever order the files come in."""
+    from methods.common.io import write_json
+    from methods.graphgpt.results import measured_metrics
+
+    def doc(seeds):
+        rec = {"task": "solubility", "model": "gin", "kind": "regression", "metric": "mae", "seeds": seeds,
+               "val": [0.1 * s for s in seeds], "test": [1.0 + s for s in seeds], "best_step": [50] * len(seeds),
+               "seconds": [1.0] * len(seeds), "history": [{"loss": [s]} for s in seeds],
+               "mean_test": [2.0 + s for s in seeds]}
+        return {"task": "solubility", "seeds": seeds, "models": {"gin": rec}}
+
+    write_json(tmp_path / "solubility_all.json", doc([0, 1, 2]))
+    for s in (0, 1, 2):
+        write_json(tmp_path / f"solubility_seed{s}.json", doc([s]))
+    together = measured_metrics([str(tmp_path / "solubility_all.json")], [])
+    split = measured_metrics([str(tmp_path / f"solubility_seed{s}.json") for s in (2, 0, 1)], [])
+    assert split == together and split["solubility_gin_test"] == [1.0, 2.0, 3.0]
+    assert split["solubility_mean_test"] == [2.0, 3.0, 4.0]

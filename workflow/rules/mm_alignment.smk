@@ -5,10 +5,15 @@
 # max over layer pairs) and its Pearson correlation with accuracy; a two-view real-data stand-in.
 #
 # DAG:
-#   mm_alignment_synthetic (one job per uniqueness U) ──┐
-#                                                       ├─> mm_alignment_figures ─┐
-#   mm_alignment_real (digits: left vs right half) ─────┤                         ├─> mm_alignment
-#                                                       └─> mm_alignment_claims ──┘
+#   mm_alignment_synthetic (uniqueness U x seed group) ──┐
+#                                                        ├─> mm_alignment_figures ─┐
+#   (paper scale) mm_alignment_download ─>               │                         ├─> mm_alignment
+#   mm_alignment_real (digits | MNIST: left vs right half, seed group) ─┤          │
+#                                                        └─> mm_alignment_claims ──┘
+#
+# Paper-scale cost (config/full.yaml, the official grid), one GPU: a (U, seed) job trains 11 depths D x
+# (one fixed encoder for 50 epochs + 10 encoders for 300 epochs) on 45,875 training samples in batches of
+# 512, ~3M small steps at ~2-3 ms -> 2-3 h; the MNIST job ~10 min per seed.
 #
 # Config keys read: mm_alignment.{seeds, synthetic, real} (documented in config.yaml, schema in
 # workflow/schemas/mm_alignment.schema.yaml).
@@ -17,68 +22,97 @@
 include: "helpers/mm_alignment.smk"
 
 
+# Paper scale only (a Hugging Face source): the real-data split fetched on the submit host (compute nodes
+# often have no internet) into a Hugging Face cache inside resources/, which mm_alignment_real reads offline.
+rule mm_alignment_download:
+    input:
+        code=script_code("mm_alignment/download.py"),
+    output:
+        manifest=f"{RESOURCES}/mm_alignment/hf.json",
+    log:
+        log_path("mm_alignment", "download"),
+    benchmark:
+        benchmark_path("mm_alignment", "download")
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=per_attempt(2000, 8000),
+        runtime=runtime_per_attempt(10, 60),
+    params:
+        source=MM_ALIGNMENT["real"]["source"],
+        cache_dir=MM_ALIGNMENT_HF_CACHE,
+    script:
+        "../scripts/mm_alignment/download.py"
+
+
+# GPU at paper scale (the official runs train on one); 4 CPU threads where it runs on the CPU.
 rule mm_alignment_synthetic:
     input:
         code=script_code("mm_alignment/synthetic.py"),
     output:
-        metrics=f"{MMA_OUT}/synthetic/U{{u,[0-9]+}}.json",
+        metrics=f"{MM_ALIGNMENT_OUT}/synthetic/U{{u,[0-9]+}}_{{seeds}}.json",
     log:
-        log_path("mm_alignment", "synthetic_U{u}"),
+        log_path("mm_alignment", "synthetic_U{u}_{seeds}"),
     benchmark:
-        benchmark_path("mm_alignment", "synthetic_U{u}")
-    threads: 1
+        benchmark_path("mm_alignment", "synthetic_U{u}_{seeds}")
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=1500,
-        runtime=at_scale(5, 720),
+        mem_mb=per_attempt(1500, 8000),
+        runtime=runtime_per_attempt(5, 360),
+        gpu=at_scale(0, 1),
     params:
-        hetero_depths=MMA_D,
-        seeds=MMA["seeds"],
-        generator=MMA["synthetic"]["generator"],
-        encoder=MMA["synthetic"]["encoder"],
-        train=MMA["synthetic"]["train"],
-        train_fixed=MMA["synthetic"]["train_fixed"],
-        align=MMA["synthetic"]["align"],
+        hetero_depths=MM_ALIGNMENT_D,
+        seeds=lambda wc: group_seeds(wc.seeds, MM_ALIGNMENT["seeds"]),
+        generator=MM_ALIGNMENT["synthetic"]["generator"],
+        encoder=MM_ALIGNMENT["synthetic"]["encoder"],
+        train=MM_ALIGNMENT["synthetic"]["train"],
+        train_fixed=MM_ALIGNMENT["synthetic"]["train_fixed"],
+        align=MM_ALIGNMENT["synthetic"]["align"],
     script:
         "../scripts/mm_alignment/synthetic.py"
 
 
 rule mm_alignment_real:
     input:
+        prefetched=mm_alignment_download_input,
         code=script_code("mm_alignment/real.py"),
     output:
-        metrics=f"{MMA_OUT}/real/metrics.json",
+        metrics=f"{MM_ALIGNMENT_OUT}/real/metrics_{{seeds}}.json",
     log:
-        log_path("mm_alignment", "real"),
+        log_path("mm_alignment", "real_{seeds}"),
     benchmark:
-        benchmark_path("mm_alignment", "real")
-    threads: 1
+        benchmark_path("mm_alignment", "real_{seeds}")
+    threads: at_scale(1, 4)
     resources:
-        mem_mb=1500,
-        runtime=at_scale(5, 240),
+        mem_mb=per_attempt(1500, 16000),
+        runtime=runtime_per_attempt(5, 60),
+        gpu=at_scale(0, 1),
     params:
-        source=MMA["real"]["source"],
-        seeds=MMA["seeds"],
-        encoder=MMA["real"]["encoder"],
-        train=MMA["real"]["train"],
-        align=MMA["real"]["align"],
+        source=MM_ALIGNMENT["real"]["source"],
+        seeds=lambda wc: group_seeds(wc.seeds, MM_ALIGNMENT["seeds"]),
+        encoder=MM_ALIGNMENT["real"]["encoder"],
+        train=MM_ALIGNMENT["real"]["train"],
+        align=MM_ALIGNMENT["real"]["align"],
+        cache_dir=MM_ALIGNMENT_HF_CACHE,
     script:
         "../scripts/mm_alignment/real.py"
 
 
 rule mm_alignment_figures:
     input:
-        **mma_synthetic_files(),
-        real=rules.mm_alignment_real.output.metrics,
+        **mm_alignment_synthetic_files(),
+        real=mm_alignment_real_files(),
         code=script_code("mm_alignment/figures.py"),
     output:
         correlation=report(
-            f"{MMA_OUT}/figures/correlation_vs_uniqueness.png",
+            f"{MM_ALIGNMENT_OUT}/figures/correlation_vs_uniqueness.png",
             caption="../report/mm_alignment_correlation.rst",
             category="mm_alignment",
             subcategory="synthetic",
         ),
+        correlation_data=f"{MM_ALIGNMENT_OUT}/figures/correlation_vs_uniqueness.csv",
         scatter=report(
-            f"{MMA_OUT}/figures/alignment_vs_accuracy.png",
+            f"{MM_ALIGNMENT_OUT}/figures/alignment_vs_accuracy.png",
             caption="../report/mm_alignment_scatter.rst",
             category="mm_alignment",
             subcategory="alignment vs accuracy",
@@ -89,19 +123,19 @@ rule mm_alignment_figures:
         benchmark_path("mm_alignment", "figures")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 4000),
+        runtime=runtime_per_attempt(5, 10),
     params:
-        uniqueness=MMA_U,
+        uniqueness=MM_ALIGNMENT_U,
     script:
         "../scripts/mm_alignment/figures.py"
 
 
 rule mm_alignment_claims:
     input:
-        **mma_synthetic_files(),
-        real=rules.mm_alignment_real.output.metrics,
-        figures=mma_figures(),
+        **mm_alignment_synthetic_files(),
+        real=mm_alignment_real_files(),
+        figures=mm_alignment_figures(),
         declaration=f"{workflow.basedir}/src/methods/mm_alignment/claims.yaml",
         code=script_code("mm_alignment/claims.py"),
     output:
@@ -111,18 +145,19 @@ rule mm_alignment_claims:
             category="mm_alignment",
             subcategory="claims",
         ),
-        summary=f"{MMA_OUT}/metrics_summary.json",
+        metrics=f"{paper_dir('mm_alignment')}/metrics.json",
+        summary=f"{MM_ALIGNMENT_OUT}/metrics_summary.json",
     log:
         log_path("mm_alignment", "claims"),
     benchmark:
         benchmark_path("mm_alignment", "claims")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=per_attempt(1000, 4000),
+        runtime=runtime_per_attempt(5, 10),
     params:
         scale=SCALE,
-        uniqueness=MMA_U,
+        uniqueness=MM_ALIGNMENT_U,
     script:
         "../scripts/mm_alignment/claims.py"
 
@@ -130,4 +165,4 @@ rule mm_alignment_claims:
 rule mm_alignment:
     input:
         rules.mm_alignment_claims.output.claims,
-        mma_figures(),
+        mm_alignment_figures(),

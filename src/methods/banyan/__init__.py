@@ -10,7 +10,10 @@ What each module implements:
              that averages the messages of all parents; cross-entropy over the batch's unique tokens. The
              ablations: per-sentence trees, dense composition, mean of embeddings.
 * `grammar`  the synthetic grammar with synonym sets and known sentence / word similarities (tiny scale).
-* `data`     corpus and evaluation sets: grammar at tiny, `datasets` at full; gensim's word lists.
-* `train`    Adam training of one variant per seed; Spearman evaluation of root cosines (official eval.py).
-* `pipeline` one function per DAG step; `figures` the two figures; `claims.yaml` the claims.
+* `data`     step banyan_data: corpus and evaluation sets, grammar at tiny, `datasets` at full (fetched on the
+             submit host into a Hugging Face cache, `fetch_datasets`); gensim's word lists.
+* `train`    step banyan_train: Adam training of one variant per seed on the job's device; Spearman
+             evaluation of root cosines (official eval.py).
+* `minilm`   step banyan_minilm; `figures` step banyan_figures (the two figures and the main one's data);
+             `results` step banyan_claims (seed groups merged, no torch); `claims.yaml` the claims.
 """

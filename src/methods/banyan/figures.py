@@ -1,9 +1,15 @@
-"""Figures: Spearman rho of every variant (per seed) beside MiniLM; training-loss curves."""
+"""Step banyan_figures: Spearman rho of every variant (per seed) beside MiniLM, and its data as CSV (the
+main figure, `dvc plots`); training-loss curves."""
 from __future__ import annotations
+
+import csv
 
 import numpy as np
 
+from methods.common.io import atomic_path, load_arrays, read_json
 from methods.common.plotting import new_figure, save_figure
+
+from .results import read_variant
 
 LABELS = {"banyan": "Banyan (14 params)", "no_entangle": "no entanglement", "dense": "dense composition",
           "mean": "mean of embeddings"}
@@ -42,3 +48,37 @@ def loss_figure(arrays: dict[str, dict], path: str) -> None:
     ax.set_ylabel("reconstruction cross-entropy")
     ax.legend(loc="best")
     save_figure(fig, path)
+
+
+def score_rows(metrics: dict[str, dict], minilm: dict) -> list[dict]:
+    """The data of the scores figure: per variant (and MiniLM, the reference) the mean and sd over seeds
+    of sts_mean and word_mean (NaN where undefined)."""
+    rows = []
+    for variant, m in [*metrics.items(), ("minilm", minilm)]:
+        row = {"variant": variant, "n_seeds": len(np.atleast_1d(m["sts_mean"]))}
+        for key in ("sts_mean", "word_mean"):
+            vals = np.asarray(m.get(key, np.nan), float).ravel()
+            vals = vals[np.isfinite(vals)]
+            row[key] = float(vals.mean()) if len(vals) else float("nan")
+            row[f"{key}_sd"] = float(vals.std(ddof=1)) if len(vals) > 1 else 0.0
+        rows.append(row)
+    return rows
+
+
+def write_rows(rows: list[dict], path: str) -> None:
+    """Tidy rows as CSV (header from the first row), written atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def figures_job(metrics_json: dict[str, list[str]], arrays_npz: dict[str, list[str]], minilm_json: str,
+                out_scores: str, out_curves: str, out_scores_csv: str) -> None:
+    """Step banyan_figures (each variant's files: one per seed group)."""
+    metrics = {v: read_variant(paths) for v, paths in metrics_json.items()}
+    minilm = read_json(minilm_json)
+    scores_figure(metrics, minilm, out_scores)
+    write_rows(score_rows(metrics, minilm), out_scores_csv)
+    loss_figure({v: {k: a for p in paths for k, a in load_arrays(p).items()} for v, paths in arrays_npz.items()},
+                out_curves)

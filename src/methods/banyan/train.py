@@ -1,4 +1,5 @@
-"""Training and evaluation of Banyan and its ablations (official defaults: Adam 1e-3, batch 512, dropout 0.1)."""
+"""Step banyan_train: training and evaluation of Banyan and its ablations (official defaults: Adam 1e-3,
+batch 512, dropout 0.1), on the job's device."""
 from __future__ import annotations
 
 import time
@@ -7,19 +8,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from methods.common.io import log, set_seed
+from methods.common.io import load_torch, log, save_arrays, set_seed, write_json
 from methods.common.lm.minilm import spearman
 
-from .data import draw_for, encode_texts, unpack
+from .data import check_data, draw_for, encode_texts, unpack
 from .model import build_model
 
 
 def train_model(variant: str, corpus: list[torch.Tensor], vocab_size: int, model_cfg: dict, train_cfg: dict,
-                seed: int):
+                seed: int, device: torch.device | str = "cpu"):
     """Adam on the reconstruction loss, shuffled mini-batches; returns (model, per-step losses, nodes/batch)."""
     set_seed(seed)
     model = build_model(variant, vocab_size, model_cfg["channels"], model_cfg["channel_size"], model_cfg["dropout"])
-    model = model.to(train_cfg["device"])
+    model = model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=train_cfg["lr"])
     gen = torch.Generator().manual_seed(seed)
     losses, nodes = [], []
@@ -89,7 +90,7 @@ def word_mean(metrics: dict, names: list[str], min_pairs: int, n_seeds: int) -> 
 
 
 def run_variant(variant: str, data: dict, model_cfg: dict, train_cfg: dict, seeds: list[int],
-                min_word_pairs: int) -> tuple[dict, dict]:
+                min_word_pairs: int, device: torch.device | str = "cpu") -> tuple[dict, dict]:
     """Train one variant on every seed, each on its own data draw (`data.draw_for`); metrics (lists over
     seeds) and arrays for the figures."""
     metrics: dict = {"variant": variant, "seeds": seeds, "loss_final": [], "train_seconds": [],
@@ -100,7 +101,7 @@ def run_variant(variant: str, data: dict, model_cfg: dict, train_cfg: dict, seed
         corpus = unpack(draw["train_tokens"], draw["train_offsets"])
         vocab = draw["vocab"]
         t0 = time.perf_counter()
-        model, losses, nodes = train_model(variant, corpus, len(vocab), model_cfg, train_cfg, seed)
+        model, losses, nodes = train_model(variant, corpus, len(vocab), model_cfg, train_cfg, seed, device)
         metrics["train_seconds"].append(time.perf_counter() - t0)
         metrics["loss_final"].append(float(np.mean(losses[-20:])))
         metrics["nodes_per_batch"].append(nodes)
@@ -118,3 +119,16 @@ def run_variant(variant: str, data: dict, model_cfg: dict, train_cfg: dict, seed
     metrics["sts_mean"] = [float(np.mean([metrics[f"sts_{n}"][i] for n in names])) for i in range(len(seeds))]
     metrics["word_mean"] = word_mean(metrics, list(draw["word_sets"]), min_word_pairs, len(seeds))
     return metrics, arrays
+
+
+def train_job(variant: str, data_path: str, model_cfg: dict, train_cfg: dict, seeds: list[int],
+              min_word_pairs: int, threads: int, out_json: str, out_npz: str,
+              device: torch.device | str = "cpu") -> None:
+    """Step banyan_train: one variant (Banyan or an ablation) trained and evaluated on each seed of the
+    job's seed group (each seed on its own data draw), on `device` (the job's, `job_device`)."""
+    torch.set_num_threads(threads)
+    data = check_data(load_torch(data_path), data_path, seeds)
+    log(f"banyan {variant}: model {model_cfg}, train {train_cfg}, seeds {seeds}")
+    metrics, arrays = run_variant(variant, data, model_cfg, train_cfg, seeds, min_word_pairs, device)
+    save_arrays(out_npz, arrays, dtype=np.float64)
+    write_json(out_json, {**metrics, "model": model_cfg, "train": train_cfg})

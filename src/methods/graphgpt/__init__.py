@@ -9,15 +9,19 @@ What is implemented, and where:
   random cyclic offset at training time; the "short" stacked layout (node id, link, node and edge
   attributes summed at one position) and a `<gsum>` read-out position. The edge-list baseline. `decode`.
 - `model`: GET, a pre-norm transformer with rotary positions, as decoder (NTP) or encoder (SMTP),
-  one output layer per stacked token; `GETPredictor` reads `<gsum>`; `GINE`, the GNN baseline.
+  one output layer per stacked token; `GETPredictor` reads `<gsum>`; `GINE`, the GNN baseline on
+  PyTorch Geometric's `GINEConv`; `MODELS`, the models compared.
 - `train`: NTP and SMTP (mask ratio uniform as the official PCQM4Mv2 run, cosine as an option;
   that share of the stacked tokens, each chosen on its own, -> [MASK] 80% / random 0% / unchanged
   20%), pre-training and fine-tuning loops (L1 loss for regression, as the official fine-tuning).
+- `checkpoint`: the resumable state of a pre-training or fine-tuning job (model, optimizer, step,
+  every random state), saved every `checkpoint_every` steps; a killed job rerun continues from it.
 - `graphs`: molecules (RDKit) and random graphs for the triangle-counting structure task.
 - `ogb_data`: the paper's datasets (PCQM4Mv2, ogbl-ppa) through the `ogb` loaders, full scale.
-- `pipeline`: one function per DAG step (workflow/rules/graphgpt.smk); a step covers a whole
-  domain (data and pools; pre-training of every model) or task (fine-tuning of every model, every
-  seed), so Python and torch start once per job. `results` (claims, no torch); `figures`.
+- One module per DAG step (workflow/rules/graphgpt.smk): `data` (a domain's graphs and pools),
+  `pretraining` (a domain's pre-trained models: all in one job at tiny scale, one per job at paper
+  scale), `finetuning` (every model of a task for a group of seeds), `figures`, `results` (claims,
+  no torch).
 
 Read against the paper and the official code (alibaba/graph-gpt); no code was copied. Differences,
 by necessity of a CPU: a 2-layer, 64-wide model instead of Base (113M) and larger; a pool of

@@ -1,11 +1,12 @@
-"""Figures of the GraphGPT DAG (PNG, project style)."""
+"""Figures of the GraphGPT DAG (PNG, project style), and the data of the main one as CSV (`dvc plots`)."""
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
 
-from methods.common.io import read_json
+from methods.common.io import atomic_path, read_json
 from methods.common.plotting import new_figure, save_figure
 
 from .results import metric_runs
@@ -23,10 +24,10 @@ def _by_task(metric_files, kind):
 
 def plot_pretrain_loss(history_files: list[str], path: str) -> None:
     """Pre-training loss per step (moving average over 20 steps), one line per run
-    (history files: one per domain, {model: history})."""
+    (history files `<domain>_<model group>.history.json`, {model: history})."""
     fig, ax = new_figure()
     for f in history_files:
-        domain = Path(f).name.split(".")[0]
+        domain = Path(f).name.split(".")[0].split("_")[0]
         for model, h in read_json(f).items():
             loss = np.asarray(h["loss"])
             k = min(20, len(loss))
@@ -45,6 +46,27 @@ def _bars(ax, per_model: dict, key: str, x0: float, width: float, labelled: set)
         ax.bar(x0 + j * width, vals.mean(), width, yerr=vals.std(ddof=1) if len(vals) > 1 else 0,
                color=f"C{MODEL_ORDER.index(model)}", label=None if model in labelled else model, capsize=2)
         labelled.add(model)
+
+
+def mae_rows(metric_files: list[str]) -> list[dict]:
+    """The data of the MAE figure, one row per (regression task, model): mean and sd of the test MAE over
+    seeds (`label` = task/model, the category axis of claims.yaml's main_figure)."""
+    rows = []
+    for task, per_model in sorted(_by_task(metric_files, "regression").items()):
+        for model in (m for m in MODEL_ORDER if m in per_model):
+            vals = np.asarray(per_model[model]["test"], dtype=float)
+            rows.append({"label": f"{task}/{model}", "task": task, "model": model, "n_seeds": len(vals),
+                         "test_mae_mean": float(vals.mean()),
+                         "test_mae_sd": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0})
+    return rows
+
+
+def write_rows(rows: list[dict], path: str) -> None:
+    """Tidy rows as CSV (header from the first row), written atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def plot_mae(metric_files: list[str], path: str) -> None:

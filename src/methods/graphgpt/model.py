@@ -4,15 +4,35 @@ encoder (bidirectional, for scheduled masked-token prediction); rotary position 
 the Llama backbone the paper builds on. Input positions are stacks of K tokens (the "short"
 layout of the official code, see serialize.py) whose embeddings are summed; the pre-training
 head predicts each of the K tokens of a position with its own output layer. Fine-tuning reads
-the `<gsum>` position. Plus the baseline GNN: GIN with edge attributes (GINE), in plain torch.
+the `<gsum>` position. Plus the baseline GNN: GIN with edge attributes (GINE), PyTorch Geometric's `GINEConv`.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+
+# The models compared; config `graphgpt.tasks.<task>.models` picks among them. All GET models are
+# the same transformer: an encoder where pre-trained with SMTP or not pre-trained, a decoder with NTP.
+MODELS = {
+    "get_smtp": {"serialization": "eulerian", "pretrain": "smtp", "reindex": True},       # GraphGPT headline
+    "get_ntp": {"serialization": "eulerian", "pretrain": "ntp", "reindex": True},         # NTP instead of SMTP
+    "get_noreindex": {"serialization": "eulerian", "pretrain": "smtp", "reindex": False},  # no cyclic re-indexing
+    "get_scratch": {"serialization": "eulerian", "pretrain": None, "reindex": True},      # no pre-training
+    "edgelist_smtp": {"serialization": "edgelist", "pretrain": "smtp", "reindex": True},  # random edge order
+    "gin": {"serialization": None, "pretrain": None, "reindex": False},                   # GINE baseline
+}
+
+
+def model_spec(model_name: str, where: str) -> dict:
+    """MODELS[model_name], or an error naming the config key (`where`) and the known models."""
+    if model_name not in MODELS:
+        raise ValueError(f"{where}: unknown model {model_name!r}; known: {sorted(MODELS)}")
+    return MODELS[model_name]
 
 
 @dataclass
@@ -28,12 +48,18 @@ class GETConfig:
     rope_base: float = 10000.0
 
 
+@functools.lru_cache(maxsize=256)
+def _rope_tables(T: int, hs: int, base: float, device: torch.device, dtype: torch.dtype):
+    """cos and sin (T, hs/2) of the rotary angles: constants of the sequence length, computed once per
+    length (every layer's queries and keys of every step reuse them)."""
+    inv = base ** (-torch.arange(0, hs, 2, device=device, dtype=torch.float32) / hs)
+    ang = torch.arange(T, device=device, dtype=torch.float32)[:, None] * inv[None]  # (T, hs/2)
+    return ang.cos().to(dtype), ang.sin().to(dtype)
+
+
 def rope(x: torch.Tensor, base: float) -> torch.Tensor:
     """Rotary position embedding of (B, nh, T, hs) queries or keys."""
-    T, hs = x.shape[-2], x.shape[-1]
-    inv = base ** (-torch.arange(0, hs, 2, device=x.device, dtype=torch.float32) / hs)
-    ang = torch.arange(T, device=x.device, dtype=torch.float32)[:, None] * inv[None]  # (T, hs/2)
-    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    cos, sin = _rope_tables(x.shape[-2], x.shape[-1], float(base), x.device, x.dtype)
     x1, x2 = x[..., 0::2], x[..., 1::2]
     return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
 
@@ -116,27 +142,37 @@ class GETPredictor(nn.Module):
 # --- baseline GNN -----------------------------------------------------------------------------
 
 class GINE(nn.Module):
-    """GIN with edge attributes (Hu et al. 2020 GINE): h_v <- MLP((1+eps) h_v + sum_u ReLU(h_u + e_uv)),
-    sum pooling over nodes for graph tasks, h_u * h_v for a node-pair (edge) query."""
+    """GIN with edge attributes (Hu et al. 2020 GINE), PyTorch Geometric's `GINEConv` per layer:
+    h_v <- MLP((1+eps) h_v + sum_u ReLU(h_u + e_uv)), eps learnt per layer (from 0), a residual from the
+    second layer on; sum pooling over nodes for graph tasks, h_u * h_v for a node-pair (edge) query."""
 
     def __init__(self, n_tokens: int, n_out: int, d: int = 64, n_layers: int = 3):
         super().__init__()
+        from torch_geometric.nn import GINEConv
+
         # node / edge features: sums of embeddings of their attribute-token ids (id 0, <pad>, = no attribute)
         self.node_embed = nn.Embedding(n_tokens, d)
         self.edge_embed = nn.Embedding(n_tokens, d)
-        self.layers = nn.ModuleList(nn.Sequential(nn.Linear(d, d), nn.BatchNorm1d(d), nn.ReLU(), nn.Linear(d, d))
-                                    for _ in range(n_layers))
-        self.eps = nn.Parameter(torch.zeros(n_layers))
+        convs = []
+        for _ in range(n_layers):
+            mlp = nn.Sequential(nn.Linear(d, d), nn.BatchNorm1d(d), nn.ReLU(), nn.Linear(d, d))
+            drawn = {k: v.clone() for k, v in mlp.state_dict().items()}
+            # GINEConv re-initialises the MLP it is given; keep the weights drawn above and the random
+            # stream after them, so the initialisation is the one of the plain-torch layer it replaced
+            with torch.random.fork_rng(devices=[]):
+                conv = GINEConv(mlp, train_eps=True)
+            mlp.load_state_dict(drawn)
+            convs.append(conv)
+        self.convs = nn.ModuleList(convs)
         self.head = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, n_out))
 
     def node_states(self, x, edge_index, edge_attr):
-        """x (N, a) node attribute ids, edge_index (2, E) both directions, edge_attr (E, b) -> (N, d)."""
+        """x (N, a) node attribute ids, edge_index (2, E) both directions (row 0 source, row 1 target),
+        edge_attr (E, b) -> (N, d)."""
         h = self.node_embed(x).sum(1)
         e = self.edge_embed(edge_attr).sum(1)
-        src, dst = edge_index
-        for i, mlp in enumerate(self.layers):
-            msg = torch.zeros_like(h).index_add_(0, dst, F.relu(h[src] + e))
-            h_new = mlp((1 + self.eps[i]) * h + msg)
+        for i, conv in enumerate(self.convs):
+            h_new = conv(h, edge_index, e)
             h = F.relu(h_new) + h if i else F.relu(h_new)
         return h
 

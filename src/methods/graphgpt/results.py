@@ -1,6 +1,7 @@
 """GraphGPT's measured numbers and claims.json (no torch: the claims job starts fast).
 
-Metric files are the fine-tuning jobs' outputs, one per task: {"task", "models": {model: metrics}}.
+Metric files are the fine-tuning jobs' outputs, one per task and seed group: {"task", "seeds", "models":
+{model: metrics}}, every metric a list over the group's seeds.
 """
 from __future__ import annotations
 
@@ -14,9 +15,30 @@ from methods.common.io import log, read_json, write_json
 DECLARATION = Path(__file__).with_name("claims.yaml")
 
 
+# per-seed lists of a fine-tuning record; the other fields are the same in every seed group
+PER_SEED = ("seeds", "val", "test", "test_ood", "best_step", "seconds", "history", "mean_test")
+
+
+def merge_seed_groups(docs: list[dict]) -> list[dict]:
+    """The per-task metric documents of every seed group ({"task", "seeds", "models"}; one group of all
+    seeds at tiny scale, one per seed at paper scale) merged into one per task, the seeds in order."""
+    by_task: dict[str, list[dict]] = {}
+    for doc in docs:
+        by_task.setdefault(doc["task"], []).append(doc)
+    merged = []
+    for task, group in by_task.items():
+        group = sorted(group, key=lambda d: min(d["seeds"]))
+        models = {}
+        for name in group[0]["models"]:
+            recs = [d["models"][name] for d in group]
+            models[name] = {**recs[0], **{k: [v for r in recs for v in r[k]] for k in PER_SEED if k in recs[0]}}
+        merged.append({"task": task, "seeds": [s for d in group for s in d["seeds"]], "models": models})
+    return merged
+
+
 def metric_runs(metric_files: list[str]) -> list[dict]:
-    """Every (task, model) record of the per-task metric files, in file and model order."""
-    return [m for f in metric_files for m in read_json(f)["models"].values()]
+    """Every (task, model) record of the metric files (seed groups merged), in task and model order."""
+    return [m for doc in merge_seed_groups([read_json(f) for f in metric_files]) for m in doc["models"].values()]
 
 
 def measured_metrics(metric_files: list[str], stats_files: list[str]) -> dict:

@@ -1,7 +1,7 @@
 """Pre-training (NTP, SMTP) and fine-tuning loops for GET, and the GINE baseline's loop.
 
 Sequences come from pools of precomputed random serializations (`n_views` per graph, see
-pipeline.serialize_domain): each step draws one view per graph and a fresh cyclic node-index
+data.serialize_domain): each step draws one view per graph and a fresh cyclic node-index
 offset (`reindex`), the augmentation the paper gets from random Eulerian paths, start nodes and
 index offsets. SMTP as the official code: one mask ratio per sequence (uniform, or cosine as an
 option), that share of the sequence's tokens (each token of a position's stack on its own) replaced
@@ -21,8 +21,8 @@ from tqdm import tqdm
 
 from methods.common.config import check_keys
 
+from .checkpoint import Checkpoints, no_checkpoints, rng_state, set_rng_state
 from .model import GET, GINE, GETConfig, GETPredictor
-
 from .serialize import GSUM_ID, MASK_ID, PAD_ID, shift_node_ids
 
 
@@ -36,6 +36,7 @@ class TrainConfig:
     eval_every: int = 100        # fine-tuning: validation interval (the best validation step is kept)
     eval_views: int = 4          # fine-tuning: predictions averaged over this many serializations
     regression_loss: str = "l1"  # fine-tuning of regression tasks: l1 (official loss_type for PCQM4Mv2) or mse
+    checkpoint_every: int = 0    # steps between checkpoints of a resumable job (checkpoint.py); 0: none
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
@@ -43,9 +44,14 @@ class TrainConfig:
         return cls(**d)
 
 
-def device() -> torch.device:
-    """The GPU where torch has one (full scale), else the CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def on_device(device: torch.device | str) -> torch.device:
+    """The job's device (`methods.common.device.job_device`). On a GPU (paper scale) float32 matmuls run
+    in TF32, as mixed-precision training would (several times faster on Ampere and later); the CPU runs
+    of the tiny scale are unaffected."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.set_float32_matmul_precision("high")
+    return device
 
 
 def get_lr(step: int, cfg: TrainConfig) -> float:
@@ -176,14 +182,25 @@ def pretrain_loss(model: GET, tokens: torch.Tensor, pad: torch.Tensor, objective
 
 
 def pretrain(views: Views, vocab_size: int, n_channels: int, objective: str, model_cfg: dict, cfg: TrainConfig,
-             seed: int, smtp: dict | None = None):
-    """Pre-train GET on a pool of serializations; returns the model and the loss history."""
+             seed: int, smtp: dict | None = None, device: torch.device | str = "cpu",
+             checkpoints: Checkpoints | None = None, name: str = "pretrain"):
+    """Pre-train GET on a pool of serializations; returns the model and the loss history. With
+    `checkpoints`, the state is saved every `cfg.checkpoint_every` steps as run `name`, and a saved state
+    of that run is resumed: the result equals an uninterrupted run's."""
+    checkpoints = checkpoints or no_checkpoints()
     rng, gen = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
     model = GET(GETConfig(vocab_size=vocab_size, n_channels=n_channels, causal=(objective == "ntp"),
-                          **model_cfg)).to(device())
+                          **model_cfg)).to(device)
     opt = make_optimizer(model, cfg)
-    history, t0 = [], time.time()
-    for step in tqdm(range(cfg.steps), desc=f"pretrain {objective}", mininterval=10):
+    history, start, seconds = [], 0, 0.0
+    saved = checkpoints.current(name)
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        history, start, seconds = list(saved["history"]), saved["step"], saved["seconds"]
+        set_rng_state(saved["rng"], {"batches": rng}, {"mask": gen})
+    t0 = time.time()
+    for step in tqdm(range(start, cfg.steps), desc=f"pretrain {objective}", mininterval=10):
         for group in opt.param_groups:
             group["lr"] = get_lr(step, cfg)
         idx = rng.integers(len(views), size=cfg.batch_size)
@@ -194,7 +211,11 @@ def pretrain(views: Views, vocab_size: int, n_channels: int, objective: str, mod
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         history.append(loss.item())
-    return model, {"loss": history, "seconds": time.time() - t0}
+        if checkpoints.due(step + 1, cfg.checkpoint_every) and step + 1 < cfg.steps:
+            checkpoints.save_current(name, {
+                "model": model.state_dict(), "optimizer": opt.state_dict(), "step": step + 1, "history": history,
+                "seconds": seconds + time.time() - t0, "rng": rng_state({"batches": rng}, {"mask": gen})})
+    return model, {"loss": history, "seconds": seconds + time.time() - t0}
 
 
 # --- fine-tuning -------------------------------------------------------------------------------
@@ -219,19 +240,31 @@ def metric(pred: np.ndarray, y: np.ndarray, kind: str) -> float:
 
 
 def finetune(model: torch.nn.Module, predict_batch, evaluate, idx_train, idx_val, y: np.ndarray, kind: str,
-             cfg: TrainConfig, rng: np.random.Generator):
+             cfg: TrainConfig, rng: np.random.Generator, checkpoints: Checkpoints | None = None, name: str = "finetune",
+             task_rngs: dict | None = None):
     """Generic loop: `predict_batch(idx, train=True)` -> outputs; `evaluate(idx, mu, sd)` -> metric.
 
     Regression targets are standardised with the training split's mean and std. The state with
-    the best validation metric is kept (lower MAE / higher accuracy).
+    the best validation metric is kept (lower MAE / higher accuracy). With `checkpoints`, the run `name`
+    is saved every `cfg.checkpoint_every` steps (`task_rngs`: the numpy generators the task itself draws
+    from) and resumed from its saved state.
     """
+    checkpoints = checkpoints or no_checkpoints()
+    numpy_rngs = {"batches": rng, **(task_rngs or {})}
     model_params = list(model.parameters())
     opt = torch.optim.AdamW(model_params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     mu, sd = (float(y[idx_train].mean()), float(y[idx_train].std() + 1e-8)) if kind == "regression" else (0.0, 1.0)
     yt = torch.as_tensor((y - mu) / sd, dtype=torch.float32)
     better = (lambda a, b: a < b) if kind == "regression" else (lambda a, b: a > b)
-    best, history = None, {"loss": [], "val": []}
-    for step in tqdm(range(cfg.steps), desc="finetune", mininterval=10):
+    best, history, start = None, {"loss": [], "val": []}, 0
+    saved = checkpoints.current(name)
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        history, start, best = saved["history"], saved["step"], saved["best"]
+        best = tuple(best) if best is not None else None
+        set_rng_state(saved["rng"], numpy_rngs)
+    for step in tqdm(range(start, cfg.steps), desc="finetune", mininterval=10):
         for group in opt.param_groups:
             group["lr"] = get_lr(step, cfg)
         idx = rng.choice(idx_train, size=cfg.batch_size)
@@ -247,16 +280,22 @@ def finetune(model: torch.nn.Module, predict_batch, evaluate, idx_train, idx_val
             history["val"].append([step + 1, val])
             if best is None or better(val, best[0]):
                 best = (val, step + 1, copy.deepcopy(model.state_dict()))
+        if checkpoints.due(step + 1, cfg.checkpoint_every) and step + 1 < cfg.steps:
+            checkpoints.save_current(name, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                            "step": step + 1, "history": history, "best": best,
+                                            "rng": rng_state(numpy_rngs)})
     return best, history, (mu, sd)
 
 
 class GETTask:
     """Fine-tuning GET on one task's pool of serializations (`Views`)."""
 
-    def __init__(self, backbone: GET, views: Views, kind: str, n_out: int, cfg: TrainConfig, seed: int):
-        self.model = GETPredictor(backbone, n_out).to(device())
+    def __init__(self, backbone: GET, views: Views, kind: str, n_out: int, cfg: TrainConfig, seed: int,
+                 device: torch.device | str = "cpu"):
+        self.model = GETPredictor(backbone, n_out).to(device)
         self.views, self.kind, self.cfg = views, kind, cfg
         self.rng = np.random.default_rng(seed)
+        self.rngs = {"views": self.rng}  # what checkpoints save beside the loop's own generator
 
     def outputs(self, seqs) -> torch.Tensor:
         tokens, pad = pad_batch(seqs)
@@ -288,9 +327,11 @@ def _finish(out: torch.Tensor, kind: str, mu: float, sd: float) -> np.ndarray:
 class GINTask:
     """Fine-tuning (training) the GINE baseline on one task's graphs."""
 
-    def __init__(self, graphs, queries, kind: str, n_out: int, n_tokens: int, gin_cfg: dict, seed: int):
-        self.model = GINE(n_tokens, n_out, **gin_cfg).to(device())
+    def __init__(self, graphs, queries, kind: str, n_out: int, n_tokens: int, gin_cfg: dict, seed: int,
+                 device: torch.device | str = "cpu"):
+        self.model = GINE(n_tokens, n_out, **gin_cfg).to(device)
         self.graphs, self.queries, self.kind = graphs, queries, kind
+        self.rngs = {}
 
     def batch(self, idx):
         xs, eis, eas, batch, query, offset = [], [], [], [], [], 0
@@ -317,8 +358,10 @@ class GINTask:
         return _finish(out, self.kind, mu, sd)
 
 
-def fit_and_test(task, y: np.ndarray, kind: str, split: dict, cfg: TrainConfig, rng: np.random.Generator) -> dict:
-    """Train `task` (GETTask or GINTask), keep the best validation state, return the test metrics."""
+def fit_and_test(task, y: np.ndarray, kind: str, split: dict, cfg: TrainConfig, rng: np.random.Generator,
+                 checkpoints: Checkpoints | None = None, name: str = "finetune") -> dict:
+    """Train `task` (GETTask or GINTask), keep the best validation state, return the test metrics
+    (`checkpoints`, `name`: see `finetune`)."""
     state = {}
 
     def evaluate(idx, mu, sd):
@@ -326,7 +369,7 @@ def fit_and_test(task, y: np.ndarray, kind: str, split: dict, cfg: TrainConfig, 
 
     t0 = time.time()
     best, history, (mu, sd) = finetune(task.model, task.predict_batch, evaluate, split["train"], split["val"],
-                                       y, kind, cfg, rng)
+                                       y, kind, cfg, rng, checkpoints, name, task.rngs)
     task.model.load_state_dict(best[2])
     state["val"], state["best_step"] = best[0], best[1]
     for name in ("test", "test_ood"):

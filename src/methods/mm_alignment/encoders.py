@@ -66,10 +66,15 @@ def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
         return float((model(x).argmax(dim=1) == y).double().mean())
 
 
+def model_device(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
 def train_encoder(model: nn.Module, x_tr: torch.Tensor, y_tr: torch.Tensor, x_va: torch.Tensor,
                   y_va: torch.Tensor, spec: TrainSpec, generator: torch.Generator) -> dict:
     """AdamW on cross-entropy with the gradient norm clipped at `spec.grad_clip` (official: 8); the model
-    ends with the parameters of its best validation accuracy (strictly better epochs only, as official)."""
+    ends with the parameters of its best validation accuracy (strictly better epochs only, as official).
+    The batches are drawn by `generator` on the CPU and taken from the data on the model's device."""
     opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
     loss_fn = nn.CrossEntropyLoss()
     n = x_tr.shape[0]
@@ -78,7 +83,7 @@ def train_encoder(model: nn.Module, x_tr: torch.Tensor, y_tr: torch.Tensor, x_va
         model.train()
         perm = torch.randperm(n, generator=generator)
         for i in range(0, n, spec.batch_size):
-            idx = perm[i:i + spec.batch_size]
+            idx = perm[i:i + spec.batch_size].to(x_tr.device)
             opt.zero_grad(set_to_none=True)
             loss_fn(model(x_tr[idx]), y_tr[idx]).backward()
             if spec.grad_clip > 0:
@@ -95,8 +100,9 @@ def train_encoder(model: nn.Module, x_tr: torch.Tensor, y_tr: torch.Tensor, x_va
 
 
 def hidden_states(model: MLPEncoder, x: torch.Tensor) -> list[torch.Tensor]:
+    """The hidden states of `x` (moved to the model's device), on the CPU, where the metrics run."""
     with torch.no_grad():
-        return model(x, return_hidden=True)[1]
+        return [h.cpu() for h in model(x.to(model_device(model)), return_hidden=True)[1]]
 
 
 def stratified_split(y: np.ndarray, fractions: tuple[float, float, float], rng: np.random.Generator):

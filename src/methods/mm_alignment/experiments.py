@@ -15,7 +15,7 @@ import time
 import numpy as np
 import torch
 
-from ..common.io import log
+from ..common.io import log, write_json
 from ..common.stats import robust_correlation_metrics
 from .encoders import MLPEncoder, TrainSpec, accuracy, hidden_states, stratified_split, train_encoder, zscore
 from .generator import (GeneratorSpec, apply_transform, build_distribution, heterogeneity_transforms,
@@ -31,9 +31,10 @@ def _tensor(x: np.ndarray) -> torch.Tensor:
 
 def _train(d_in, width, depth, n_classes, data, train: TrainSpec, seed: int,
            x_probe: torch.Tensor | None = None) -> tuple[MLPEncoder, dict, list | None]:
-    """Initialise (torch seed `seed`), read the hidden states of `x_probe` at initialisation, train."""
+    """Initialise (torch seed `seed`, on the CPU, then on the data's device), read the hidden states of
+    `x_probe` at initialisation, train."""
     torch.manual_seed(seed)
-    model = MLPEncoder(d_in, width, depth, n_classes)
+    model = MLPEncoder(d_in, width, depth, n_classes).to(data["x_tr"].device)
     h_init = hidden_states(model, x_probe) if x_probe is not None else None
     gen = torch.Generator().manual_seed(seed)
     info = train_encoder(model, data["x_tr"], data["y_tr"], data["x_va"], data["y_va"], train, gen)
@@ -41,12 +42,14 @@ def _train(d_in, width, depth, n_classes, data, train: TrainSpec, seed: int,
     return model, info, h_init
 
 
-def _splits(x: np.ndarray, y: np.ndarray, idx) -> dict:
+def _splits(x: np.ndarray, y: np.ndarray, idx, device: torch.device | str = "cpu") -> dict:
+    """Train / val / test tensors on `device` (z-scored with the training statistics); `x_all` stays numpy."""
     tr, va, te = idx
     xz = zscore(x, tr)
     yt = torch.as_tensor(y, dtype=torch.long)
-    return {"x_tr": _tensor(xz[tr]), "y_tr": yt[tr], "x_va": _tensor(xz[va]), "y_va": yt[va],
-            "x_te": _tensor(xz[te]), "y_te": yt[te], "x_all": xz}
+    out = {"x_tr": _tensor(xz[tr]), "y_tr": yt[tr], "x_va": _tensor(xz[va]), "y_va": yt[va],
+           "x_te": _tensor(xz[te]), "y_te": yt[te]}
+    return {**{k: v.to(device) for k, v in out.items()}, "x_all": xz}
 
 
 def best_alignment(hidden_a, hidden_b, k: int) -> dict[str, float]:
@@ -56,15 +59,16 @@ def best_alignment(hidden_a, hidden_b, k: int) -> dict[str, float]:
 
 def capacity_sweep(xa: np.ndarray, xb: np.ndarray, y: np.ndarray, n_classes: int, fixed: dict,
                    varied: list[dict], train: TrainSpec, train_fixed: TrainSpec, n_align: int, k: int,
-                   seed: int, label: str) -> dict:
+                   seed: int, label: str, device: torch.device | str = "cpu") -> dict:
     """Fixed encoder on modality A, one encoder per capacity on modality B; accuracy and alignment.
 
     `fixed` and each entry of `varied` are {"width": w, "depth": L}. Alignment is computed on the
     first n_align points of a seeded permutation of the test split (official: one batch of 512).
+    The encoders train on `device` (the job's); the metrics run on the CPU.
     """
     rng = np.random.default_rng(seed)
     idx = stratified_split(y, SPLIT, rng)
-    data_a, data_b = _splits(xa, y, idx), _splits(xb, y, idx)
+    data_a, data_b = _splits(xa, y, idx, device), _splits(xb, y, idx, device)
     te = idx[2]
     align_idx = te[rng.permutation(len(te))[:n_align]]
     model_a, info_a, _ = _train(xa.shape[1], fixed["width"], fixed["depth"], n_classes, data_a, train_fixed,
@@ -109,7 +113,8 @@ def correlations(rows: list[dict], varied: list[dict]) -> dict[str, float]:
 
 
 def synthetic_job_results(uniqueness: int, hetero_depths: list[int], seeds: list[int], gen: dict,
-                          encoder: dict, train: dict, train_fixed: dict, align: dict) -> dict:
+                          encoder: dict, train: dict, train_fixed: dict, align: dict,
+                          device: torch.device | str = "cpu") -> dict:
     """Section 3: the controlled generator at uniqueness U, every heterogeneity depth D, every seed."""
     spec = GeneratorSpec(**{k: gen[k] for k in ("shared_dim", "unique_dim", "n_label_features", "n_classes",
                                                  "temperature", "features_seed", "weights_seed", "prior_tol")
@@ -128,17 +133,18 @@ def synthetic_job_results(uniqueness: int, hetero_depths: list[int], seeds: list
             x2d = apply_transform(phis[D], x2)  # on the raw {0,1} bits, before z-scoring
             res = capacity_sweep(x1, x2d, y, spec.n_classes, fixed, varied, TrainSpec(**train),
                                  TrainSpec(**train_fixed), align["n_align"], align["k"], seed,
-                                 label=f"U={uniqueness} D={D}")
+                                 label=f"U={uniqueness} D={D}", device=device)
             runs.append({"uniqueness": uniqueness, "hetero_depth": D, "seed": seed, **res})
     return {"uniqueness": uniqueness, "information": info, "runs": runs}
 
 
-def load_two_views(source: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def load_two_views(source: dict, cache_dir: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Two 'modalities' of one real data set: the left and right halves of each image.
 
     `digits`: scikit-learn's 8x8 handwritten digits (ships with scikit-learn, the project's stand-in
     for the paper's real-data section). `npz`: any local file with `images` (N, H, W) and `labels`.
-    `hf`: an image-classification set through `datasets.load_dataset` (full scale: MNIST, Fashion-MNIST).
+    `hf`: an image-classification set through `datasets.load_dataset` (full scale: MNIST, Fashion-MNIST),
+    read through the Hugging Face cache `cache_dir` (filled on the submit host by rule mm_alignment_download).
     """
     kind = source["kind"]
     if kind == "digits":
@@ -158,7 +164,7 @@ def load_two_views(source: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, in
                 raise ValueError(f"{path}: needs arrays 'images' and 'labels', has {sorted(z.files)}")
             images, labels = z["images"].astype(np.float64), z["labels"].astype(np.int64)
     elif kind == "hf":
-        images, labels = _load_hf_images(source)
+        images, labels = _load_hf_images(source, cache_dir)
     else:
         raise ValueError(f"mm_alignment.real.source.kind: unknown {kind!r}; use 'digits', 'npz' or 'hf'")
     if images.ndim != 3:
@@ -170,11 +176,11 @@ def load_two_views(source: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, in
     return left, right, labels, int(labels.max()) + 1
 
 
-def _load_hf_images(source: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Grey-scale images and labels of one split of a Hugging Face dataset, the first max_samples rows."""
+def _hf_split(source: dict, cache_dir: str | None):
+    """The configured split of a Hugging Face dataset (`datasets.load_dataset`, through `cache_dir`)."""
     import datasets
 
-    kw = {"split": source.get("split", "train")}
+    kw = {"split": source.get("split", "train"), "cache_dir": cache_dir}
     if source.get("data_files"):
         kw["data_files"] = source["data_files"]
     try:
@@ -182,6 +188,20 @@ def _load_hf_images(source: dict) -> tuple[np.ndarray, np.ndarray]:
     except Exception as e:  # noqa: BLE001 - the loader raises many types; name the key and the fix
         raise RuntimeError(f"mm_alignment.real.source: datasets.load_dataset({source['path']!r}) failed ({e}); "
                            "check path/name/split, the network or the HF cache") from e
+    return ds
+
+
+def fetch_hf(source: dict, cache_dir: str, manifest: str) -> None:
+    """Paper scale, on the submit host (rule mm_alignment_download): download the real-data split into
+    the Hugging Face cache `cache_dir`, where the real-data job reads it offline; a manifest gives its size."""
+    ds = _hf_split(source, cache_dir)
+    write_json(manifest, {"cache_dir": cache_dir, "source": dict(source), "rows": len(ds)})
+    log(f"mm_alignment download: {source['path']} ({len(ds)} rows) -> {cache_dir}")
+
+
+def _load_hf_images(source: dict, cache_dir: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Grey-scale images and labels of one split of a Hugging Face dataset, the first max_samples rows."""
+    ds = _hf_split(source, cache_dir)
     image_col, label_col = source.get("image_column", "image"), source.get("label_column", "label")
     missing = [c for c in (image_col, label_col) if c not in ds.column_names]
     if missing:
@@ -193,14 +213,38 @@ def _load_hf_images(source: dict) -> tuple[np.ndarray, np.ndarray]:
     return images, np.asarray(ds[label_col], dtype=np.int64)
 
 
-def real_job_results(source: dict, seeds: list[int], encoder: dict, train: dict, align: dict) -> dict:
+def real_job_results(source: dict, seeds: list[int], encoder: dict, train: dict, align: dict,
+                     device: torch.device | str = "cpu", cache_dir: str | None = None) -> dict:
     """Real-data stand-in: fixed encoder on the left half, encoders of growing width on the right half."""
-    left, right, y, n_classes = load_two_views(source)
+    left, right, y, n_classes = load_two_views(source, cache_dir)
     fixed = {"width": encoder["fixed_width"], "depth": encoder["depth"]}
     varied = [{"width": w, "depth": encoder["depth"], "capacity": float(np.log2(w))} for w in encoder["widths"]]
     runs = []
     for seed in seeds:
         res = capacity_sweep(left, right, y, n_classes, fixed, varied, TrainSpec(**train), TrainSpec(**train),
-                             align["n_align"], align["k"], seed, label=f"real:{source['kind']}")
+                             align["n_align"], align["k"], seed, label=f"real:{source['kind']}", device=device)
         runs.append({"seed": seed, **res})
     return {"source": source, "n": int(len(y)), "n_classes": n_classes, "runs": runs}
+
+
+def synthetic_job(uniqueness: int, hetero_depths: list[int], seeds: list[int], generator: dict, encoder: dict,
+                  train: dict, train_fixed: dict, align: dict, threads: int, out_json: str,
+                  device: torch.device | str = "cpu") -> None:
+    """Step mm_alignment_synthetic: one uniqueness level, every heterogeneity depth, the seeds of one group,
+    the encoders on `device` (the job's, `job_device`)."""
+    torch.set_num_threads(threads)
+    res = synthetic_job_results(uniqueness, hetero_depths, seeds, generator, encoder, train, train_fixed, align,
+                                device)
+    write_json(out_json, res)
+
+
+def real_job(source: dict, seeds: list[int], encoder: dict, train: dict, align: dict, threads: int,
+             out_json: str, device: torch.device | str = "cpu", cache_dir: str | None = None) -> None:
+    """Step mm_alignment_real: the two-view real-data stand-in, the seeds of one group. A Hugging Face
+    source is read offline from `cache_dir`, which rule mm_alignment_download filled on the submit host."""
+    torch.set_num_threads(threads)
+    if source["kind"] == "hf":
+        import os
+
+        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")  # before `datasets` is imported: no network on a node
+    write_json(out_json, real_job_results(source, seeds, encoder, train, align, device, cache_dir))

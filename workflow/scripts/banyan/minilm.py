@@ -3,7 +3,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.banyan.pipeline import minilm_job
+from methods.banyan.minilm import minilm_job
+from methods.common.device import job_device
 
 minilm_job(
     data_path=snakemake.input.data,
@@ -13,4 +14,5 @@ minilm_job(
     seeds=list(snakemake.params.seeds),
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
+    device=job_device(snakemake.resources),
 )

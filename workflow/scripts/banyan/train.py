@@ -1,9 +1,10 @@
-"""One variant (Banyan or an ablation) trained from scratch and evaluated, every seed."""
+"""One variant (Banyan or an ablation) trained from scratch and evaluated, for the seeds of one group."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.banyan.pipeline import train_job
+from methods.banyan.train import train_job
+from methods.common.device import job_device
 
 train_job(
     variant=snakemake.wildcards.variant,
@@ -15,4 +16,5 @@ train_job(
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
     out_npz=snakemake.output.arrays,
+    device=job_device(snakemake.resources),
 )

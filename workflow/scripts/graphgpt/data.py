@@ -4,8 +4,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.graphgpt.pipeline import prepare_and_serialize
 from methods.common.data import verify_pins
+from methods.graphgpt.data import prepare_and_serialize
 
 verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read
 out = snakemake.output

@@ -1,10 +1,13 @@
-"""GraphGPT figures: pre-training loss curves, molecule MAE per model, accuracy (bonds, triangles in/out of range)."""
+"""GraphGPT figures: pre-training loss curves, molecule MAE per model (and its data as CSV), accuracy
+(bonds, triangles in/out of range)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.graphgpt.figures import plot_accuracy, plot_mae, plot_pretrain_loss
+from methods.graphgpt.figures import mae_rows, plot_accuracy, plot_mae, plot_pretrain_loss, write_rows
 
+metrics = list(snakemake.input.metrics)
 plot_pretrain_loss(list(snakemake.input.histories), snakemake.output.loss)
-plot_mae(list(snakemake.input.metrics), snakemake.output.mae)
-plot_accuracy(list(snakemake.input.metrics), snakemake.output.accuracy)
+plot_mae(metrics, snakemake.output.mae)
+write_rows(mae_rows(metrics), snakemake.output.mae_data)
+plot_accuracy(metrics, snakemake.output.accuracy)

