@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Pipeline benchmarks (the workflow's speed targets), written to benchmarks/results/pipeline.md and
-# spliced into README.md. Wall-clock medians; this machine is shared, so rerun before trusting.
+# spliced into benchmarks/README.md. Wall-clock medians; this machine is shared, so rerun before trusting.
 #
 #   benchmarks/pipeline.sh            dry run (5x), smoke run from scratch (3x)
 #   benchmarks/pipeline.sh --tiny     + `snakemake --cores all timemcl` from scratch (once)
@@ -46,4 +46,4 @@ done
   echo "$(nproc) cores, $(date -u +%Y-%m-%d), \`benchmarks/pipeline.sh $*\`."
 } > "$OUT/pipeline.md"
 cat "$OUT/pipeline.md"
-"$BIN/python" -m methods.common.report pipeline-benchmark "$OUT/pipeline.md" README.md
+"$BIN/python" -m methods.common.report pipeline-benchmark "$OUT/pipeline.md" benchmarks/README.md

@@ -69,9 +69,8 @@ def test_splice_readme_replaces_only_the_generated_block():
 
 def test_readme_has_the_generated_blocks(repo_root):
     text = (repo_root / "README.md").read_text()
-    for block in ("papers-table", "pipeline-benchmark"):
-        begin, end = R.markers(block)
-        assert text.count(begin) == 1 and text.count(end) == 1
+    begin, end = R.markers("papers-table")
+    assert text.count(begin) == 1 and text.count(end) == 1
 
 
 def test_paper_reference_links_only_arxiv_ids():

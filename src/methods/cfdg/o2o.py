@@ -1,5 +1,5 @@
 """Offline-to-online loop: IQL pre-trained offline, then fine-tuned online as plain IQL, IQL + SynthER-style
-unconditional augmentation, or IQL + CFDG (CFDG paper, Algorithm 1 as summarised in ../shared/papers/cfdg.md).
+unconditional augmentation, or IQL + CFDG (CFDG paper, Algorithm 1).
 
 All S seeds x 3 variants run as one ensemble of E = 3 S agents, each in its own copy of the environment. The
 offline phase is shared: the three variants of seed s start online from the same pre-trained agent (paired
