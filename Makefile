@@ -27,6 +27,8 @@ test: $(STAMP)
 # `snakemake --lint` itself is checked by tests/workflow/test_lint.py (one lint is accepted).
 lint: $(STAMP)
 	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(BIN)/ruff format --check
+	$(BIN)/ruff check
 
 # Publish the last tiny run (one clean commit, every paper): its claims files and usage into docs/run/,
 # its papers table into README.md and each paper's claims table into src/methods/<paper>/README.md.

@@ -16,6 +16,7 @@ ceilings are measured in the same process: a read-only reduction over 2 GB (torc
 checked against the dequantized reference before it is timed. Run where torch has CUDA:
     PYTHONPATH=src python benchmarks/cuda_bandwidth.py [out.json] [--explore]
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,12 @@ BATCHES = [1, 4, 8, 16]
 GS = 128
 # --explore: int4 on the tensor cores at batch 4 too (_tc) or never (_fma), and the split-K FMA path's block heights.
 SK = [(f"_sk{r}", {"ICML25_CUDA_SK_ROWS": str(r), "ICML25_CUDA_TC": "0"}) for r in (32, 128)]
-EXPLORE = {("int4", 4): [("_tc", {"ICML25_CUDA_TC": "1"})] + SK, ("int4", 8): [("_fma", {"ICML25_CUDA_TC": "0"})] + SK,
-           ("int4", 16): [("_fma", {"ICML25_CUDA_TC": "0"})], ("sparse24_int4", 8): SK}
+EXPLORE = {
+    ("int4", 4): [("_tc", {"ICML25_CUDA_TC": "1"})] + SK,
+    ("int4", 8): [("_fma", {"ICML25_CUDA_TC": "0"})] + SK,
+    ("int4", 16): [("_fma", {"ICML25_CUDA_TC": "0"})],
+    ("sparse24_int4", 8): SK,
+}
 
 
 def event_ms(fn, repeats: int = 20, warmup: int = 3) -> float:
@@ -105,14 +110,18 @@ def main() -> None:
     for n, k in SHAPES:
         g = torch.Generator(device="cpu").manual_seed(0)
         w0 = kernels.quantize_int4_rtn(torch.randn(n, k, generator=g).cuda(), group_size=GS)
-        mats = [w0] + [kernels.quantize_int4_rtn(torch.randn(n, k, device="cuda"), group_size=GS)
-                       for _ in range(count(l2, w0.nbytes) - 1)]
+        mats = [w0] + [
+            kernels.quantize_int4_rtn(torch.randn(n, k, device="cuda"), group_size=GS)
+            for _ in range(count(l2, w0.nbytes) - 1)
+        ]
         q = torch.randint(-7, 8, (n, k), device="cuda", dtype=torch.int8)
         keep = torch.rand(n, k // 4, 4, device="cuda").argsort(-1) < 2  # two random positions per group
         q = torch.where(keep.view(n, k), q, torch.zeros_like(q))
         sp0 = kernels.pack_sparse24_int4(q, torch.rand(n, k // GS, device="cuda") + 0.1, group_size=GS)
-        sps = [sp0] + [kernels.pack_sparse24_int4(q, torch.rand(n, k // GS, device="cuda") + 0.1, group_size=GS)
-                       for _ in range(count(l2, sp0.nbytes) - 1)]
+        sps = [sp0] + [
+            kernels.pack_sparse24_int4(q, torch.rand(n, k // GS, device="cuda") + 0.1, group_size=GS)
+            for _ in range(count(l2, sp0.nbytes) - 1)
+        ]
         dense = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for _ in range(count(l2, 2 * n * k))]
         tg, tg_bytes = tinygemm(n, k)
         if tg is None:
@@ -124,17 +133,28 @@ def main() -> None:
             x = torch.randn(m, k, device="cuda")
             xb = x.bfloat16()
             ours = {"int4": (mats, w0, kernels.int4_linear), "sparse24_int4": (sps, sp0, kernels.sparse24_int4_linear)}
-            cases = [(name, [lambda w=w, f=f: f(x, w) for w in ws], ws[0].nbytes, len(ws), (f, w1))
-                     for name, (ws, w1, f) in ours.items()]
+            cases = [
+                (name, [lambda w=w, f=f: f(x, w) for w in ws], ws[0].nbytes, len(ws), (f, w1))
+                for name, (ws, w1, f) in ours.items()
+            ]
             cases.append(("torch_bf16", [lambda w=w: F.linear(xb, w) for w in dense], 2 * n * k, len(dense), None))
             if tgs:
-                cases.append(("torch_int4_tinygemm", [lambda t=t: torch._weight_int4pack_mm(xb, t[0], GS, t[1]) for t in tgs],
-                              tg_bytes, len(tgs), None))
+                cases.append(
+                    (
+                        "torch_int4_tinygemm",
+                        [lambda t=t: torch._weight_int4pack_mm(xb, t[0], GS, t[1]) for t in tgs],
+                        tg_bytes,
+                        len(tgs),
+                        None,
+                    )
+                )
             for name, calls, nbytes, n_mats, check in cases:
                 variants = [(name, {})]
                 if check is not None:  # ours: also the general kernels (the before) and any explored switches
                     variants = [(name + "_general", {"ICML25_CUDA_GEMV": "0"})] + variants
-                    variants += [(name + suffix, env) for suffix, env in (EXPLORE.get((name, m), []) if explore else [])]
+                    variants += [
+                        (name + suffix, env) for suffix, env in (EXPLORE.get((name, m), []) if explore else [])
+                    ]
                 for label, env in variants:
                     os.environ.update(env)
                     try:
@@ -142,20 +162,41 @@ def main() -> None:
                             f, w1 = check
                             got, want = f(x, w1), x @ w1.dequantize().T
                             err = (got - want).abs().max().item() / (1 + want.abs().max().item())
-                            assert err < 1e-4, f"{label} {n}x{k} batch {m}: relative error {err:.2e} against the dequantized reference"
+                            assert err < 1e-4, (
+                                f"{label} {n}x{k} batch {m}: relative error {err:.2e} against the dequantized reference"
+                            )
                         t = per_call_ms(calls)
                     finally:
                         for key in env:
                             del os.environ[key]
                     gbs = nbytes / (t["graph"] * 1e-3) / 1e9
-                    rows.append({"shape": [n, k], "batch": m, "op": label, "graph_us": 1e3 * t["graph"],
-                                 "eager_us": 1e3 * t["eager"], "bytes": nbytes, "GBps": gbs,
-                                 "fraction_of_read": gbs / ceil["read_GBps"], "fraction_of_copy": gbs / ceil["copy_GBps"],
-                                 "working_set_MB": nbytes * n_mats / 1e6})
-                    print(f"{n}x{k} b{m} {label:24s} graph {1e3 * t['graph']:7.2f} us  eager {1e3 * t['eager']:7.2f} us  "
-                          f"{gbs:7.0f} GB/s  {gbs / ceil['read_GBps']:.2f} of read", flush=True)
-    out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "L2_MB": l2 / 1e6, **ceil,
-           "rows": rows, "notes": notes}
+                    rows.append(
+                        {
+                            "shape": [n, k],
+                            "batch": m,
+                            "op": label,
+                            "graph_us": 1e3 * t["graph"],
+                            "eager_us": 1e3 * t["eager"],
+                            "bytes": nbytes,
+                            "GBps": gbs,
+                            "fraction_of_read": gbs / ceil["read_GBps"],
+                            "fraction_of_copy": gbs / ceil["copy_GBps"],
+                            "working_set_MB": nbytes * n_mats / 1e6,
+                        }
+                    )
+                    print(
+                        f"{n}x{k} b{m} {label:24s} graph {1e3 * t['graph']:7.2f} us  eager {1e3 * t['eager']:7.2f} us  "
+                        f"{gbs:7.0f} GB/s  {gbs / ceil['read_GBps']:.2f} of read",
+                        flush=True,
+                    )
+    out = {
+        "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "L2_MB": l2 / 1e6,
+        **ceil,
+        "rows": rows,
+        "notes": notes,
+    }
     print(json.dumps({k: v for k, v in out.items() if k != "rows"}, indent=1))
     if args:
         with open(args[0], "w") as f:

@@ -131,6 +131,7 @@ def time_passes(cases: dict, x, xb, reps, buf) -> tuple[dict, list]:
     pass each, and the read bandwidth (a sum over buf) measured in each repeat. The cases take turns within each
     repeat, so that a slow spell of a shared machine hits all of them alike: ratios and fractions of the bandwidth are
     taken per repeat, then the median."""
+
     def one(fmt, ws, env):
         old = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # e.g. ICML25_CPU_VNNI=0 (read by the op at every call)
@@ -161,7 +162,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4096x4096 only, batch 1 and 8, 3 passes")
     ap.add_argument("--reps", type=int, default=7, help="timed passes per case (the median is reported)")
-    ap.add_argument("--shapes", nargs="+", default=[f"{n}x{k}" for n, k in LLAMA_7B], help="N x K shapes (default: Llama-7B's)")
+    ap.add_argument(
+        "--shapes", nargs="+", default=[f"{n}x{k}" for n, k in LLAMA_7B], help="N x K shapes (default: Llama-7B's)"
+    )
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--llc-factor", type=float, default=4.0, help="working set per format, in multiples of the LLC")
@@ -211,16 +214,30 @@ def main(argv=None) -> None:
                     res[name] = (statistics.median(ts), nb + act, len(ws) * nb, ratio, frac)
                 for fmt, (sec, by, wsb, ratio, frac) in res.items():
                     gbs = by / sec / 1e9
-                    rows.append({
-                        "shape": f"{n}x{k}", "threads": t, "batch": m, "method": fmt,
-                        "vnni": bool(torch.ops.icml25.cpu_vnni_enabled("2:4" in fmt)) and "fallback" not in fmt and fmt != "torch int4",
-                        "bytes_per_weight": round(bpw[fmt.split(" [")[0]], 5), "working_set_MiB": round(wsb / 2**20, 1),
-                        "ms": round(sec * 1e3, 4), "GB/s": round(gbs, 2), "read_bw_GB/s": round(statistics.median(bw), 2),
-                        "bw_fraction": round(frac, 3), "x_vs_torch_int4": round(ratio, 3),
-                    })
+                    rows.append(
+                        {
+                            "shape": f"{n}x{k}",
+                            "threads": t,
+                            "batch": m,
+                            "method": fmt,
+                            "vnni": bool(torch.ops.icml25.cpu_vnni_enabled("2:4" in fmt))
+                            and "fallback" not in fmt
+                            and fmt != "torch int4",
+                            "bytes_per_weight": round(bpw[fmt.split(" [")[0]], 5),
+                            "working_set_MiB": round(wsb / 2**20, 1),
+                            "ms": round(sec * 1e3, 4),
+                            "GB/s": round(gbs, 2),
+                            "read_bw_GB/s": round(statistics.median(bw), 2),
+                            "bw_fraction": round(frac, 3),
+                            "x_vs_torch_int4": round(ratio, 3),
+                        }
+                    )
                     r = rows[-1]
-                    print(f"{r['shape']:>10} t={t} m={m:<2} {fmt:<31} {r['ms']:8.3f} ms {r['GB/s']:6.1f} GB/s "
-                          f"{r['bw_fraction']:5.2f} of bw  {r['x_vs_torch_int4']:5.2f}x torch int4", flush=True)
+                    print(
+                        f"{r['shape']:>10} t={t} m={m:<2} {fmt:<31} {r['ms']:8.3f} ms {r['GB/s']:6.1f} GB/s "
+                        f"{r['bw_fraction']:5.2f} of bw  {r['x_vs_torch_int4']:5.2f}x torch int4",
+                        flush=True,
+                    )
         del fmts
     load1 = os.getloadavg()
     write(args.out, rows, bpw, llc, bws, load0, load1, reps)
@@ -239,7 +256,8 @@ def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
         f"{platform.processor() or platform.machine()}, LLC {llc / 2**20:.0f} MiB, torch {torch.__version__}, "
         f"working set per format >= {4 * llc / 2**20:.0f} MiB (distinct copies cycled), {reps} passes, medians; "
         f"load average {load0[0]:.2f} at start, {load1[0]:.2f} at end.",
-        "Read bandwidth (a sum over a buffer of >= 8x the LLC) at the start: " + ", ".join(f"{t} thread(s) {b:.1f} GB/s" for t, b in bws.items())
+        "Read bandwidth (a sum over a buffer of >= 8x the LLC) at the start: "
+        + ", ".join(f"{t} thread(s) {b:.1f} GB/s" for t, b in bws.items())
         + ". It drifts on a shared machine, so it is also measured in every repeat of every row, next to the kernels: "
         "read_bw is that median and bw_fraction the median over repeats of GB/s / read bandwidth of the same repeat.",
         "",
@@ -254,8 +272,10 @@ def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['shape']} | {r['threads']} | {r['batch']} | {r['method']} | {'yes' if r['vnni'] else 'no'} | {r['ms']:.3f} | {r['GB/s']:.1f} | "
-                     f"{r['read_bw_GB/s']:.1f} | {r['bw_fraction']:.3f} | {r['x_vs_torch_int4']:.3f} |")
+        lines.append(
+            f"| {r['shape']} | {r['threads']} | {r['batch']} | {r['method']} | {'yes' if r['vnni'] else 'no'} | {r['ms']:.3f} | {r['GB/s']:.1f} | "
+            f"{r['read_bw_GB/s']:.1f} | {r['bw_fraction']:.3f} | {r['x_vs_torch_int4']:.3f} |"
+        )
     with atomic_path(out.with_suffix(".md")) as tmp:
         tmp.write_text("\n".join(lines) + "\n")
     print(f"wrote {out.with_suffix('.csv')} and {out.with_suffix('.md')}")

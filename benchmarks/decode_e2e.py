@@ -46,8 +46,15 @@ BASELINE = "torch_int4"
 def llama_7b_layers(layers: int, vocab: int):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = LlamaConfig(hidden_size=4096, intermediate_size=11008, num_attention_heads=32, num_key_value_heads=32,
-                      num_hidden_layers=layers, vocab_size=vocab, max_position_embeddings=512)
+    cfg = LlamaConfig(
+        hidden_size=4096,
+        intermediate_size=11008,
+        num_attention_heads=32,
+        num_key_value_heads=32,
+        num_hidden_layers=layers,
+        vocab_size=vocab,
+        max_position_embeddings=512,
+    )
     torch.manual_seed(0)
     return LlamaForCausalLM(cfg).eval()
 
@@ -59,8 +66,11 @@ def weight_bytes(model) -> int:
     total = 0
     for mod in model.modules():
         total += sum(t.nbytes for t in list(mod.parameters(recurse=False)) + list(mod.buffers(recurse=False)))
-        total += sum(v.nbytes for k, v in vars(mod).items() if not k.startswith("_")
-                     and isinstance(v, (torch.Tensor, kernels.Int4Weight, kernels.Sparse24Int4Weight)))
+        total += sum(
+            v.nbytes
+            for k, v in vars(mod).items()
+            if not k.startswith("_") and isinstance(v, (torch.Tensor, kernels.Int4Weight, kernels.Sparse24Int4Weight))
+        )
     return total
 
 
@@ -96,8 +106,9 @@ def main(argv=None) -> None:
 
         def gen(m):
             t0 = time.perf_counter()
-            m.generate(prompt, max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens, do_sample=False,
-                       pad_token_id=0)
+            m.generate(
+                prompt, max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens, do_sample=False, pad_token_id=0
+            )
             return time.perf_counter() - t0
 
         for m in models.values():
@@ -109,18 +120,39 @@ def main(argv=None) -> None:
         for fmt, ts in times.items():
             tps = b * args.new_tokens / statistics.median(ts)
             ratio = statistics.median(t0 / t for t0, t in zip(times[BASELINE], ts))
-            rows.append({"batch": b, "format": fmt, "tokens_per_s": round(tps, 2), "x_vs_torch_int4": round(ratio, 3),
-                         "weight_MiB": round(nbytes[fmt] / 2**20, 1),
-                         # a step reads every weight once: bytes per step x steps per second
-                         "weight_GB_per_s": round(nbytes[fmt] * tps / b / 1e9, 2)})
+            rows.append(
+                {
+                    "batch": b,
+                    "format": fmt,
+                    "tokens_per_s": round(tps, 2),
+                    "x_vs_torch_int4": round(ratio, 3),
+                    "weight_MiB": round(nbytes[fmt] / 2**20, 1),
+                    # a step reads every weight once: bytes per step x steps per second
+                    "weight_GB_per_s": round(nbytes[fmt] * tps / b / 1e9, 2),
+                }
+            )
             r = rows[-1]
-            print(f"batch {b} {fmt:<14} {r['tokens_per_s']:8.2f} tokens/s  {r['x_vs_torch_int4']:5.2f}x torch int4  "
-                  f"{r['weight_GB_per_s']:5.1f} GB/s of weights", flush=True)
+            print(
+                f"batch {b} {fmt:<14} {r['tokens_per_s']:8.2f} tokens/s  {r['x_vs_torch_int4']:5.2f}x torch int4  "
+                f"{r['weight_GB_per_s']:5.1f} GB/s of weights",
+                flush=True,
+            )
     load1 = os.getloadavg()
-    meta = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpu": platform.processor() or platform.machine(),
-            "torch": torch.__version__, "threads": args.threads, "layers": args.layers, "hidden": 4096,
-            "intermediate": 11008, "vocab": 512, "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
-            "repeats": args.repeats, "cpu_vnni": kernels.cpu_vnni_enabled(), "load_average": [load0[0], load1[0]]}
+    meta = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "cpu": platform.processor() or platform.machine(),
+        "torch": torch.__version__,
+        "threads": args.threads,
+        "layers": args.layers,
+        "hidden": 4096,
+        "intermediate": 11008,
+        "vocab": 512,
+        "prompt_len": args.prompt_len,
+        "new_tokens": args.new_tokens,
+        "repeats": args.repeats,
+        "cpu_vnni": kernels.cpu_vnni_enabled(),
+        "load_average": [load0[0], load1[0]],
+    }
     write(args.out, meta, rows)
 
 
@@ -138,8 +170,10 @@ def write(out: Path, meta: dict, rows: list[dict]) -> None:
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['batch']} | {r['format']} | {r['tokens_per_s']:.2f} | {r['x_vs_torch_int4']:.2f} | "
-                     f"{r['weight_MiB']:.0f} | {r['weight_GB_per_s']:.1f} |")
+        lines.append(
+            f"| {r['batch']} | {r['format']} | {r['tokens_per_s']:.2f} | {r['x_vs_torch_int4']:.2f} | "
+            f"{r['weight_MiB']:.0f} | {r['weight_GB_per_s']:.1f} |"
+        )
     with atomic_path(out.with_suffix(".md")) as tmp:
         tmp.write_text("\n".join(lines) + "\n")
     print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")

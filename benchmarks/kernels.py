@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import math
+import os
 import platform
 import statistics
 import sys
@@ -82,7 +82,9 @@ def bench_linear(shapes, batches, reps, group_size, rank, bw):
         q = torch.randint(0, 16, (n, k), dtype=torch.int32, generator=gen)
         t4 = torch.ops.aten._convert_weight_to_int4pack_for_cpu(q, 2)
         t4sz = (torch.rand(k // group_size, n, 2, generator=gen) * 0.01).bfloat16()
-        s24 = K.pack_sparse24_int4(random_24(n, k, gen), torch.rand(n, -(-k // group_size), generator=gen) * 0.01, group_size)
+        s24 = K.pack_sparse24_int4(
+            random_24(n, k, gen), torch.rand(n, -(-k // group_size), generator=gen) * 0.01, group_size
+        )
         lo_l, lo_r = torch.randn(n, rank, generator=gen) * 0.01, torch.randn(rank, k, generator=gen) * 0.01
         codes, bidx = K.nestquant_encode(w.reshape(n, k // 8, 8) / w.std(), 14, BETAS)
         for m in batches:
@@ -92,29 +94,59 @@ def bench_linear(shapes, batches, reps, group_size, rank, bw):
             cases = [
                 ("torch fp32 linear", lambda: torch.nn.functional.linear(x, w), nbytes(w) + act),
                 ("torch bf16 linear", lambda: torch.nn.functional.linear(xb, wb), nbytes(wb) + act // 2),
-                ("torch int4 (_weight_int4pack_mm_for_cpu)", lambda: torch.ops.aten._weight_int4pack_mm_for_cpu(xb, t4, group_size, t4sz), nbytes(t4, t4sz) + act // 2),
+                (
+                    "torch int4 (_weight_int4pack_mm_for_cpu)",
+                    lambda: torch.ops.aten._weight_int4pack_mm_for_cpu(xb, t4, group_size, t4sz),
+                    nbytes(t4, t4sz) + act // 2,
+                ),
                 ("icml25 int4_linear", lambda: K.int4_linear(x, w4), w4.nbytes + act),
                 ("icml25 sparse24_int4_linear", lambda: K.sparse24_int4_linear(x, s24), s24.nbytes + act),
-                (f"icml25 sparse24_int4_linear + low-rank r={rank}", lambda: K.sparse24_int4_linear(x, s24, lo_l, lo_r), s24.nbytes + nbytes(lo_l, lo_r) + act),
-                ("icml25 nestquant_matmul (q=14, 4 betas)", lambda: K.nestquant_matmul(x, codes, bidx, 14, BETAS, (n, k)), nbytes(codes, bidx) + act),
+                (
+                    f"icml25 sparse24_int4_linear + low-rank r={rank}",
+                    lambda: K.sparse24_int4_linear(x, s24, lo_l, lo_r),
+                    s24.nbytes + nbytes(lo_l, lo_r) + act,
+                ),
+                (
+                    "icml25 nestquant_matmul (q=14, 4 betas)",
+                    lambda: K.nestquant_matmul(x, codes, bidx, 14, BETAS, (n, k)),
+                    nbytes(codes, bidx) + act,
+                ),
             ]
             if m == batches[0]:
                 cases += [
-                    ("reference int4_linear", lambda: R.int4_linear(x, w4.packed, w4.scales, w4.zeros, group_size, k), w4.nbytes + act),
-                    ("reference sparse24_int4_linear", lambda: R.sparse24_int4_linear(x, s24.values, s24.meta, s24.scales, group_size, k), s24.nbytes + act),
+                    (
+                        "reference int4_linear",
+                        lambda: R.int4_linear(x, w4.packed, w4.scales, w4.zeros, group_size, k),
+                        w4.nbytes + act,
+                    ),
+                    (
+                        "reference sparse24_int4_linear",
+                        lambda: R.sparse24_int4_linear(x, s24.values, s24.meta, s24.scales, group_size, k),
+                        s24.nbytes + act,
+                    ),
                 ]
             times = {}
             for name, fn, by in cases:
                 r = reps if not name.startswith("reference") else 3
                 t = median_time(fn, r)
                 times[name] = t
-                rows.append({"op": "linear", "shape": f"{n}x{k}", "batch": m, "method": name, "ms": t * 1e3, "min_ms": MIN_TIMES[fn] * 1e3,
-                             "GB/s": by / t / 1e9, "bw_fraction": by / t / 1e9 / bw})
+                rows.append(
+                    {
+                        "op": "linear",
+                        "shape": f"{n}x{k}",
+                        "batch": m,
+                        "method": name,
+                        "ms": t * 1e3,
+                        "min_ms": MIN_TIMES[fn] * 1e3,
+                        "GB/s": by / t / 1e9,
+                        "bw_fraction": by / t / 1e9 / bw,
+                    }
+                )
             base = times
-            for r_ in rows[-len(cases):]:
+            for r_ in rows[-len(cases) :]:
                 r_["x_vs_fp32"] = base["torch fp32 linear"] / (r_["ms"] / 1e3)
                 r_["x_vs_torch_int4"] = base["torch int4 (_weight_int4pack_mm_for_cpu)"] / (r_["ms"] / 1e3)
-            print_rows(rows[-len(cases):], f"linear {n}x{k}, batch {m}")
+            print_rows(rows[-len(cases) :], f"linear {n}x{k}, batch {m}")
     return rows
 
 
@@ -125,13 +157,30 @@ def bench_lattice(n_vec, reps):
     codes, bidx = K.nestquant_encode(x, 14, BETAS)
     cases = [
         ("e8_nearest", lambda: K.e8_nearest(x), lambda: R.e8_nearest(x)),
-        ("nestquant_encode (q=14, 4 betas)", lambda: K.nestquant_encode(x, 14, BETAS), lambda: R.nestquant_encode(x, 14, BETAS)),
-        ("nestquant_decode (q=14)", lambda: K.nestquant_decode(codes, bidx, 14, BETAS), lambda: R.nestquant_decode(codes, bidx, 14, BETAS)),
+        (
+            "nestquant_encode (q=14, 4 betas)",
+            lambda: K.nestquant_encode(x, 14, BETAS),
+            lambda: R.nestquant_encode(x, 14, BETAS),
+        ),
+        (
+            "nestquant_decode (q=14)",
+            lambda: K.nestquant_decode(codes, bidx, 14, BETAS),
+            lambda: R.nestquant_decode(codes, bidx, 14, BETAS),
+        ),
     ]
     for name, ours, ref in cases:
         t, tr = median_time(ours, reps), median_time(ref, 3)
-        rows.append({"op": "lattice", "shape": f"{n_vec}x8", "method": name, "ms": t * 1e3, "reference_ms": tr * 1e3,
-                     "x_vs_reference": tr / t, "Mvec/s": n_vec / t / 1e6})
+        rows.append(
+            {
+                "op": "lattice",
+                "shape": f"{n_vec}x8",
+                "method": name,
+                "ms": t * 1e3,
+                "reference_ms": tr * 1e3,
+                "x_vs_reference": tr / t,
+                "Mvec/s": n_vec / t / 1e6,
+            }
+        )
     print_rows(rows, f"E8 / NestQuant, {n_vec} 8-vectors")
     return rows
 
@@ -150,14 +199,27 @@ def bench_attention(contexts, reps, s, bw):
             ("torch SDPA (exact)", lambda: torch.nn.functional.scaled_dot_product_attention(q[:, :, None], k, v), kv),
             ("icml25 decode_attention (exact)", lambda: K.decode_attention(q, k, v, t, 0), kv),
             (f"icml25 decode_attention (sink {s} + window {s})", lambda: K.decode_attention(q, k, v, s, s), sub),
-            ("icml25 spec_decode_attention (exact + spec + verify)", lambda: K.spec_decode_attention(q, k, v, s, s, 0.1), kv),
+            (
+                "icml25 spec_decode_attention (exact + spec + verify)",
+                lambda: K.spec_decode_attention(q, k, v, s, s, 0.1),
+                kv,
+            ),
             ("reference spec_decode_attention", lambda: R.spec_decode_attention(q, k, v, s, s, 0.1, d**-0.5), kv),
         ]
         block = []
         for name, fn, by in cases:
             tm = median_time(fn, reps if not name.startswith("reference") else 3)
-            block.append({"op": "attention", "shape": f"B{b} H{h} T{t} D{d}", "method": name, "ms": tm * 1e3, "min_ms": MIN_TIMES[fn] * 1e3,
-                          "GB/s": by / tm / 1e9, "bw_fraction": by / tm / 1e9 / bw})
+            block.append(
+                {
+                    "op": "attention",
+                    "shape": f"B{b} H{h} T{t} D{d}",
+                    "method": name,
+                    "ms": tm * 1e3,
+                    "min_ms": MIN_TIMES[fn] * 1e3,
+                    "GB/s": by / tm / 1e9,
+                    "bw_fraction": by / tm / 1e9 / bw,
+                }
+            )
         exact = block[1]["ms"]
         for r_ in block:
             r_["cost_vs_exact"] = r_["ms"] / exact
@@ -210,20 +272,34 @@ def main(argv=None) -> None:
         shapes, batches, contexts, n_vec, args.reps = LLAMA2_7B[:1], [1, 8], [4096], 2**15, 7
     torch.manual_seed(0)
     bw = copy_bandwidth()
-    info = {"threads": torch.get_num_threads(), "torch": torch.__version__, "cpu": platform.processor() or platform.machine(),
-            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "copy_bandwidth_GBps": bw, "group_size": args.group_size,
-            "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "load_average": list(os.getloadavg())}
+    info = {
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "copy_bandwidth_GBps": bw,
+        "group_size": args.group_size,
+        "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_average": list(os.getloadavg()),
+    }
     emit(f"# Kernel benchmarks ({info['utc']})")
     emit()
-    emit(f"threads {info['threads']}, {info['cpu_capability']}, torch {info['torch']}, copy bandwidth {bw:.1f} GB/s "
-         f"(read + write), load average {info['load_average'][0]:.2f}; ms = median, min_ms = fastest call")
+    emit(
+        f"threads {info['threads']}, {info['cpu_capability']}, torch {info['torch']}, copy bandwidth {bw:.1f} GB/s "
+        f"(read + write), load average {info['load_average'][0]:.2f}; ms = median, min_ms = fastest call"
+    )
     rows = bench_linear(shapes, batches, args.reps, args.group_size, args.rank, bw)
     rows += bench_lattice(n_vec, args.reps)
     rows += bench_attention(contexts, max(5, args.reps // 3), args.window, bw)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"info": info, "rows": rows}, indent=1, default=lambda o: None if isinstance(o, float) and math.isnan(o) else o))
+    tmp.write_text(
+        json.dumps(
+            {"info": info, "rows": rows},
+            indent=1,
+            default=lambda o: None if isinstance(o, float) and math.isnan(o) else o,
+        )
+    )
     tmp.replace(args.out)
     md = args.out.with_suffix(".md")
     md.write_text("\n".join(LINES) + "\n")

@@ -1,4 +1,5 @@
 """Run Snakemake on the real workflow from the repository root, as a user would."""
+
 import os
 import subprocess
 import sys

@@ -1,4 +1,5 @@
 """A tiny random Llama (grouped-query attention) shared by the ALSpec tests."""
+
 import pytest
 import torch
 
@@ -8,8 +9,16 @@ def tiny_llama():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=61, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                      num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128)
+    cfg = LlamaConfig(
+        vocab_size=61,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=128,
+    )
     cfg._attn_implementation = "eager"
     return LlamaForCausalLM(cfg).eval()
 

@@ -1,11 +1,19 @@
 """Cost model: the critical-path formulas on hand-made kernel times, and the measured pieces."""
+
 import numpy as np
 import pytest
 
 from methods.alspec import costmodel
 
-K = {"t_qkv": 1.0, "t_rest": 4.0, "t_head": 0.5, "n_layers": 2, "contexts": [1000, 2000, 4000],
-     "t_attn": [1.0, 2.0, 4.0], "t_spec": [0.1, 0.1, 0.1]}  # t_attn = T / 1000 exactly
+K = {
+    "t_qkv": 1.0,
+    "t_rest": 4.0,
+    "t_head": 0.5,
+    "n_layers": 2,
+    "contexts": [1000, 2000, 4000],
+    "t_attn": [1.0, 2.0, 4.0],
+    "t_spec": [0.1, 0.1, 0.1],
+}  # t_attn = T / 1000 exactly
 
 
 def test_attention_fit_is_exact_on_linear_times():

@@ -1,5 +1,6 @@
 """SpecDecoder: exact path = HF forward, speculative output = attention over the selected keys,
 verification, rollback, greedy agreement."""
+
 import math
 
 import pytest
@@ -54,8 +55,8 @@ def test_verification_accepts_identical_and_rejects_perturbed_outputs():
     direction = torch.randn(4, 3, 8, generator=g)
     direction = direction / torch.linalg.vector_norm(direction, dim=(-2, -1), keepdim=True)
     norm = torch.linalg.vector_norm(o, dim=(-2, -1), keepdim=True)
-    assert verify(o, o + 0.9 * lam * norm * direction, lam).all()       # error 0.9 λ‖o‖: accepted
-    assert not verify(o, o + 1.1 * lam * norm * direction, lam).any()   # error 1.1 λ‖o‖: rejected
+    assert verify(o, o + 0.9 * lam * norm * direction, lam).all()  # error 0.9 λ‖o‖: accepted
+    assert not verify(o, o + 1.1 * lam * norm * direction, lam).any()  # error 1.1 λ‖o‖: rejected
     # per head: perturb head 1 of row 0 only
     bad = o.clone()
     bad[0, 1] += 2 * lam * torch.linalg.vector_norm(o[0, 1])

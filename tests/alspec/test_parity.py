@@ -11,6 +11,7 @@ positions 319 (P = 320: the chunk is the last 128 keys), 300 (P = 320: 109 real 
 (the chunk [96, 224) overlaps the first S keys, so keys 96..127 enter the official ô twice).
 Tolerance 1e-5 relative (float32), 5e-7 absolute on entries near 0 (SDPA sums in another order).
 """
+
 import pytest
 import torch
 
@@ -18,18 +19,25 @@ from methods.alspec.engine import verify
 from methods.kernels import decode_attention
 
 GOLD = {  # position: (‖o − ô‖ per user, ‖o‖ per user, o[user 0, head 0, :4], ô[user 0, head 0, :4])
-    319: ([6.13572359085083, 8.498580932617188], [6.615927696228027, 8.632360458374023],
-          [0.010814533568918705, 0.13602913916110992, 0.15222345292568207, -0.0916391983628273],
-          [0.0049666110426187515, 0.0785396546125412, 0.15306787192821503, -0.10855434834957123]),
-    300: ([6.2460551261901855, 8.510140419006348], [6.703356742858887, 8.649930953979492],
-          [0.02086789347231388, 0.14221860468387604, 0.15619008243083954, -0.08547424525022507],
-          [0.016690369695425034, 0.08280070871114731, 0.1578664928674698, -0.10209639370441437]),
+    319: (
+        [6.13572359085083, 8.498580932617188],
+        [6.615927696228027, 8.632360458374023],
+        [0.010814533568918705, 0.13602913916110992, 0.15222345292568207, -0.0916391983628273],
+        [0.0049666110426187515, 0.0785396546125412, 0.15306787192821503, -0.10855434834957123],
+    ),
+    300: (
+        [6.2460551261901855, 8.510140419006348],
+        [6.703356742858887, 8.649930953979492],
+        [0.02086789347231388, 0.14221860468387604, 0.15619008243083954, -0.08547424525022507],
+        [0.016690369695425034, 0.08280070871114731, 0.1578664928674698, -0.10209639370441437],
+    ),
 }
 
 
 def _fa_rand(g, *shape):
     return torch.randn(shape, generator=g) + torch.randn(shape, generator=g) * 10 * torch.bernoulli(
-        torch.full(shape, 0.001), generator=g)
+        torch.full(shape, 0.001), generator=g
+    )
 
 
 def _inputs():
@@ -49,8 +57,8 @@ def test_speculative_attention_and_verification(position):
     dist, norm, o_row, spec_row = GOLD[position]
     q, k, v = _inputs()
     t = position + 1
-    o = decode_attention(q, k[:, :, :t], v[:, :, :t], t, 0, 64 ** -0.5)
-    o_hat = decode_attention(q, k[:, :, :t], v[:, :, :t], 128, tile_window(position, 128), 64 ** -0.5)
+    o = decode_attention(q, k[:, :, :t], v[:, :, :t], t, 0, 64**-0.5)
+    o_hat = decode_attention(q, k[:, :, :t], v[:, :, :t], 128, tile_window(position, 128), 64**-0.5)
     assert torch.linalg.vector_norm(o - o_hat, dim=(-2, -1)).tolist() == pytest.approx(dist, rel=1e-5)
     assert torch.linalg.vector_norm(o, dim=(-2, -1)).tolist() == pytest.approx(norm, rel=1e-5)
     assert o[0, 0, :4].tolist() == pytest.approx(o_row, rel=1e-5, abs=5e-7)
@@ -64,7 +72,7 @@ def test_overlap_of_sink_and_chunk_differs():
     ours reads every key once, so ô = o exactly."""
     q, k, v = _inputs()
     t = 201
-    o = decode_attention(q, k[:, :, :t], v[:, :, :t], t, 0, 64 ** -0.5)
-    o_hat = decode_attention(q, k[:, :, :t], v[:, :, :t], 128, tile_window(200, 128), 64 ** -0.5)
+    o = decode_attention(q, k[:, :, :t], v[:, :, :t], t, 0, 64**-0.5)
+    o_hat = decode_attention(q, k[:, :, :t], v[:, :, :t], 128, tile_window(200, 128), 64**-0.5)
     assert torch.allclose(o, o_hat, atol=1e-6)
     assert tile_window(200, 128) == 105 and tile_window(319, 128) == 128 and tile_window(300, 128) == 109

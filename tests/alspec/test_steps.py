@@ -1,5 +1,6 @@
 """The ALSpec DAG's training and evaluation steps end to end at smoke size, on the device they are given, and
 the data file of the quality figure (one row per task and λ)."""
+
 import csv
 import json
 
@@ -10,20 +11,41 @@ from methods.alspec.evaluate import evaluate_task
 from methods.alspec.figures import quality_rows, write_rows
 from methods.alspec.tasks import train_model
 
-TASKS = {"seq_len": 48, "n_symbols": 16, "n_pairs": 4, "n_queries": 3, "copy_len": 4, "local_decode": 4,
-         "noise": 0.1}
+TASKS = {"seq_len": 48, "n_symbols": 16, "n_pairs": 4, "n_queries": 3, "copy_len": 4, "local_decode": 4, "noise": 0.1}
 MODEL = {"hidden": 16, "layers": 2, "heads": 2, "kv_heads": 1, "intermediate": 32}
 TRAIN = {"steps": 4, "batch_size": 6, "lr": 0.003, "warmup": 2, "weight_decay": 0.01}
 LAMS = [0.05, 0.1]
 
 
 def test_train_then_evaluate_on_the_given_device_then_tidy_rows(tmp_path):
-    info = train_model(TASKS, MODEL, TRAIN, sink=4, window=4, seed=0, out_dir=tmp_path / "model",
-                       info_path=tmp_path / "training.json", eval_examples=4, device=torch.device("cpu"))
+    info = train_model(
+        TASKS,
+        MODEL,
+        TRAIN,
+        sink=4,
+        window=4,
+        seed=0,
+        out_dir=tmp_path / "model",
+        info_path=tmp_path / "training.json",
+        eval_examples=4,
+        device=torch.device("cpu"),
+    )
     assert set(info["full_forward_accuracy"]) == {"local", "recall", "copy"}
     assert (tmp_path / "model" / "config.json").exists()
-    doc = evaluate_task(tmp_path / "model", "recall", TASKS, 4, 4, LAMS, "layer", n_examples=4, batch_size=4,
-                        seed=0, metrics_path=tmp_path / "recall.json", device=torch.device("cpu"))
+    doc = evaluate_task(
+        tmp_path / "model",
+        "recall",
+        TASKS,
+        4,
+        4,
+        LAMS,
+        "layer",
+        n_examples=4,
+        batch_size=4,
+        seed=0,
+        metrics_path=tmp_path / "recall.json",
+        device=torch.device("cpu"),
+    )
     assert json.loads((tmp_path / "recall.json").read_text())["modes"].keys() == doc["modes"].keys()
     assert set(doc["modes"]) == {"exact", "static", "alspec_0.05", "alspec_0.10"}
     rows = quality_rows([doc], LAMS)

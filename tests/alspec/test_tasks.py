@@ -1,4 +1,5 @@
 """Synthetic tasks: answers are where they should be, and beyond the sink and the window."""
+
 import pytest
 import torch
 

@@ -1,5 +1,6 @@
 """Banyan's data: the grammar's gold similarities, the official length filter, the full-scale loader on a
 local stand-in of the Hugging Face sets (offline), and the evaluation metric."""
+
 import json
 
 import numpy as np
@@ -7,10 +8,9 @@ import pytest
 import torch
 
 from methods.banyan import grammar
-from methods.banyan.data import (draw_for, encode_texts, fetch_datasets, keep_sentence, pack, prepare, unpack,
-                                 words_of)
-from methods.common.io import read_json
+from methods.banyan.data import draw_for, encode_texts, fetch_datasets, keep_sentence, pack, prepare, unpack, words_of
 from methods.banyan.train import covered_pairs, word_mean
+from methods.common.io import read_json
 
 
 def test_no_word_belongs_to_two_concepts():
@@ -46,8 +46,13 @@ def test_realised_sentences_carry_their_frame():
 
 def test_word_pair_gold():
     a, b, gold = grammar.word_pairs(0, 60)
-    concept = {w: (cat, i) for table in (grammar.NOUNS, grammar.VERBS, grammar.ADJECTIVES, grammar.PLACES)
-               for cat, cs in table.items() for i, syns in enumerate(cs) for w in syns}
+    concept = {
+        w: (cat, i)
+        for table in (grammar.NOUNS, grammar.VERBS, grammar.ADJECTIVES, grammar.PLACES)
+        for cat, cs in table.items()
+        for i, syns in enumerate(cs)
+        for w in syns
+    }
     for x, y, g in zip(a, b, gold):
         same_concept, same_cat = concept[x] == concept[y], concept[x][0] == concept[y][0]
         assert g == (2.0 if same_concept else 1.0 if same_cat else 0.0)
@@ -74,9 +79,19 @@ def test_word_coverage_and_mean():
 
 
 def _grammar_cfg(**kw):
-    return {"source": "grammar", "seed": 0, "n_train": 200, "n_eval_pairs": 20, "n_word_pairs": 12,
-            "grammar": {"p_optional": 0.5, "p_passive": 0.3}, "min_tokens": 3, "max_tokens": 200,
-            "vocab_size": 100, "word_sets": [], **kw}
+    return {
+        "source": "grammar",
+        "seed": 0,
+        "n_train": 200,
+        "n_eval_pairs": 20,
+        "n_word_pairs": 12,
+        "grammar": {"p_optional": 0.5, "p_passive": 0.3},
+        "min_tokens": 3,
+        "max_tokens": 200,
+        "vocab_size": 100,
+        "word_sets": [],
+        **kw,
+    }
 
 
 def test_prepare_grammar_and_word_files(tmp_path):
@@ -102,17 +117,34 @@ def test_prepare_grammar_and_word_files(tmp_path):
 def _standin_cfg(tmp_path):
     """config/full.yaml's `datasets` source on a local JSON corpus and STS set (offline)."""
     corpus = tmp_path / "corpus.jsonl"
-    docs = ["The cat sat on the mat. A dog ran in the park!\nShort one.",
-            "Birds fly over the river near the town. The cat saw a bird."] * 5
+    docs = [
+        "The cat sat on the mat. A dog ran in the park!\nShort one.",
+        "Birds fly over the river near the town. The cat saw a bird.",
+    ] * 5
     corpus.write_text("\n".join(json.dumps({"text": d}) for d in docs))
     sts = tmp_path / "sts.jsonl"
     rows = [("a cat sat", "the cat sat", 4.5), ("a dog ran", "birds fly", 0.5), ("the town", "a town", 4.0)]
     sts.write_text("\n".join(json.dumps({"s1": a, "s2": b, "score": g}) for a, b, g in rows))
-    cfg = _grammar_cfg(source="datasets", n_train=8, vocab_size=10,
-                       corpus={"path": "json", "data_files": str(corpus), "split": "train", "text_column": "text",
-                               "split_sentences": True},
-                       sts={"toy": {"path": "json", "data_files": str(sts), "split": "train",
-                                    "columns": {"a": "s1", "b": "s2", "score": "score"}}})
+    cfg = _grammar_cfg(
+        source="datasets",
+        n_train=8,
+        vocab_size=10,
+        corpus={
+            "path": "json",
+            "data_files": str(corpus),
+            "split": "train",
+            "text_column": "text",
+            "split_sentences": True,
+        },
+        sts={
+            "toy": {
+                "path": "json",
+                "data_files": str(sts),
+                "split": "train",
+                "columns": {"a": "s1", "b": "s2", "score": "score"},
+            }
+        },
+    )
     return cfg
 
 
@@ -120,7 +152,7 @@ def test_prepare_full_scale_loader_on_local_stand_ins(tmp_path):
     """The `datasets` path of config/full.yaml, offline: a local JSON corpus and STS set."""
     cfg = _standin_cfg(tmp_path)
     full = prepare(cfg, {}, seeds=[0, 1, 2])
-    assert list(full["draws"]) == ["all"]            # real data: one draw shared by the seeds
+    assert list(full["draws"]) == ["all"]  # real data: one draw shared by the seeds
     data = draw_for(full, 1)
     sents = unpack(data["train_tokens"], data["train_offsets"])
     assert all(3 < len(s) <= 200 for s in sents) and len(sents) == 16  # "Short one." is filtered out
@@ -152,14 +184,21 @@ def test_seed_groups_merge_into_the_all_seeds_metrics(tmp_path):
     assert RESULT_VARIANTS == list(VARIANTS)  # results.py keeps its own copy so the claims job needs no torch
 
     def doc(seeds):
-        return {"variant": "banyan", "seeds": seeds, "sts_mean": [0.1 * s for s in seeds],
-                "loss_final": [1.0 + s for s in seeds], "word_x_covered": 60, "non_embedding_parameters": 14}
+        return {
+            "variant": "banyan",
+            "seeds": seeds,
+            "sts_mean": [0.1 * s for s in seeds],
+            "loss_final": [1.0 + s for s in seeds],
+            "word_x_covered": 60,
+            "non_embedding_parameters": 14,
+        }
 
     write_json(tmp_path / "all.json", doc([0, 1, 2]))
     for s in (2, 0, 1):
         write_json(tmp_path / f"seed{s}.json", doc([s]))
     write_json(tmp_path / "minilm.json", {"sts_mean": [0.5, 0.5, 0.5]})
     together = claims_metrics({"banyan": [str(tmp_path / "all.json")]}, str(tmp_path / "minilm.json"))
-    split = claims_metrics({"banyan": [str(tmp_path / f"seed{s}.json") for s in (2, 0, 1)]},
-                           str(tmp_path / "minilm.json"))
+    split = claims_metrics(
+        {"banyan": [str(tmp_path / f"seed{s}.json") for s in (2, 0, 1)]}, str(tmp_path / "minilm.json")
+    )
     assert split == together and split["sts_mean_banyan"] == [0.0, 0.1, 0.2]

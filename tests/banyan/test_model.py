@@ -1,12 +1,19 @@
 """Banyan's identities: parameter count, greedy merge order, entanglement, top-down averaging, gradients."""
+
 import itertools
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from methods.banyan.model import (DiagonalFunctions, MeanAutoencoder, TreeAutoencoder, build_model,
-                                  merge_positions, replace_pair)
+from methods.banyan.model import (
+    DiagonalFunctions,
+    MeanAutoencoder,
+    TreeAutoencoder,
+    build_model,
+    merge_positions,
+    replace_pair,
+)
 
 torch.set_num_threads(1)
 
@@ -69,7 +76,7 @@ def greedy_reference(vecs, compose):
         a, b = items[j], items[j + 1]
         states.append(compose(states[a][None], states[b][None])[0].detach())
         merges.append((a, b))
-        items[j: j + 2] = [len(states) - 1]
+        items[j : j + 2] = [len(states) - 1]
     return merges
 
 
@@ -145,7 +152,7 @@ def test_entanglement_dedupes_identical_pairs_across_the_batch():
     assert len(f.states) == len(expected)
     assert f.n_leaves == 7  # one leaf per token type
     assert int(f.roots[0]) == int(f.roots[1])  # identical sentences share their whole tree
-    pairs = list(zip(f.left[f.n_leaves:].tolist(), f.right[f.n_leaves:].tolist()))
+    pairs = list(zip(f.left[f.n_leaves :].tolist(), f.right[f.n_leaves :].tolist()))
     assert len(pairs) == len(set(pairs))  # no (left, right) pair is created twice
     plain = tree_model(entangle=False, vocab=10, c=2, e=2, seed=3).encode(batch)
     assert len(plain.states) == sum(2 * len(s) - 1 for s in batch)

@@ -1,4 +1,5 @@
 """The claims step: the metrics it builds from the jobs' JSON, and claims.yaml evaluated on them."""
+
 import pytest
 
 from methods.binary_denoising.claims import DECLARATION_PATH, claims_metrics, exact_metrics
@@ -11,9 +12,16 @@ def _exact_doc(slem, dob, bias, eta=4.0, etas=(1.0, 16.0)):
     rows = []
     for i, a in enumerate((2.0, 0.25)):  # deliberately unsorted
         k = 1 - i
-        rows.append({"alpha": a, "slem": slem[k], "dobrushin": dob[k], "chain_marginal_z": 1.0,
-                     "bias_tv": {str(e): bias[k] * (1 + j) for j, e in enumerate(sorted({eta, *etas}))},
-                     "mh_tv": {"4.0": 1e-16}})
+        rows.append(
+            {
+                "alpha": a,
+                "slem": slem[k],
+                "dobrushin": dob[k],
+                "chain_marginal_z": 1.0,
+                "bias_tv": {str(e): bias[k] * (1 + j) for j, e in enumerate(sorted({eta, *etas}))},
+                "mh_tv": {"4.0": 1e-16},
+            }
+        )
     return {"d": 4, "n_states": 16, "eta": eta, "etas": list(etas), "z_bound": 3.5, "rows": rows}
 
 
@@ -30,10 +38,15 @@ def test_exact_metrics_reads_the_smallest_alpha_as_high_noise():
 
 def _mixture_doc(ess_hi, ess_lo, energy1, energy_last):
     den = {"mse_learned": 0.01, "mse_naive": 0.1, "hamming_learned": 0.2, "hamming_bayes": 0.195}
-    return {"alphas": [0.25, 2.0], "m_max": 3, "denoise": {"0.25": den, "2.0": den},
-            "mixing": {"0.25": {"langevin": ess_hi, "two_stage": ess_hi}, "2.0": {"langevin": ess_lo, "two_stage": ess_lo}},
-            "quality": {"learned": {"1": {"energy": energy1, "weight_tv": 0.3},
-                                    "3": {"energy": energy_last, "weight_tv": 0.1}}}}
+    return {
+        "alphas": [0.25, 2.0],
+        "m_max": 3,
+        "denoise": {"0.25": den, "2.0": den},
+        "mixing": {"0.25": {"langevin": ess_hi, "two_stage": ess_hi}, "2.0": {"langevin": ess_lo, "two_stage": ess_lo}},
+        "quality": {
+            "learned": {"1": {"energy": energy1, "weight_tv": 0.3}, "3": {"energy": energy_last, "weight_tv": 0.1}}
+        },
+    }
 
 
 def _write_run(tmp_path, energy_last):
@@ -44,8 +57,16 @@ def _write_run(tmp_path, energy_last):
     dig = []
     for s in range(3):
         dig.append(tmp_path / f"d{s}.json")
-        write_json(dig[-1], {"m_max": 3, "quality": {"1": {"energy": 0.4, "classifier_score": 0.5},
-                                                     "3": {"energy": energy_last, "classifier_score": 0.7}}})
+        write_json(
+            dig[-1],
+            {
+                "m_max": 3,
+                "quality": {
+                    "1": {"energy": 0.4, "classifier_score": 0.5},
+                    "3": {"energy": energy_last, "classifier_score": 0.7},
+                },
+            },
+        )
     exact = tmp_path / "exact_all.json"
     write_json(exact, {"seeds": [0, 1, 2], "runs": [_exact_doc((0.3, 0.8), (0.5, 1.2), (0.05, 0.4))] * 3})
     return claims_metrics([str(p) for p in mix], {"digits8": [str(p) for p in dig]}, [str(exact)])
@@ -53,8 +74,11 @@ def _write_run(tmp_path, energy_last):
 
 def test_exact_seed_groups_merge_in_seed_order(tmp_path):
     """One exact job per seed (paper scale) gives the metrics of one job over all seeds (tiny scale)."""
-    docs = [_exact_doc((0.3, 0.8), (0.5, 1.2), (0.05, 0.4)), _exact_doc((0.2, 0.9), (0.4, 1.1), (0.01, 0.3)),
-            _exact_doc((0.1, 0.7), (0.6, 1.3), (0.02, 0.5))]
+    docs = [
+        _exact_doc((0.3, 0.8), (0.5, 1.2), (0.05, 0.4)),
+        _exact_doc((0.2, 0.9), (0.4, 1.1), (0.01, 0.3)),
+        _exact_doc((0.1, 0.7), (0.6, 1.3), (0.02, 0.5)),
+    ]
     mix = [tmp_path / "m.json"]
     write_json(mix[0], _mixture_doc(0.5, 0.1, 0.4, 0.2))
     write_json(tmp_path / "all.json", {"seeds": [0, 1, 2], "runs": docs})

@@ -6,6 +6,7 @@ autocorrelation) gave 0.997 / 0.360 / 0.072 / 0.029 per draw at phi = 0 / 0.5 / 
 against ArviZ's 1.007 / 0.356 / 0.038 / 0.010 and the exact 1 / 0.333 / 0.053 / 0.010: equal where chains mix
 fast, two- to three-fold too high where they mix slowly.
 """
+
 import numpy as np
 import pytest
 

@@ -1,5 +1,6 @@
 """binary_denoising exact enumeration: the transition matrix, its stationary law and rates
 against independently computed references on tiny hypercubes."""
+
 import itertools
 import math
 
@@ -134,7 +135,7 @@ def test_sampled_chain_marginals_within_the_sampling_tolerance():
     # the tolerance on each mean is z * sqrt(Var / n): check one bit against it directly
     y = states.numpy()
     mean0 = pi @ y[:, 0]
-    assert abs(y[draws, 0].mean() - mean0) <= z_tolerance(d) * math.sqrt((1 - mean0 ** 2) / n)
+    assert abs(y[draws, 0].mean() - mean0) <= z_tolerance(d) * math.sqrt((1 - mean0**2) / n)
     # a wrong reference (q instead of the unadjusted chain's pi) is detected at this sample size
     log_q = mix.log_q(states, 1.0).numpy()
     q = np.exp(log_q) / np.exp(log_q).sum()
@@ -155,7 +156,7 @@ def test_metrics_reject_a_large_hypercube_and_report_every_alpha():
 def test_hypercube_order_matches_the_bit_flip_index():
     d = 3
     states = hypercube(d)
-    for n, j in itertools.product(range(2 ** d), range(d)):
+    for n, j in itertools.product(range(2**d), range(d)):
         flipped = states[n].clone()
         flipped[j] = -flipped[j]
         assert torch.equal(states[n ^ (1 << (d - 1 - j))], flipped)

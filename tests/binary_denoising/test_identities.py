@@ -1,4 +1,5 @@
 """The denoising identities (T), (D), Hamming optimality and sufficiency of the sum, by exact enumeration."""
+
 import itertools
 
 import numpy as np
@@ -82,7 +83,7 @@ def test_noise_flips_bits_at_the_stated_rate():
 
 def test_mixture_posterior_matches_enumeration_and_monte_carlo():
     g = torch.Generator().manual_seed(5)
-    means = (torch.rand(3, 5, generator=g, dtype=torch.float64) * 1.6 - 0.8)
+    means = torch.rand(3, 5, generator=g, dtype=torch.float64) * 1.6 - 0.8
     mix = BernoulliMixture(weights=torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64), means=means)
     xs = hypercube(5).double()
     log_p = mix.log_prob(xs)

@@ -1,4 +1,5 @@
 """Metrics against independent reference values; the digits loaders."""
+
 import gzip
 import zipfile
 
@@ -49,8 +50,13 @@ def test_npz_mnist_loader(tmp_path):
     """The full-scale source: an MNIST npz archive in Keras' layout, read and binarised."""
     rng = np.random.default_rng(0)
     path = tmp_path / "mnist.npz"
-    np.savez(path, x_train=rng.integers(0, 256, (7, 28, 28), dtype=np.uint8), y_train=np.arange(7, dtype=np.uint8),
-             x_test=np.zeros((1, 28, 28), np.uint8), y_test=np.zeros(1, np.uint8))
+    np.savez(
+        path,
+        x_train=rng.integers(0, 256, (7, 28, 28), dtype=np.uint8),
+        y_train=np.arange(7, dtype=np.uint8),
+        x_test=np.zeros((1, 28, 28), np.uint8),
+        y_test=np.zeros(1, np.uint8),
+    )
     x, y = data.load_digits({"source": "npz", "threshold": 127}, str(path))
     assert x.shape == (7, 784) and set(np.unique(x)) <= {-1.0, 1.0} and y.tolist() == list(range(7))
     with np.load(path) as z:

@@ -1,4 +1,5 @@
 """Loss gradients, the logistic loss's minimiser, and that a trained denoiser approaches E[x | h]."""
+
 import numpy as np
 import pytest
 import torch
@@ -30,7 +31,8 @@ def test_expected_loss_is_minimised_at_the_posterior_logit(mean):
     f = torch.tensor([float(expected_loss_minimiser(np.array(mean)))], dtype=torch.float64, requires_grad=True)
     p_plus = (1 + mean) / 2
     risk = p_plus * logistic_loss(f, torch.ones(1, dtype=torch.float64)) + (1 - p_plus) * logistic_loss(
-        f, -torch.ones(1, dtype=torch.float64))
+        f, -torch.ones(1, dtype=torch.float64)
+    )
     (grad,) = torch.autograd.grad(risk, f)
     assert abs(float(grad)) < 1e-10
     assert float(denoiser_mean(f.detach())) == pytest.approx(mean, abs=1e-10)

@@ -1,4 +1,5 @@
 """Samplers leave q_alpha invariant on tiny d: the chains' transition matrices by exact enumeration."""
+
 import numpy as np
 import torch
 
@@ -33,8 +34,8 @@ def _langevin_mh_kernel(mix, ys):
         for j in range(n):
             if i == j:
                 continue
-            fwd = langevin_log_prob(ys[i:i + 1], ys[j:j + 1], mix.posterior_mean, ALPHA, ETA, s)
-            bwd = langevin_log_prob(ys[j:j + 1], ys[i:i + 1], mix.posterior_mean, ALPHA, ETA, s)
+            fwd = langevin_log_prob(ys[i : i + 1], ys[j : j + 1], mix.posterior_mean, ALPHA, ETA, s)
+            bwd = langevin_log_prob(ys[j : j + 1], ys[i : i + 1], mix.posterior_mean, ALPHA, ETA, s)
             P[i, j] = fwd.exp() * torch.clamp((log_q[j] - log_q[i] + bwd - fwd).exp(), max=1.0)
         P[i, i] = 1 - P[i].sum()
     return P, log_q.exp()
@@ -69,8 +70,9 @@ def test_exact_two_stage_kernel_leaves_q_invariant_and_matches_the_code():
 
 
 def test_mean_field_two_stage_is_exact_for_a_product_prior():
-    prod = BernoulliMixture(weights=torch.ones(1, dtype=torch.float64),
-                            means=torch.tensor([[0.6, -0.3, 0.9]], dtype=torch.float64))
+    prod = BernoulliMixture(
+        weights=torch.ones(1, dtype=torch.float64), means=torch.tensor([[0.6, -0.3, 0.9]], dtype=torch.float64)
+    )
     ys = hypercube(D).double()
     s = torch.zeros_like(ys)
     mean = mean_field_two_stage_mean(ys, ALPHA, prod.posterior_mean, s)  # (y, d)

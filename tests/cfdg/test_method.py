@@ -1,4 +1,5 @@
 """CFDG method pieces against independently computed references."""
+
 import math
 
 import numpy as np
@@ -60,7 +61,7 @@ def test_sampler_with_w0_equals_sampling_the_conditional_model():
         z = (mean + (beta * (1 - prev) / (1 - ab[i])).sqrt() * noise).float() if i > 0 else mean.float()
     torch.set_grad_enabled(True)
     ref = model.norm.decode(z).numpy()
-    ref[..., -1] = (ref[..., -1] > 0.5)
+    ref[..., -1] = ref[..., -1] > 0.5
     np.testing.assert_allclose(guided, ref, rtol=1e-4, atol=1e-4)
 
 
@@ -69,9 +70,11 @@ def test_label_dropout_one_ignores_labels():
     model = _diffusion(n_members=1)
     x0 = torch.randn(1, 32, 5)
     torch.manual_seed(0)
-    g1 = torch.Generator().manual_seed(3); model.gen = g1
+    g1 = torch.Generator().manual_seed(3)
+    model.gen = g1
     a = model.loss(x0, torch.full((1, 32), ONLINE), torch.tensor([1.0]))
-    g2 = torch.Generator().manual_seed(3); model.gen = g2
+    g2 = torch.Generator().manual_seed(3)
+    model.gen = g2
     b = model.loss(x0, torch.full((1, 32), OFFLINE), torch.tensor([1.0]))
     assert a.item() == b.item()
 
@@ -87,10 +90,14 @@ def test_expectile_loss_minimiser_is_the_expectile():
     x = np.random.default_rng(0).exponential(size=400)
     tau = 0.8
     v_loss = optimize.minimize_scalar(
-        lambda v: float(expectile_loss(torch.tensor(x - v), tau).mean()), bounds=(0, 10), method="bounded",
-        options={"xatol": 1e-9}).x
-    v_root = optimize.brentq(lambda v: tau * np.maximum(x - v, 0).mean() - (1 - tau) * np.maximum(v - x, 0).mean(),
-                             0, 10)
+        lambda v: float(expectile_loss(torch.tensor(x - v), tau).mean()),
+        bounds=(0, 10),
+        method="bounded",
+        options={"xatol": 1e-9},
+    ).x
+    v_root = optimize.brentq(
+        lambda v: tau * np.maximum(x - v, 0).mean() - (1 - tau) * np.maximum(v - x, 0).mean(), 0, 10
+    )
     assert abs(v_loss - v_root) < 1e-5 and v_root > np.mean(x)
 
 
@@ -99,8 +106,13 @@ def test_iql_members_are_independent():
     gen = torch.Generator().manual_seed(0)
     agent = IQLEnsemble(2, 3, 1, IQL, gen)
     before = {k: v.clone() for k, v in agent.v.state_dict().items()}
-    batch = {"obs": torch.randn(2, 4, 3), "act": torch.rand(2, 4, 1) * 2 - 1, "rew": torch.randn(2, 4),
-             "next_obs": torch.randn(2, 4, 3), "done": torch.zeros(2, 4)}
+    batch = {
+        "obs": torch.randn(2, 4, 3),
+        "act": torch.rand(2, 4, 1) * 2 - 1,
+        "rew": torch.randn(2, 4),
+        "next_obs": torch.randn(2, 4, 3),
+        "done": torch.zeros(2, 4),
+    }
     agent.opt.zero_grad()
     s, a = batch["obs"], batch["act"]
     loss = -agent.log_prob(s, a)[0].mean() + agent.v(s)[0].sum()
@@ -146,7 +158,9 @@ def test_rollouts_reproducible_by_seed():
 
 def test_expert_beats_random():
     _, r_exp = rollout(PendulumVec(8, 0), pendulum_expert, 400)
-    _, r_rand = rollout(PendulumVec(8, 0), scripted_policy({"noise": 0, "random_prob": 1}, np.random.default_rng(0)), 400)
+    _, r_rand = rollout(
+        PendulumVec(8, 0), scripted_policy({"noise": 0, "random_prob": 1}, np.random.default_rng(0)), 400
+    )
     assert r_exp.mean() > -300 > -900 > r_rand.mean()
 
 
@@ -206,8 +220,14 @@ def test_batches_mix_synthetic_rows_only_for_augmented_agents():
 def test_local_d4rl_npz_loads_and_bad_file_is_named(tmp_path):
     path = tmp_path / "halfcheetah-medium.npz"
     rng = np.random.default_rng(0)
-    np.savez(path, observations=rng.normal(size=(20, 17)), actions=rng.normal(size=(20, 6)),
-             rewards=rng.normal(size=20), next_observations=rng.normal(size=(20, 17)), terminals=np.zeros(20))
+    np.savez(
+        path,
+        observations=rng.normal(size=(20, 17)),
+        actions=rng.normal(size=(20, 6)),
+        rewards=rng.normal(size=20),
+        next_observations=rng.normal(size=(20, 17)),
+        terminals=np.zeros(20),
+    )
     d = load_d4rl_npz(path)
     assert transitions_matrix(d).shape == (20, 17 + 6 + 1 + 17 + 1)
     np.savez(tmp_path / "bad.npz", observations=np.zeros((2, 3)))

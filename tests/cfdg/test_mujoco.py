@@ -1,13 +1,13 @@
 """The MuJoCo path: HalfCheetah-v5 rollouts, the simulator check of generated transitions, the gait behaviour
 policies, and the full-scale minari loader on a dataset written locally (no download)."""
+
 import math
 
 import numpy as np
 import pytest
 
-from methods.cfdg.data import generate_dataset, load_minari
+from methods.cfdg.data import data_job, generate_dataset, load_minari
 from methods.cfdg.envs import GymVec, gait_action, pick_gaits, train_gait
-from methods.cfdg.data import data_job
 from methods.common.io import read_json
 
 ENV = "HalfCheetah-v5"
@@ -83,12 +83,29 @@ def _write_minari(root, dataset_id, n_episodes, steps, seed):
         for _ in range(steps):
             a = rng.uniform(-1, 1, 6).astype(np.float32)
             o, r, *_ = env.step(a)
-            obs.append(o); act.append(a); rew.append(r)
+            obs.append(o)
+            act.append(a)
+            rew.append(r)
         last = np.r_[np.zeros(steps - 1, bool), True]
-        bufs.append(EpisodeBuffer(id=ep, observations=np.array(obs), actions=np.array(act), rewards=np.array(rew),
-                                  terminations=np.zeros(steps, bool), truncations=last))
-    minari.create_dataset_from_buffers(dataset_id=dataset_id, buffer=bufs, env=gym.make(ENV), algorithm_name="random",
-                                       author="test", author_email="test@example.org", code_permalink="local")
+        bufs.append(
+            EpisodeBuffer(
+                id=ep,
+                observations=np.array(obs),
+                actions=np.array(act),
+                rewards=np.array(rew),
+                terminations=np.zeros(steps, bool),
+                truncations=last,
+            )
+        )
+    minari.create_dataset_from_buffers(
+        dataset_id=dataset_id,
+        buffer=bufs,
+        env=gym.make(ENV),
+        algorithm_name="random",
+        author="test",
+        author_email="test@example.org",
+        code_permalink="local",
+    )
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -105,11 +122,18 @@ def test_minari_dataset_written_locally_feeds_the_data_job(tmp_path, monkeypatch
     np.testing.assert_allclose(p_r, d["rew"][:19], atol=1e-5)
 
     out = tmp_path / "out"
-    data_job(env_id=ENV, datasets={"medium": {"source": "minari", "id": "mujoco/halfcheetah/medium-v0"}},
-             online={"train": {"source": "minari", "id": "mujoco/halfcheetah/expert-v0"},
-                     "heldout": {"source": "split", "fraction": 0.2}},
-             reference={"source": "fixed", "random": -280.178953, "expert": 12135.0, "episodes": 2}, seed=0,
-             out_dir=str(out), out_reference=str(out / "reference.json"))
+    data_job(
+        env_id=ENV,
+        datasets={"medium": {"source": "minari", "id": "mujoco/halfcheetah/medium-v0"}},
+        online={
+            "train": {"source": "minari", "id": "mujoco/halfcheetah/expert-v0"},
+            "heldout": {"source": "split", "fraction": 0.2},
+        },
+        reference={"source": "fixed", "random": -280.178953, "expert": 12135.0, "episodes": 2},
+        seed=0,
+        out_dir=str(out),
+        out_reference=str(out / "reference.json"),
+    )
     with np.load(out / "offline_medium.npz") as f:
         assert f["x"].shape == (60, 17 + 6 + 1 + 17 + 1) and int(f["act_dim"]) == 6
     with np.load(out / "online.npz") as f:

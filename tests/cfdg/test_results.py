@@ -1,5 +1,6 @@
 """Seeds as wildcards: the claims and figures steps read one file per seed group and merge them in seed order, so
 one job per seed (paper scale) and one job of all seeds (tiny scale) give them the same per-seed numbers."""
+
 import numpy as np
 
 from methods.cfdg.figures import read_curves, returns_table
@@ -7,9 +8,11 @@ from methods.cfdg.results import claims_metrics
 from methods.common.io import save_arrays, write_json
 
 SCORES = {"iql": [10.0, 12.0, 11.0], "synther": [11.0, 12.5, 10.0], "cfdg": [13.0, 12.0, 14.0]}
-QUALITY = {f"{k}_{m}": [0.1 * (i + 1), 0.2 * (i + 1), 0.3 * (i + 1)] for i, k in enumerate(("mmd", "auc", "dyn_next",
-                                                                                              "dyn_rew", "mmd_train"))
-           for m in ("cfg_w1", "union")}
+QUALITY = {
+    f"{k}_{m}": [0.1 * (i + 1), 0.2 * (i + 1), 0.3 * (i + 1)]
+    for i, k in enumerate(("mmd", "auc", "dyn_next", "dyn_rew", "mmd_train"))
+    for m in ("cfg_w1", "union")
+}
 
 
 def _write_groups(tmp_path, groups):
@@ -17,16 +20,31 @@ def _write_groups(tmp_path, groups):
     for g in groups:
         tag = "_".join(map(str, g))
         q = tmp_path / f"quality_{tag}.json"
-        write_json(q, {"seeds": g, "guidance_w": 1.0, "w_grid": [0, 1], "metrics": {k: [v[s] for s in g]
-                                                                                     for k, v in QUALITY.items()}})
+        write_json(
+            q,
+            {
+                "seeds": g,
+                "guidance_w": 1.0,
+                "w_grid": [0, 1],
+                "metrics": {k: [v[s] for s in g] for k, v in QUALITY.items()},
+            },
+        )
         quality.append(str(q))
         o = tmp_path / f"o2o_{tag}.json"
-        write_json(o, {"seeds": g, "final_score": {v: [sc[s] for s in g] for v, sc in SCORES.items()},
-                       "offline_score": [1.0 * s for s in g]})
+        write_json(
+            o,
+            {
+                "seeds": g,
+                "final_score": {v: [sc[s] for s in g] for v, sc in SCORES.items()},
+                "offline_score": [1.0 * s for s in g],
+            },
+        )
         o2o.append(str(o))
         curves = np.array([[[0.0, SCORES[v][s]] for s in g] for v in SCORES])  # (V, S, 2)
-        save_arrays(tmp_path / f"o2o_{tag}.npz", {"curves": curves, "steps": np.array([0, 5]),
-                                                  "variants": np.array(list(SCORES))})
+        save_arrays(
+            tmp_path / f"o2o_{tag}.npz",
+            {"curves": curves, "steps": np.array([0, 5]), "variants": np.array(list(SCORES))},
+        )
     return quality, o2o, [str(tmp_path / f"o2o_{'_'.join(map(str, g))}.npz") for g in groups]
 
 

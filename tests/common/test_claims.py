@@ -1,4 +1,5 @@
 """Claims machinery: criterion language, verdict logic, templates, schema, atomic write."""
+
 import json
 import math
 from importlib import metadata
@@ -13,9 +14,16 @@ DECL = {
     "title": "Demo paper",
     "arxiv": "0000.00000",
     "claims": [
-        {"id": "a_beats_b", "kind": "headline", "setting": "reduced", "null": {"a": "b"},
-         "statement": "A is below B", "paper_value": {"value": 1.0, "source": "Table 1"},
-         "criterion": "a < b", "evidence": ["metrics.json"]},
+        {
+            "id": "a_beats_b",
+            "kind": "headline",
+            "setting": "reduced",
+            "null": {"a": "b"},
+            "statement": "A is below B",
+            "paper_value": {"value": 1.0, "source": "Table 1"},
+            "criterion": "a < b",
+            "evidence": ["metrics.json"],
+        },
     ],
 }
 
@@ -42,13 +50,16 @@ def test_unknown_metric_is_named():
         C.evaluate_expression("zeta < 1", {"x": 1.0})
 
 
-@pytest.mark.parametrize("outcomes, verdict", [
-    ([True, True, True], "reproduced"),
-    ([False, False], "not_reproduced"),
-    ([True, False, True], "inconclusive"),
-    ([True, None], "inconclusive"),
-    ([], "inconclusive"),
-])
+@pytest.mark.parametrize(
+    "outcomes, verdict",
+    [
+        ([True, True, True], "reproduced"),
+        ([False, False], "not_reproduced"),
+        ([True, False, True], "inconclusive"),
+        ([True, None], "inconclusive"),
+        ([], "inconclusive"),
+    ],
+)
 def test_verdict_from_outcomes(outcomes, verdict):
     assert C.verdict_from_outcomes(outcomes) == verdict
 
@@ -87,9 +98,17 @@ def test_untestable_claim_is_inconclusive_even_if_criterion_holds():
 
 
 def test_for_each_expands_one_claim_per_value():
-    decl = {"id": "low_{ds}", "for_each": "ds", "kind": "headline", "setting": "paper", "null": {"err_{ds}": "err_{ds}_base"},
-            "statement": "low on {ds}", "paper_value": {"value": "x", "source": "T1"},
-            "criterion": "err_{ds} < 1", "evidence": ["fig_{ds}.png"]}
+    decl = {
+        "id": "low_{ds}",
+        "for_each": "ds",
+        "kind": "headline",
+        "setting": "paper",
+        "null": {"err_{ds}": "err_{ds}_base"},
+        "statement": "low on {ds}",
+        "paper_value": {"value": "x", "source": "T1"},
+        "criterion": "err_{ds} < 1",
+        "evidence": ["fig_{ds}.png"],
+    }
     out = C.expand_claims([decl], {"ds": ["p", "q"]})
     assert [c["id"] for c in out] == ["low_p", "low_q"]
     assert out[1]["criterion"] == "err_q < 1" and out[1]["evidence"] == ["fig_q.png"]
@@ -122,7 +141,9 @@ def test_declaration_checks(tmp_path):
     p.write_text("paper: x\ntitle: t\narxiv: '1'\nclaims:\n- {id: a, kind: check, statement: s, criterion: 'a <'}\n")
     with pytest.raises(ValueError, match="not a valid expression"):
         C.load_declaration(p)
-    p.write_text("paper: x\ntitle: t\narxiv: '1'\nclaims:\n- {id: a, kind: check, statement: s, criterion: 'a < 1', verdict: reproduced}\n")
+    p.write_text(
+        "paper: x\ntitle: t\narxiv: '1'\nclaims:\n- {id: a, kind: check, statement: s, criterion: 'a < 1', verdict: reproduced}\n"
+    )
     with pytest.raises(ValueError, match="unknown keys.*verdict"):
         C.load_declaration(p)
 
@@ -135,9 +156,17 @@ def test_markdown_table_lists_every_claim():
 
 def test_a_noise_band_makes_a_tie_inconclusive_and_never_flips_the_verdict():
     """speedup > 1 with a 10% band: 1.2 reproduces, 0.8 refutes, anything in between is a tie."""
-    decl = {"id": "faster", "kind": "headline", "setting": "stand-in", "null": {"speedup": "baseline_speedup"},
-            "statement": "A is faster", "paper_value": {"value": 1.65, "source": "abstract"},
-            "criterion": "speedup >= 1.1", "refuted_if": "speedup <= 0.9", "evidence": []}
+    decl = {
+        "id": "faster",
+        "kind": "headline",
+        "setting": "stand-in",
+        "null": {"speedup": "baseline_speedup"},
+        "statement": "A is faster",
+        "paper_value": {"value": 1.65, "source": "abstract"},
+        "criterion": "speedup >= 1.1",
+        "refuted_if": "speedup <= 0.9",
+        "evidence": [],
+    }
     verdict = lambda v: C.evaluate_claim(decl, {"speedup": v, "baseline_speedup": 1.0}, "tiny")["verdict"]  # noqa: E731
     assert verdict([1.2, 1.3]) == "reproduced"
     assert verdict([0.8, 0.85]) == "not_reproduced"
@@ -164,8 +193,15 @@ def test_null_puts_the_baseline_in_place_of_the_method():
 
 def test_a_criterion_the_null_also_satisfies_is_inconclusive():
     """`acc > 0.5` with the untrained model at 0.7: the trained model's 0.9 cannot show the effect."""
-    decl = {"id": "learns", "kind": "headline", "setting": "paper", "null": {"acc": "acc_untrained"},
-            "statement": "training helps", "paper_value": {"value": 0.9, "source": "Table 2"}, "criterion": "acc > 0.5"}
+    decl = {
+        "id": "learns",
+        "kind": "headline",
+        "setting": "paper",
+        "null": {"acc": "acc_untrained"},
+        "statement": "training helps",
+        "paper_value": {"value": 0.9, "source": "Table 2"},
+        "criterion": "acc > 0.5",
+    }
     row = C.evaluate_claim(decl, {"acc": [0.9, 0.95], "acc_untrained": [0.7, 0.6]}, "tiny")
     assert row["per_seed"] == [True, True] and row["null_verdict"] == "reproduced"
     assert row["verdict"] == "inconclusive"
@@ -176,9 +212,16 @@ def test_a_criterion_the_null_also_satisfies_is_inconclusive():
 
 def test_a_one_sided_claim_whose_premise_failed_is_inconclusive():
     """A correlation that 'falls from strong to weak' cannot reproduce when it was never strong."""
-    decl = {"id": "corr_falls", "kind": "headline", "setting": "reduced", "null": {"r_high": "r_low"},
-            "statement": "the correlation falls from strong to weak", "paper_value": {"value": "0.7 -> 0", "source": "abstract"},
-            "criterion": "r_high <= 0.3 and r_high <= r_low - 0.3", "testable_if": "r_low >= 0.5"}
+    decl = {
+        "id": "corr_falls",
+        "kind": "headline",
+        "setting": "reduced",
+        "null": {"r_high": "r_low"},
+        "statement": "the correlation falls from strong to weak",
+        "paper_value": {"value": "0.7 -> 0", "source": "abstract"},
+        "criterion": "r_high <= 0.3 and r_high <= r_low - 0.3",
+        "testable_if": "r_low >= 0.5",
+    }
     row = C.evaluate_claim(decl, {"r_low": [0.19, 0.2], "r_high": [-0.18, -0.2]}, "tiny")
     assert row["per_seed"] == [True, True] and row["testable"] is False
     assert row["verdict"] == "inconclusive"
@@ -193,8 +236,15 @@ def test_checks_read_passed_or_failed_and_carry_no_setting_or_null():
         C.evaluate_claim({**check, "null": {"err": "x"}}, {"err": 1.0, "x": 1.0}, "tiny")
 
 
-@pytest.mark.parametrize("drop, message", [("kind", "lacks 'kind'"), ("setting", "lacks 'setting'"),
-                                           ("null", "lacks 'null'"), ("paper_value", "lacks 'paper_value'")])
+@pytest.mark.parametrize(
+    "drop, message",
+    [
+        ("kind", "lacks 'kind'"),
+        ("setting", "lacks 'setting'"),
+        ("null", "lacks 'null'"),
+        ("paper_value", "lacks 'paper_value'"),
+    ],
+)
 def test_a_headline_claim_must_state_kind_setting_null_and_source(drop, message):
     decl = {k: v for k, v in DECL["claims"][0].items() if k != drop}
     with pytest.raises(ValueError, match=message):
@@ -227,19 +277,26 @@ def test_every_document_records_its_provenance(monkeypatch):
     assert prov["commit"] is None or len(prov["commit"]) == 40
 
 
-
 def test_a_bare_null_key_in_yaml_is_the_null(tmp_path):
     """YAML parses `null:` as the key None; the declaration reads it as the claim's null all the same."""
     p = tmp_path / "claims.yaml"
-    p.write_text("paper: x\ntitle: t\narxiv: '1'\nclaims:\n- id: a\n  kind: headline\n  setting: paper\n"
-                 "  statement: s\n  paper_value: {value: 1, source: T}\n  criterion: 'a < b'\n  null: {a: b}\n")
+    p.write_text(
+        "paper: x\ntitle: t\narxiv: '1'\nclaims:\n- id: a\n  kind: headline\n  setting: paper\n"
+        "  statement: s\n  paper_value: {value: 1, source: T}\n  criterion: 'a < b'\n  null: {a: b}\n"
+    )
     assert C.load_declaration(p)["claims"][0]["null"] == {"a": "b"}
 
 
 def test_metrics_json_beside_claims_has_headline_means_and_per_seed_values(tmp_path):
-    doc = C.evaluate_claims({**DECL, "claims": DECL["claims"] + [
-        {"id": "finite", "kind": "check", "statement": "finite", "criterion": "a < 1e9"}]},
-        {"a": [1.0, 2.0], "b": [3.0, 3.0]}, "tiny")
+    doc = C.evaluate_claims(
+        {
+            **DECL,
+            "claims": DECL["claims"]
+            + [{"id": "finite", "kind": "check", "statement": "finite", "criterion": "a < 1e9"}],
+        },
+        {"a": [1.0, 2.0], "b": [3.0, 3.0]},
+        "tiny",
+    )
     C.write_claims(tmp_path / "claims.json", doc)
     m = json.loads((tmp_path / "metrics.json").read_text())
     assert m["headline"] == {"reproduced": 1, "not_reproduced": 0, "inconclusive": 0}

@@ -1,4 +1,5 @@
 """Method code as job inputs: the import closure of a script, and every script rule declares it."""
+
 import re
 from pathlib import Path
 
@@ -29,9 +30,17 @@ def test_closure_follows_absolute_relative_lazy_and_submodule_imports(tmp_path):
     _write(src, "methods/common/other.py")
     script = _write(tmp_path, "workflow/scripts/a/step.py", "from methods.a.pipeline import run\n")
     got = {Path(p).relative_to(src).as_posix() for p in code_closure([script], src=src)}
-    assert got == {"methods/__init__.py", "methods/a/__init__.py", "methods/a/pipeline.py", "methods/a/model.py",
-                   "methods/b/__init__.py", "methods/b/lazy.py", "methods/b/deep.py",
-                   "methods/common/__init__.py", "methods/common/io.py"}
+    assert got == {
+        "methods/__init__.py",
+        "methods/a/__init__.py",
+        "methods/a/pipeline.py",
+        "methods/a/model.py",
+        "methods/b/__init__.py",
+        "methods/b/lazy.py",
+        "methods/b/deep.py",
+        "methods/common/__init__.py",
+        "methods/common/io.py",
+    }
 
 
 def test_every_script_rule_depends_on_its_scripts_code():

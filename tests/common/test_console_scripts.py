@@ -1,4 +1,5 @@
 """The user-facing tools are installed as console scripts by the README's set-up (a fresh install in CI)."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -8,8 +9,10 @@ import pytest
 BIN = Path(sys.executable).parent
 
 
-@pytest.mark.parametrize("script, says", [("icml25-pull", "make pull"), ("icml25-readme-table", "docs/run"),
-                                          ("icml25-diff", "verdicts changed")])
+@pytest.mark.parametrize(
+    "script, says",
+    [("icml25-pull", "make pull"), ("icml25-readme-table", "docs/run"), ("icml25-diff", "verdicts changed")],
+)
 def test_console_script_is_installed_and_runs(script, says):
     exe = BIN / script
     assert exe.exists(), f"{exe} missing: reinstall the project (make venv)"

@@ -1,4 +1,5 @@
 """The job's device follows its `gpu` resource; a GPU job without CUDA stops naming the cause."""
+
 from types import SimpleNamespace
 
 import pytest

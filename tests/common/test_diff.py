@@ -1,4 +1,5 @@
 """`make diff`: verdicts that changed between two runs, from folders and from git revisions."""
+
 import subprocess
 
 import pytest
@@ -7,11 +8,23 @@ from methods.common import claims as C
 from methods.common import diff as D
 from methods.common.io import write_json
 
-DECL = {"paper": "demo", "title": "Demo", "arxiv": "0", "claims": [
-    {"id": "faster", "kind": "headline", "setting": "stand-in", "null": {"t": "t_base"}, "statement": "faster",
-     "paper_value": {"value": 2, "source": "abstract"}, "criterion": "t < t_base"},
-    {"id": "finite", "kind": "check", "statement": "finite loss", "criterion": "loss < 1e9"},
-]}
+DECL = {
+    "paper": "demo",
+    "title": "Demo",
+    "arxiv": "0",
+    "claims": [
+        {
+            "id": "faster",
+            "kind": "headline",
+            "setting": "stand-in",
+            "null": {"t": "t_base"},
+            "statement": "faster",
+            "paper_value": {"value": 2, "source": "abstract"},
+            "criterion": "t < t_base",
+        },
+        {"id": "finite", "kind": "check", "statement": "finite loss", "criterion": "loss < 1e9"},
+    ],
+}
 
 
 def _run(folder, t, loss=1.0, nested=True):

@@ -1,12 +1,16 @@
 """The documentation speaks to users: a README a newcomer reads in one sitting, no references they cannot follow."""
+
 import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = sorted(p for p in ROOT.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)
-              and "build" not in p.relative_to(ROOT).parts)
+DOCS = sorted(
+    p
+    for p in ROOT.rglob("*.md")
+    if not any(part.startswith(".") for part in p.relative_to(ROOT).parts) and "build" not in p.relative_to(ROOT).parts
+)
 ISSUE_REF = re.compile(r"\bissues? ?#?(\d+|[A-Z]\d)\b", re.I)
 
 
@@ -17,7 +21,9 @@ def test_readme_fits_in_200_lines():
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_issue_numbers_and_no_paths_outside_the_repository(doc):
     text = doc.read_text()
-    assert not ISSUE_REF.search(text), f"{doc.relative_to(ROOT)}: refers to an issue ({ISSUE_REF.search(text).group(0)})"
+    assert not ISSUE_REF.search(text), (
+        f"{doc.relative_to(ROOT)}: refers to an issue ({ISSUE_REF.search(text).group(0)})"
+    )
     for target in re.findall(r"\]\(([^)#]+)\)|`(\.\./[^`]+)`", text):
         link = next(t for t in target if t)
         if re.match(r"[a-z]+://", link):

@@ -1,4 +1,5 @@
 """IO and download helpers: atomic writes, strict JSON, pinned checksums, clear download errors."""
+
 import hashlib
 import json
 import math
@@ -47,8 +48,13 @@ def _local_index(tmp_path, monkeypatch):
     wheel = links / "icml25_fake_data-1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("icml25_fake_data/table.csv", "a,b\n1,2\n")
-        zf.writestr("icml25_fake_data-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: icml25-fake-data\nVersion: 1.0\n")
-        zf.writestr("icml25_fake_data-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(
+            "icml25_fake_data-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: icml25-fake-data\nVersion: 1.0\n"
+        )
+        zf.writestr(
+            "icml25_fake_data-1.0.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
         zf.writestr("icml25_fake_data-1.0.dist-info/RECORD", "")
     monkeypatch.setenv("ICML25_DOWNLOAD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PIP_NO_INDEX", "1")
@@ -145,8 +151,11 @@ def test_no_loader_in_the_library_unpickles_arbitrary_objects():
     from pathlib import Path
 
     src = Path(io.__file__).resolve().parents[1]
-    offenders = [str(p) for p in src.rglob("*.py") if "weights_only=False" in p.read_text()
-                 or "allow_pickle=True" in p.read_text()]
+    offenders = [
+        str(p)
+        for p in src.rglob("*.py")
+        if "weights_only=False" in p.read_text() or "allow_pickle=True" in p.read_text()
+    ]
     assert offenders == []
 
 
@@ -201,12 +210,25 @@ def test_a_killed_download_leaves_nothing_in_resources(tmp_path):
     server.listen(8)
     port = server.getsockname()[1]
     dest = tmp_path / "resources" / "paper" / "pkg-1.0.tar.gz"
-    code = ("import sys; from methods.common.data import fetch_pypi_file; "
-            f"fetch_pypi_file('pkg', '1.0', 'pkg-1.0.tar.gz', '0' * 64, {str(dest)!r})")
-    env = {**os.environ, "PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple", "PIP_EXTRA_INDEX_URL": "",
-           "PIP_FIND_LINKS": "", "PIP_RETRIES": "0", "PIP_TIMEOUT": "60"}
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    code = (
+        "import sys; from methods.common.data import fetch_pypi_file; "
+        f"fetch_pypi_file('pkg', '1.0', 'pkg-1.0.tar.gz', '0' * 64, {str(dest)!r})"
+    )
+    env = {
+        **os.environ,
+        "PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple",
+        "PIP_EXTRA_INDEX_URL": "",
+        "PIP_FIND_LINKS": "",
+        "PIP_RETRIES": "0",
+        "PIP_TIMEOUT": "60",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         server.settimeout(30)
         conn, _ = server.accept()  # pip is now waiting for the index inside its download
@@ -228,5 +250,9 @@ def test_every_failing_pin_is_named_and_removed_in_one_error(tmp_path):
     pins = {str(good): hashlib.sha256(b"good.bin").hexdigest(), str(bad1): "0" * 64, str(bad2): "1" * 64}
     with pytest.raises(data.DownloadError) as err:
         data.verify_pins(pins)
-    assert "bad1.bin: sha256" in str(err.value) and "bad2.bin: sha256" in str(err.value) and "good.bin" not in str(err.value)
+    assert (
+        "bad1.bin: sha256" in str(err.value)
+        and "bad2.bin: sha256" in str(err.value)
+        and "good.bin" not in str(err.value)
+    )
     assert good.exists() and not bad1.exists() and not bad2.exists()

@@ -1,6 +1,7 @@
 """No paper package imports another paper package: shared pieces live in methods.common (or the
 kernels package), so that a paper can be read, tested and removed on its own. Also the shared LM
 helpers' edge cases."""
+
 import ast
 from pathlib import Path
 
@@ -49,8 +50,9 @@ def test_the_slug_list_is_not_empty():
 @pytest.mark.parametrize("slug", paper_slugs())
 def test_no_paper_package_imports_another(slug):
     bad = cross_imports(slug)
-    assert not bad, f"src/methods/{slug} imports another paper's package (move the shared code to " \
-                    f"src/methods/common/): {bad}"
+    assert not bad, (
+        f"src/methods/{slug} imports another paper's package (move the shared code to src/methods/common/): {bad}"
+    )
 
 
 def test_the_checker_catches_a_cross_import(tmp_path):
@@ -75,6 +77,7 @@ def test_corpus_sentences_error_names_the_key(tmp_path):
 
 def test_spearman_of_a_constant_vector_is_undefined_not_nan():
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no RuntimeWarning from 0/0
         assert spearman([0.3, 0.3, 0.3], [1, 2, 3]) is None

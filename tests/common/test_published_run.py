@@ -3,6 +3,7 @@
 Every number the READMEs' tables quote must come from this one run of one commit, every verdict in it must be
 what its criterion computes from its recorded values, and no headline claim may reproduce under its null.
 """
+
 import pytest
 
 from methods.common import claims as C
@@ -20,7 +21,9 @@ def docs(run):
 
 
 def test_every_paper_is_published_from_one_clean_commit(docs, repo_root):
-    papers = sorted(p.stem for p in (repo_root / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"})
+    papers = sorted(
+        p.stem for p in (repo_root / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"}
+    )
     assert sorted(docs) == papers
     for doc in docs.values():
         C.validate_claims(doc)
@@ -42,9 +45,11 @@ def test_table_totals_are_the_sums_over_the_claims_files(run, docs):
     headline = [c for d in docs.values() for c in d["claims"] if c["kind"] == "headline"]
     checks = [c for d in docs.values() for c in d["claims"] if c["kind"] == "check"]
     n = lambda cs, v: sum(c["verdict"] == v for c in cs)  # noqa: E731
-    assert (f"| **{n(headline, 'reproduced')}/{len(headline)}** | **{n(headline, 'not_reproduced')}** "
-            f"| **{n(headline, 'inconclusive')}** | **{n(checks, 'passed')} / {n(checks, 'failed')} / "
-            f"{n(checks, 'inconclusive')}** |") in total_line
+    assert (
+        f"| **{n(headline, 'reproduced')}/{len(headline)}** | **{n(headline, 'not_reproduced')}** "
+        f"| **{n(headline, 'inconclusive')}** | **{n(checks, 'passed')} / {n(checks, 'failed')} / "
+        f"{n(checks, 'inconclusive')}** |"
+    ) in total_line
 
 
 def test_each_paper_readme_shows_its_published_claims_table(docs, repo_root):
@@ -70,4 +75,6 @@ def test_no_headline_claim_reproduces_under_its_null(docs):
         for row in doc["claims"]:
             if row["kind"] == "headline":
                 assert row["null"], f"{slug}/{row['id']}: a headline claim without a null"
-                assert C.recompute_claim(row)["null_verdict"] != "reproduced", f"{slug}/{row['id']} holds under its null"
+                assert C.recompute_claim(row)["null_verdict"] != "reproduced", (
+                    f"{slug}/{row['id']} holds under its null"
+                )

@@ -1,19 +1,40 @@
 """REPORT.md, the papers table and the README splice."""
+
 import pytest
 
 from methods.common import claims as C
 from methods.common import report as R
 from methods.common.io import write_json
 
-DECL = {"paper": "demo", "title": "Demo paper", "arxiv": "0000.00000", "claims": [
-    {"id": "c1", "kind": "headline", "setting": "paper", "null": {"a": "base"}, "statement": "s1",
-     "paper_value": {"value": 1, "source": "Table 1"}, "criterion": "a < 1",
-     "evidence": ["figures/curve.png", "metrics.json"]},
-    {"id": "c2", "kind": "headline", "setting": "stand-in", "null": {"a": "base"}, "statement": "s2",
-     "paper_value": {"value": 2, "source": "Table 2"}, "criterion": "a > 1",
-     "evidence": ["figures/curve.png"], "note": "too small a model"},
-    {"id": "c3", "kind": "check", "statement": "s3", "criterion": "a > 0"},
-]}
+DECL = {
+    "paper": "demo",
+    "title": "Demo paper",
+    "arxiv": "0000.00000",
+    "claims": [
+        {
+            "id": "c1",
+            "kind": "headline",
+            "setting": "paper",
+            "null": {"a": "base"},
+            "statement": "s1",
+            "paper_value": {"value": 1, "source": "Table 1"},
+            "criterion": "a < 1",
+            "evidence": ["figures/curve.png", "metrics.json"],
+        },
+        {
+            "id": "c2",
+            "kind": "headline",
+            "setting": "stand-in",
+            "null": {"a": "base"},
+            "statement": "s2",
+            "paper_value": {"value": 2, "source": "Table 2"},
+            "criterion": "a > 1",
+            "evidence": ["figures/curve.png"],
+            "note": "too small a model",
+        },
+        {"id": "c3", "kind": "check", "statement": "s3", "criterion": "a > 0"},
+    ],
+}
 
 
 @pytest.fixture
@@ -34,8 +55,12 @@ def test_runtime_is_the_sum_of_benchmark_seconds(results):
 
 
 def test_report_lists_claims_verdicts_figures_and_runtime(results):
-    R.write_reports([str(results / "demo" / "claims.json")], str(results / "REPORT.md"),
-                    str(results / "papers_table.md"), str(results / "benchmarks"))
+    R.write_reports(
+        [str(results / "demo" / "claims.json")],
+        str(results / "REPORT.md"),
+        str(results / "papers_table.md"),
+        str(results / "benchmarks"),
+    )
     text = (results / "REPORT.md").read_text()
     assert "| **c1**: s1 | paper |" in text and "| **c2**: s2 | stand-in |" in text
     assert text.count("**reproduced** (paper)") == 1 and text.count("**not_reproduced** (stand-in)") == 1
@@ -104,7 +129,12 @@ def test_publish_copies_one_run_and_fills_every_readme(tmp_path):
     root = _tree(tmp_path, ["c0ffee", "c0ffee"])
     R.publish_run(root / "results", root)
     run = root / "docs" / "run"
-    assert sorted(p.name for p in run.iterdir()) == ["demo.claims.json", "other.claims.json", "papers_table.md", "usage.json"]
+    assert sorted(p.name for p in run.iterdir()) == [
+        "demo.claims.json",
+        "other.claims.json",
+        "papers_table.md",
+        "usage.json",
+    ]
     table = (run / "papers_table.md").read_text().strip()
     assert table == R.published_table(run)
     readme = (root / "README.md").read_text()

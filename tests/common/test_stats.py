@@ -1,4 +1,5 @@
 """Correlation over conditions with its rank and leave-one-out range, against direct computations."""
+
 import math
 
 import numpy as np
@@ -38,5 +39,7 @@ def test_degenerate_inputs_give_nan_and_bad_shapes_are_named():
 
 def test_prefixed_keys():
     m = robust_correlation_metrics("ctx", [1, 2, 3, 4], [1, 3, 2, 4])
-    assert set(m) == {f"ctx_{k}" for k in ("pearson", "spearman", "pearson_loo_min", "pearson_loo_max",
-                                           "spearman_loo_min", "spearman_loo_max")}
+    assert set(m) == {
+        f"ctx_{k}"
+        for k in ("pearson", "spearman", "pearson_loo_min", "pearson_loo_max", "spearman_loo_min", "spearman_loo_max")
+    }

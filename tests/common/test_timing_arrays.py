@@ -1,4 +1,5 @@
 """Shared helpers: median timing (warm-up calls untimed) and the npz array round trip."""
+
 import numpy as np
 import pytest
 

@@ -1,5 +1,6 @@
 """Contextures: label contexts (A = Y) against brute-force references, tau of finite-rank operators, no
 label leakage from the rows being encoded."""
+
 import numpy as np
 import pytest
 
@@ -12,7 +13,7 @@ def test_label_context_is_the_class_share_among_the_k_nearest_anchors():
     anchors, new = rng.normal(size=(25, 3)), rng.normal(size=(6, 3))
     cls = rng.integers(0, 4, 25)
     ref = np.zeros((6, 4))
-    for i, row in enumerate(new):                                   # brute force: sort the distances
+    for i, row in enumerate(new):  # brute force: sort the distances
         for j in np.argsort(((anchors - row) ** 2).sum(1))[:5]:
             ref[i, cls[j]] += 1 / 5
     p = S.context_matrix("label", new, anchors, 5, anchor_labels=cls)
@@ -31,16 +32,16 @@ def test_the_labels_themselves_have_every_singular_value_one_and_tau_beta_plus_o
     assert spec["s"].shape == (3,) and np.allclose(spec["s"], 1.0)
     tau, d = S.tau_metric(spec["s"], beta=0.7, d0=15)
     assert d == 2 and tau == pytest.approx(1.7)
-    mu = spec["mu"][:, 1:]                                          # class indicators, centred, orthonormal
+    mu = spec["mu"][:, 1:]  # class indicators, centred, orthonormal
     assert np.allclose(mu.T @ mu / 30, np.eye(2), atol=1e-10)
     assert S.mean_cca(mu, np.eye(3)[cls]) == pytest.approx(1.0)
 
 
 def test_tau_of_a_finite_rank_spectrum_reaches_d_equal_to_the_rank():
-    assert S.tau_metric(np.array([1.0, 0.6]), d0=10) == (pytest.approx(2.0), 1)       # binary labels
-    tau, d = S.tau_metric(np.array([1.0, 0.9, 0.5]), d0=10)          # tau_1 = 4/3 + .81/1.06 > tau_2 = 2
+    assert S.tau_metric(np.array([1.0, 0.6]), d0=10) == (pytest.approx(2.0), 1)  # binary labels
+    tau, d = S.tau_metric(np.array([1.0, 0.9, 0.5]), d0=10)  # tau_1 = 4/3 + .81/1.06 > tau_2 = 2
     assert (d, tau) == (2, pytest.approx(2.0))
-    tau, d = S.tau_metric(np.array([1.0, 0.9, 0.1]), d0=10)          # tau_1 = 1/.99 + .81/.82 < 2
+    tau, d = S.tau_metric(np.array([1.0, 0.9, 0.1]), d0=10)  # tau_1 = 1/.99 + .81/.82 < 2
     assert d == 1 and tau == pytest.approx(1 / 0.99 + 0.81 / 0.82)
 
 
@@ -50,17 +51,17 @@ def test_label_classes_of_classification_and_regression_targets():
     t = np.random.default_rng(2).normal(size=(200, 1))
     pre = np.arange(100)
     c = S.label_classes(t, pre, 4)
-    assert (np.bincount(c[pre]) == 25).all()                         # equal pretraining mass per bin
+    assert (np.bincount(c[pre]) == 25).all()  # equal pretraining mass per bin
     t2 = t.copy()
-    t2[100:] = 50.0                                                  # non-pretraining targets set no edge
+    t2[100:] = 50.0  # non-pretraining targets set no edge
     assert (S.label_classes(t2, pre, 4)[:100] == c[:100]).all() and (S.label_classes(t2, pre, 4)[100:] == 3).all()
 
 
 def test_probe_dims():
     assert probe_dims([1, 2, 4, 8], 40) == [1, 2, 4, 8]
-    assert probe_dims([1, 2, 4, 8, 16], 10) == [1, 2, 4, 8]            # A = X: the grid below d0
-    assert probe_dims([1, 2, 4, 8], 40, rank=2) == [1, 2]              # three classes
-    assert probe_dims([1, 2, 4, 8], 40, rank=9) == [1, 2, 4, 8, 9]     # ten classes
+    assert probe_dims([1, 2, 4, 8, 16], 10) == [1, 2, 4, 8]  # A = X: the grid below d0
+    assert probe_dims([1, 2, 4, 8], 40, rank=2) == [1, 2]  # three classes
+    assert probe_dims([1, 2, 4, 8], 40, rank=9) == [1, 2, 4, 8, 9]  # ten classes
     assert probe_dims([1, 2, 4, 8], 5, rank=9) == [1, 2, 4, 5]
 
 
@@ -77,4 +78,4 @@ def test_a_label_context_never_reads_the_labels_of_the_rows_it_encodes():
     b = evaluate_context("label", 3, x, y, parts, [1, 2, 4], 1e-3, 1.0, 512, labels=scrambled)
     assert a == b and a["d_err"] == 1 and a["tau"] == pytest.approx(2.0)
     knn = evaluate_context("knn", 3, x, y, parts, [1, 2, 4], 1e-3, 1.0, 512)
-    assert a["err"] < knn["err"]                                     # the labels' own context predicts them better
+    assert a["err"] < knn["err"]  # the labels' own context predicts them better

@@ -1,4 +1,5 @@
 """Contextures: feature-masking contexts against an independent per-mask loop, and the baselines."""
+
 import numpy as np
 import pytest
 
@@ -11,7 +12,7 @@ def test_feature_masks_hide_the_ratio_and_are_fixed_by_the_seed():
     assert m.shape == (50, 10) and (m.sum(1) == 8).all()
     assert (m == S.feature_masks(10, 0.2, 50, seed=3)).all()
     assert not (m == S.feature_masks(10, 0.2, 50, seed=4)).all()
-    assert (S.feature_masks(2, 0.9, 5).sum(1) == 1).all()                     # at least one feature kept
+    assert (S.feature_masks(2, 0.9, 5).sum(1) == 1).all()  # at least one feature kept
 
 
 def test_masked_knn_is_the_mean_of_knn_on_kept_features_reference():
@@ -19,7 +20,7 @@ def test_masked_knn_is_the_mean_of_knn_on_kept_features_reference():
     x, new = rng.normal(size=(30, 5)), rng.normal(size=(7, 5))
     masks = S.feature_masks(5, 0.4, 6, seed=1)
     ref = np.zeros((7, 30))
-    for keep in masks:                                                         # brute force per mask
+    for keep in masks:  # brute force per mask
         d2 = np.array([[np.sum((a[keep] - b[keep]) ** 2) for b in x] for a in new])
         for i, row in enumerate(d2):
             ref[i, np.argsort(row)[:4]] += 1.0 / 4 / len(masks)
@@ -41,18 +42,33 @@ def test_masked_rbf_is_row_stochastic_and_a_mask_keeping_everything_is_the_plain
 
 
 def _corr(p):
-    return {"pearson": p, "spearman": p - 0.1, "pearson_loo_min": p - 0.2, "spearman_loo_min": p - 0.3,
-            "pearson_loo_max": p, "spearman_loo_max": p}
+    return {
+        "pearson": p,
+        "spearman": p - 0.1,
+        "pearson_loo_min": p - 0.2,
+        "spearman_loo_min": p - 0.3,
+        "pearson_loo_max": p,
+        "spearman_loo_max": p,
+    }
 
 
 def test_baseline_statistics_in_claims_metrics(tmp_path):
     import json
+
     docs = []
     for name, pear in (("a", [0.9, 0.1]), ("b", [0.5, 0.3]), ("c", [0.2, -0.2])):
-        runs = [{"correlations": {"paper_set": {"tau": _corr(p), "decay": _corr(-p), "shuffled": _corr(p / 2)},
-                                  "all": {"tau": _corr(p + 0.1)}},
-                 "knn_interior_minimum": name != "c", "knn_interior_minimum_shuffled": True, "seed": i}
-                for i, p in enumerate(pear)]
+        runs = [
+            {
+                "correlations": {
+                    "paper_set": {"tau": _corr(p), "decay": _corr(-p), "shuffled": _corr(p / 2)},
+                    "all": {"tau": _corr(p + 0.1)},
+                },
+                "knn_interior_minimum": name != "c",
+                "knn_interior_minimum_shuffled": True,
+                "seed": i,
+            }
+            for i, p in enumerate(pear)
+        ]
         f = tmp_path / f"{name}.json"
         f.write_text(json.dumps({"dataset": name, "runs": runs}))
         docs.append(str(f))
@@ -82,8 +98,9 @@ def test_baseline_statistics_in_claims_metrics(tmp_path):
     sc1 = tmp_path / "s1.json"
     sc1.write_text(json.dumps({"cca": {"1": [0.2, 0.3, 0.9]}, "cca_untrained": {"1": [0.0, 0.1, 0.1]}}))
     merged = claims_metrics(per_seed, [str(sc1), str(sc)])
-    assert {k: v for k, v in merged.items() if not k.startswith("cca")} == \
-        {k: v for k, v in m.items() if not k.startswith("cca")}
+    assert {k: v for k, v in merged.items() if not k.startswith("cca")} == {
+        k: v for k, v in m.items() if not k.startswith("cca")
+    }
     assert merged["cca_largest_width"] == [0.6, 0.9] and merged["cca_smallest_width"] == [0.1, 0.2]
 
 
@@ -92,7 +109,7 @@ def test_correlations_of_a_dataset_use_the_robust_helper():
     from methods.contextures.experiment import correlations_of
 
     tau = [2.0, 2.1, 2.2, 2.3, 2.4, 6.0]
-    err = [0.5, 0.4, 0.45, 0.35, 0.42, 0.9]                     # only the last context is far out
+    err = [0.5, 0.4, 0.45, 0.35, 0.42, 0.9]  # only the last context is far out
     rows = [{"tau": t, "err": e, "decay": 0.0 + i} for i, (t, e) in enumerate(zip(tau, err))]
     c = correlations_of(rows, seed=0)["tau"]
     assert c["pearson"] > 0.8 and c["pearson_loo_min"] < 0.0 and c["spearman"] < 0.5

@@ -1,5 +1,6 @@
 """Contextures' full-scale OpenML path, offline: the fetch step (submit host) with fetch_openml replaced by a
 locally-built stand-in set, then the loader the compute jobs use on the file it wrote."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,11 +12,17 @@ from methods.contextures.data import fetch_openml_set, load_dataset
 
 def _stand_in(target_kind):
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.normal(size=40), "b": rng.integers(0, 5, 40).astype(float),
-                          "colour": pd.Categorical(rng.choice(["red", "green", "blue"], 40))})
+    frame = pd.DataFrame(
+        {
+            "a": rng.normal(size=40),
+            "b": rng.integers(0, 5, 40).astype(float),
+            "colour": pd.Categorical(rng.choice(["red", "green", "blue"], 40)),
+        }
+    )
     frame.loc[5, "a"] = np.nan
-    frame["y"] = (pd.Categorical(rng.choice(["benign", "malignant"], 40)) if target_kind == "class"
-                  else rng.normal(10, 3, 40))
+    frame["y"] = (
+        pd.Categorical(rng.choice(["benign", "malignant"], 40)) if target_kind == "class" else rng.normal(10, 3, 40)
+    )
     return frame
 
 
@@ -34,7 +41,7 @@ def test_openml_loader_through_fetch_openml(monkeypatch, tmp_path, target_kind):
     x, y = load_dataset("openml_breast-w", openml_npz=npz)
     assert calls["name"] == "breast-w" and calls["data_home"] == str(tmp_path) and calls["as_frame"]
     kept = frame.dropna()
-    assert x.shape == (39, 2 + 2)                                   # a, b and two dummies of colour
+    assert x.shape == (39, 2 + 2)  # a, b and two dummies of colour
     assert np.allclose(x.mean(0), 0) and np.allclose(x.std(0), 1)
     if target_kind == "class":
         malignant = (kept["y"] == "malignant").to_numpy()
@@ -73,5 +80,5 @@ def test_full_scale_lists_the_28_sets_of_the_paper_table_each_with_its_source():
     assert len(ids) == len(set(ids)) == N_PAPER_SETS == 28 and set(ids) == set(PAPER_OPENML)
     assert {v[1] for v in PAPER_OPENML.values()} == {"paper", "unverified"}
     named = {v[0] for v in PAPER_OPENML.values() if v[1] == "paper"}
-    assert named == {"breast-w", "abalone", "brazilian_houses", "fifa", "cps88wages"}   # the paper's text
+    assert named == {"breast-w", "abalone", "brazilian_houses", "fifa", "cps88wages"}  # the paper's text
     assert full["scaling"]["dataset"] == "openml_44956" and PAPER_OPENML[44956][0] == "abalone"

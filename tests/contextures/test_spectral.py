@@ -1,4 +1,5 @@
 """Contextures: spectra of hand-made operators, Nystrom identity, the spectral objective's optimum, CCA, tau."""
+
 import numpy as np
 import pytest
 import torch
@@ -9,10 +10,10 @@ from methods.contextures.encoder import spectral_loss
 
 def test_spectrum_of_hand_made_operators():
     n = 6
-    assert np.allclose(S.spectrum(np.eye(n))["s"], 1.0)                       # identity context: all 1
-    s = S.spectrum(np.full((n, n), 1.0 / n))["s"]                               # independent context
+    assert np.allclose(S.spectrum(np.eye(n))["s"], 1.0)  # identity context: all 1
+    s = S.spectrum(np.full((n, n), 1.0 / n))["s"]  # independent context
     assert s[0] == pytest.approx(1.0) and np.allclose(s[1:], 0.0, atol=1e-12)
-    blocks = np.kron(np.eye(2), np.full((3, 3), 1.0 / 3))                       # two clusters
+    blocks = np.kron(np.eye(2), np.full((3, 3), 1.0 / 3))  # two clusters
     s = S.spectrum(blocks)["s"]
     assert np.allclose(s[:2], 1.0) and np.allclose(s[2:], 0.0, atol=1e-12)
 
@@ -23,8 +24,8 @@ def test_constant_function_is_the_top_pair_and_nystrom_reproduces_mu_on_the_inpu
     p = S.knn_context(x, x, 5)
     spec = S.spectrum(p)
     assert spec["s"][0] == pytest.approx(1.0)
-    assert np.allclose(np.abs(spec["mu"][:, 0]), 1.0)                          # constant singular function
-    assert np.allclose(S.extend(p, spec, 4), spec["mu"][:, 1:5], atol=1e-8)    # T nu_i = s_i mu_i
+    assert np.allclose(np.abs(spec["mu"][:, 0]), 1.0)  # constant singular function
+    assert np.allclose(S.extend(p, spec, 4), spec["mu"][:, 1:5], atol=1e-8)  # T nu_i = s_i mu_i
 
 
 def test_the_spectral_objective_is_minimised_by_the_top_d_singular_functions():
@@ -49,17 +50,17 @@ def test_the_spectral_objective_is_minimised_by_the_top_d_singular_functions():
     for _ in range(5):
         opt.step(closure)
     loss = spectral_loss(phi, psi, pt).item()
-    assert loss == pytest.approx(-(spec["s"][1:d + 1] ** 2).sum(), rel=1e-6)
-    assert S.mean_cca(phi.detach().numpy(), spec["mu"][:, 1:d + 1]) == pytest.approx(1.0, abs=1e-6)
+    assert loss == pytest.approx(-(spec["s"][1 : d + 1] ** 2).sum(), rel=1e-6)
+    assert S.mean_cca(phi.detach().numpy(), spec["mu"][:, 1 : d + 1]) == pytest.approx(1.0, abs=1e-6)
 
 
 def test_mean_cca_known_cases():
     rng = np.random.default_rng(2)
     a = rng.normal(size=(2000, 3))
-    assert S.mean_cca(a, a @ rng.normal(size=(3, 3)) + 5.0) == pytest.approx(1.0)   # invertible map + shift
-    assert S.mean_cca(a, rng.normal(size=(2000, 3))) < 0.08                          # independent
+    assert S.mean_cca(a, a @ rng.normal(size=(3, 3)) + 5.0) == pytest.approx(1.0)  # invertible map + shift
+    assert S.mean_cca(a, rng.normal(size=(2000, 3))) < 0.08  # independent
     b = np.c_[a[:, :1], rng.normal(size=(2000, 1))]
-    assert S.mean_cca(a[:, :2], b) == pytest.approx(0.5, abs=0.05)                   # one shared direction of two
+    assert S.mean_cca(a[:, :2], b) == pytest.approx(0.5, abs=0.05)  # one shared direction of two
 
 
 def test_tau_against_a_brute_force_reference_with_a_known_minimiser():

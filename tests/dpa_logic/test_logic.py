@@ -1,5 +1,6 @@
 """Weighted model counting, the compile map, the lattice and the entailment order, against
 independent computations (plain-Python products, sympy's model enumeration, exact rational functions)."""
+
 import itertools
 
 import numpy as np
@@ -43,8 +44,20 @@ def _sympy_wmc(expr, syms, p):
     return total
 
 
-FORMULAS = [W, L, W & L, W | L, Xor(W, L), Implies(W, L), W & Not(L), Not(W) & Not(L), TRUE,
-            (W & Z) | L, Implies(L, W & Z), Xor(W, Z) & L]
+FORMULAS = [
+    W,
+    L,
+    W & L,
+    W | L,
+    Xor(W, L),
+    Implies(W, L),
+    W & Not(L),
+    Not(W) & Not(L),
+    TRUE,
+    (W & Z) | L,
+    Implies(L, W & Z),
+    Xor(W, Z) & L,
+]
 
 
 @pytest.mark.parametrize("formula", FORMULAS, ids=str)
@@ -57,8 +70,9 @@ def test_wmc_matches_sympy_and_bruteforce(formula):
         mask = formula.mask(names)
         ref = _sympy_wmc(_sympy_expr(formula, syms), syms, p)
         brute = logic.wmc_bruteforce([p[n] for n in names], mask)
-        enum = float(torch.exp(logic.log_wmc(torch.log(torch.tensor([p[n] for n in names], dtype=torch.float64)),
-                                             mask)))
+        enum = float(
+            torch.exp(logic.log_wmc(torch.log(torch.tensor([p[n] for n in names], dtype=torch.float64)), mask))
+        )
         assert brute == pytest.approx(ref, rel=1e-12, abs=1e-15)
         assert enum == pytest.approx(ref, rel=1e-12, abs=1e-15)
 

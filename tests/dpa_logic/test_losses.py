@@ -1,4 +1,5 @@
 """Each decompiled loss against its closed form; the losses without a structure; gradients."""
+
 import numpy as np
 import pytest
 import torch
@@ -15,8 +16,10 @@ def test_compiled_equals_closed_form(name):
     assert torch.allclose(c, f, rtol=1e-9, atol=1e-12), float((c - f).abs().max())
 
 
-@pytest.mark.parametrize("name,hp", [("dpo", {"beta": 0.5}), ("simpo", {"beta": 2.5, "gamma": 1.4}),
-                                     ("orpo", {"lam": 0.3}), ("cpo", {"beta": 1.0})])
+@pytest.mark.parametrize(
+    "name,hp",
+    [("dpo", {"beta": 0.5}), ("simpo", {"beta": 2.5, "gamma": 1.4}), ("orpo", {"lam": 0.3}), ("cpo", {"beta": 1.0})],
+)
 def test_compiled_equals_closed_form_other_hyperparameters(name, hp):
     batch = random_batch(500, seed=8)
     assert torch.allclose(compiled_loss(name, batch, hp), closed_form(name, batch, hp), rtol=1e-9, atol=1e-12)
@@ -24,8 +27,17 @@ def test_compiled_equals_closed_form_other_hyperparameters(name, hp):
 
 def test_dpo_closed_form_is_the_textbook_one():
     """DPO by hand on one pair, independent of both code paths."""
-    batch = {k: torch.tensor([v], dtype=torch.float64) for k, v in
-             {"logp_w": -10.0, "logp_l": -12.0, "ref_w": -11.0, "ref_l": -11.5, "len_w": 5.0, "len_l": 6.0}.items()}
+    batch = {
+        k: torch.tensor([v], dtype=torch.float64)
+        for k, v in {
+            "logp_w": -10.0,
+            "logp_l": -12.0,
+            "ref_w": -11.0,
+            "ref_l": -11.5,
+            "len_w": 5.0,
+            "len_l": 6.0,
+        }.items()
+    }
     beta = 0.1
     by_hand = np.log1p(np.exp(-beta * ((-10.0 + 11.0) - (-12.0 + 11.5))))
     assert float(compiled_loss("dpo", batch)) == pytest.approx(by_hand, rel=1e-13)
@@ -35,8 +47,9 @@ def test_dpo_closed_form_is_the_textbook_one():
 def test_changing_a_structure_breaks_the_match():
     """The check can fail: ORPO's structure is not CPO's loss."""
     batch = random_batch(200, seed=9)
-    orpo_on_seq = losses.semantic_loss(losses.STRUCTURES["orpo"],
-                                       torch.stack([0.1 * batch["logp_w"], 0.1 * batch["logp_l"]], -1))
+    orpo_on_seq = losses.semantic_loss(
+        losses.STRUCTURES["orpo"], torch.stack([0.1 * batch["logp_w"], 0.1 * batch["logp_l"]], -1)
+    )
     assert not torch.allclose(orpo_on_seq, closed_form("cpo_pref", batch), rtol=1e-6)
 
 
@@ -59,9 +72,19 @@ def test_simpo_margin_must_be_nonnegative():
 
 
 def test_both_false_roles():
-    expected = {"dpo": False, "cpo_pref": False, "orpo_or": False, "simpo": False, "orpo_lenient": False,
-                "cpo": True, "orpo": True, "unlikelihood": True, "sft": True, "dpo_strict": True,
-                "orpo_strict": True}
+    expected = {
+        "dpo": False,
+        "cpo_pref": False,
+        "orpo_or": False,
+        "simpo": False,
+        "orpo_lenient": False,
+        "cpo": True,
+        "orpo": True,
+        "unlikelihood": True,
+        "sft": True,
+        "dpo_strict": True,
+        "orpo_strict": True,
+    }
     assert {k: losses.both_false_excluded(k) for k in expected} == expected
 
 
@@ -89,7 +112,7 @@ def test_log1mexp_has_finite_gradients_as_log_p_goes_to_zero(dtype):
     y = log1mexp(x)
     y.sum().backward()
     assert torch.isfinite(y).all() and torch.isfinite(x.grad).all()
-    xr = x.detach().double().tolist()                                  # the values as rounded to dtype
+    xr = x.detach().double().tolist()  # the values as rounded to dtype
     ref = [float(mpmath.log(1 - mpmath.exp(v))) for v in xr]
     dref = [float(-mpmath.exp(v) / (1 - mpmath.exp(v))) for v in xr]
     rtol = 1e-6 if dtype == torch.float32 else 1e-12
@@ -98,14 +121,17 @@ def test_log1mexp_has_finite_gradients_as_log_p_goes_to_zero(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("name, batch", [
-    # DPO (p = pi^beta) with the winner almost certain: log pi(y_w) = -1e-7
-    ("dpo", {"logp_w": -1e-7, "logp_l": -5.0, "ref_w": -1.0, "ref_l": -4.0}),
-    # DPO through the odds reference with the policy 170 nats above the reference at beta = 0.1:
-    # log sigma(17) ~ -4e-8, whose log(1 - p) underflowed the discarded branch
-    ("dpo_odds", {"logp_w": -10.0, "logp_l": -20.0, "ref_w": -180.0, "ref_l": -21.0}),
-    ("unlikelihood", {"logp_w": -2.0, "logp_l": -1e-9, "ref_w": -2.0, "ref_l": -1.0}),
-])
+@pytest.mark.parametrize(
+    "name, batch",
+    [
+        # DPO (p = pi^beta) with the winner almost certain: log pi(y_w) = -1e-7
+        ("dpo", {"logp_w": -1e-7, "logp_l": -5.0, "ref_w": -1.0, "ref_l": -4.0}),
+        # DPO through the odds reference with the policy 170 nats above the reference at beta = 0.1:
+        # log sigma(17) ~ -4e-8, whose log(1 - p) underflowed the discarded branch
+        ("dpo_odds", {"logp_w": -10.0, "logp_l": -20.0, "ref_w": -180.0, "ref_l": -21.0}),
+        ("unlikelihood", {"logp_w": -2.0, "logp_l": -1e-9, "ref_w": -2.0, "ref_l": -1.0}),
+    ],
+)
 def test_compiled_losses_train_with_finite_gradients_at_extreme_probabilities(dtype, name, batch):
     b = {k: torch.tensor([v], dtype=dtype, requires_grad=k.startswith("logp")) for k, v in batch.items()}
     b.update(len_w=torch.tensor([3.0], dtype=dtype), len_l=torch.tensor([4.0], dtype=dtype))

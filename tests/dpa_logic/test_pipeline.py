@@ -1,5 +1,6 @@
 """The DAG's steps end to end at toy size, and the full-scale fetch and LM steps offline on a tiny random
 Llama loaded through from_pretrained, with a local jsonl through datasets.load_dataset."""
+
 import csv
 import json
 
@@ -29,14 +30,18 @@ def test_steps_write_claims(tmp_path):
     first = json.loads((tmp_path / "shared0.json").read_text())["losses"]["dpo"]["test_accuracy"]
     second = json.loads((tmp_path / "shared1.json").read_text())["losses"]["dpo"]["test_accuracy"]
     assert float(rows[0]["test_accuracy"]) == pytest.approx((first + second) / 2, rel=1e-5)
-    results.write_paper_claims(tmp_path / "semantics.json", files, "smoke", tmp_path / "claims.json",
-                                tmp_path / "summary.json")
+    results.write_paper_claims(
+        tmp_path / "semantics.json", files, "smoke", tmp_path / "claims.json", tmp_path / "summary.json"
+    )
     doc = json.loads((tmp_path / "claims.json").read_text())
     validate_claims(doc)
     by_id = {c["id"]: c for c in doc["claims"]}
     headline = [c for c in doc["claims"] if c["kind"] == "headline"]
-    assert {c["id"] for c in headline} == {f"derived_loss_competitive_{p}_{d}" for p in ("shared", "free")
-                                           for d in ("dpo_strict", "orpo_strict", "orpo_lenient")}
+    assert {c["id"] for c in headline} == {
+        f"derived_loss_competitive_{p}_{d}"
+        for p in ("shared", "free")
+        for d in ("dpo_strict", "orpo_strict", "orpo_lenient")
+    }
     for c in headline:
         assert c["setting"] == "stand-in" and c["null_verdict"] != "reproduced"
     assert "strict_variant_raises_winner_free_dpo_strict" in by_id
@@ -46,11 +51,11 @@ def test_steps_write_claims(tmp_path):
 
 def test_bad_hparams_named(tmp_path):
     with pytest.raises(ValueError, match="hparams.dpo"):
-        tabular.tabular_experiment(0, "shared", {**TASK, "feature_dim": 2}, ["dpo"], {"dpo": {"gamma": 1.0}}, 1,
-                                    0.1, 1, tmp_path / "x.json")
+        tabular.tabular_experiment(
+            0, "shared", {**TASK, "feature_dim": 2}, ["dpo"], {"dpo": {"gamma": 1.0}}, 1, 0.1, 1, tmp_path / "x.json"
+        )
     with pytest.raises(ValueError, match="no preference structure"):
-        tabular.tabular_experiment(0, "shared", {**TASK, "feature_dim": 2}, ["ipo"], {}, 1, 0.1, 1,
-                                    tmp_path / "x.json")
+        tabular.tabular_experiment(0, "shared", {**TASK, "feature_dim": 2}, ["ipo"], {}, 1, 0.1, 1, tmp_path / "x.json")
 
 
 @pytest.fixture(scope="module")
@@ -61,15 +66,28 @@ def tiny_lm(tmp_path_factory):
     from methods.common.lm.tokenizer import train_bpe
 
     root = tmp_path_factory.mktemp("dpa_lm")
-    rows = [{"prompt": f"question {i}: which colour is the sky?", "chosen": f"blue, answer {i}",
-             "rejected": [{"role": "user", "content": "q"}, {"role": "assistant", "content": f"green {i} no"}]}
-            for i in range(12)]
+    rows = [
+        {
+            "prompt": f"question {i}: which colour is the sky?",
+            "chosen": f"blue, answer {i}",
+            "rejected": [{"role": "user", "content": "q"}, {"role": "assistant", "content": f"green {i} no"}],
+        }
+        for i in range(12)
+    ]
     text = root / "text.txt"
     text.write_text("\n".join(f"{r['prompt']} {r['chosen']} green no" for r in rows) * 5)
     tok = train_bpe(text, 300, root / "model")
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                      eos_token_id=tok.eos_token_id, bos_token_id=tok.bos_token_id)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=tok.bos_token_id,
+    )
     LlamaForCausalLM(cfg).save_pretrained(root / "model", safe_serialization=True)
     data = root / "prefs.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in rows))
@@ -83,14 +101,27 @@ def test_fetch_then_lm_step_offline(tiny_lm, tmp_path):
     """Full scale: the fetch step (submit host) copies the model and writes the shuffled pairs; the LM job reads
     only those files."""
     model, pairs = tmp_path / "model", tmp_path / "pairs.jsonl"
-    lm.fetch_lm(str(tiny_lm / "model"), {**LOCAL, "data_files": str(tiny_lm / "prefs.jsonl")}, 12, str(model),
-                str(pairs))
+    lm.fetch_lm(
+        str(tiny_lm / "model"), {**LOCAL, "data_files": str(tiny_lm / "prefs.jsonl")}, 12, str(model), str(pairs)
+    )
     assert (model / "model.safetensors").is_file() and len(lm.read_pairs(pairs)) == 12
     assert lm.read_pairs(pairs) == lm.load_pairs("json", str(tiny_lm / "prefs.jsonl"), "train", 12, seed=0)
     out = tmp_path / "lm.json"
-    lm.lm_experiment(str(model), str(pairs), n_train=8, n_test=4, max_prompt=16, max_response=8,
-                     losses=["dpo", "orpo_strict"], hparams={}, steps=2, batch_size=4, lr=1e-3, seeds=[0],
-                     out_json=out)
+    lm.lm_experiment(
+        str(model),
+        str(pairs),
+        n_train=8,
+        n_test=4,
+        max_prompt=16,
+        max_response=8,
+        losses=["dpo", "orpo_strict"],
+        hparams={},
+        steps=2,
+        batch_size=4,
+        lr=1e-3,
+        seeds=[0],
+        out_json=out,
+    )
     doc = json.loads(out.read_text())
     assert set(doc["runs"]) == {"dpo", "orpo_strict"}
     r = doc["runs"]["dpo"][0]
@@ -100,9 +131,26 @@ def test_fetch_then_lm_step_offline(tiny_lm, tmp_path):
 
 def test_lm_steps_too_few_pairs(tiny_lm, tmp_path):
     with pytest.raises(ValueError, match="fewer than n_train"):
-        lm.fetch_lm(str(tiny_lm / "model"), {**LOCAL, "data_files": str(tiny_lm / "prefs.jsonl")}, 20,
-                    str(tmp_path / "m"), str(tmp_path / "p.jsonl"))
+        lm.fetch_lm(
+            str(tiny_lm / "model"),
+            {**LOCAL, "data_files": str(tiny_lm / "prefs.jsonl")},
+            20,
+            str(tmp_path / "m"),
+            str(tmp_path / "p.jsonl"),
+        )
     with pytest.raises(ValueError, match="fewer than n_train"):
-        lm.lm_experiment(str(tiny_lm / "model"), str(tiny_lm / "prefs.jsonl"), n_train=10, n_test=10, max_prompt=16,
-                         max_response=8, losses=["dpo"], hparams={}, steps=1, batch_size=4, lr=1e-3, seeds=[0],
-                         out_json=tmp_path / "x.json")
+        lm.lm_experiment(
+            str(tiny_lm / "model"),
+            str(tiny_lm / "prefs.jsonl"),
+            n_train=10,
+            n_test=10,
+            max_prompt=16,
+            max_response=8,
+            losses=["dpo"],
+            hparams={},
+            steps=1,
+            batch_size=4,
+            lr=1e-3,
+            seeds=[0],
+            out_json=tmp_path / "x.json",
+        )

@@ -1,10 +1,12 @@
 """The tabular experiment: the task, training, and the displacement metric."""
+
 import pytest
 
 from methods.dpa_logic import tabular
 
-TASK = dict(n_prompts=4, n_responses=5, feature_dim=3, pairs_per_prompt=4, reward_scale=2.0, init_scale=0.5,
-            max_length=4)
+TASK = dict(
+    n_prompts=4, n_responses=5, feature_dim=3, pairs_per_prompt=4, reward_scale=2.0, init_scale=0.5, max_length=4
+)
 
 
 def test_task_holds_out_pairs():

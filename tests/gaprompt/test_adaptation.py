@@ -1,18 +1,44 @@
 """Parameter counts, frozen parameters after adaptation, prompt bookkeeping, checkpoint and data loading."""
+
 import numpy as np
 import pytest
 import torch
 
-from methods.gaprompt.model import (AdaptedClassifier, Adapter, MaskedAutoencoder, PointTransformer, ShiftNet,
-                                    backbone_from_config, count_parameters, load_pointmae_checkpoint)
+from methods.gaprompt.model import (
+    AdaptedClassifier,
+    Adapter,
+    MaskedAutoencoder,
+    ShiftNet,
+    backbone_from_config,
+    count_parameters,
+    load_pointmae_checkpoint,
+)
 from methods.gaprompt.train import adapt
 
 torch.set_num_threads(1)
 ARCH = dict(dim=16, depth=2, heads=2, n_groups=8, group_size=4, encoder_width=4)
-AD = dict(prompt_depth=1, n_prompt_tokens=3, adapter_rank=4, n_point_prompts=5, perturbation=0.8, propagation_k=64,
-          head_hidden=8, head_dropout=0.5, epochs=1, batch=4, lr=1e-2, weight_decay=0.05, warmup_epochs=1,
-          clip_norm=10.0, shuffle_points=True, augment="rotate", augment_full="scale_translate", up_axis=2,
-          head_dropout_gaprompt=0.6, propagation_indexing="official")
+AD = dict(
+    prompt_depth=1,
+    n_prompt_tokens=3,
+    adapter_rank=4,
+    n_point_prompts=5,
+    perturbation=0.8,
+    propagation_k=64,
+    head_hidden=8,
+    head_dropout=0.5,
+    epochs=1,
+    batch=4,
+    lr=1e-2,
+    weight_decay=0.05,
+    warmup_epochs=1,
+    clip_norm=10.0,
+    shuffle_points=True,
+    augment="rotate",
+    augment_full="scale_translate",
+    up_axis=2,
+    head_dropout_gaprompt=0.6,
+    propagation_indexing="official",
+)
 
 
 def _data(n=8, pts=32, classes=2, seed=0):
@@ -32,7 +58,7 @@ def test_parameter_count_by_hand():
     head = (3 * D * H + H) + 2 * H + (H * H + H) + 2 * H + (H * C + C)
     shift = _n(ShiftNet(8, 4))
     shape_mlp = (shift_dim := (8 // 2) * 8) * 16 + 16 + 16 * D + D
-    expected = (5 * 3 + shift + shape_mlp + 1 * P * D + P * 3 + L * adapter + L * 2 * D + head + 2 * D)
+    expected = 5 * 3 + shift + shape_mlp + 1 * P * D + P * 3 + L * adapter + L * 2 * D + head + 2 * D
     assert shift_dim == model.shift_net.shape_dim
     counts = count_parameters(model)
     assert counts["trainable"] == expected
@@ -124,7 +150,8 @@ def test_paper_architecture_fraction_near_table1():
     arch = dict(dim=384, depth=12, heads=6, n_groups=128, group_size=32, encoder_width=128)
     bb = backbone_from_config(arch)
     assert 21.5e6 < _n(bb) < 22.5e6  # Point-MAE's encoder without the head (22.1 M with it)
-    model = AdaptedClassifier(bb, "gaprompt", 15, {**AD, "prompt_depth": 6, "n_prompt_tokens": 10,
-                                                   "adapter_rank": 16, "head_hidden": 256})
+    model = AdaptedClassifier(
+        bb, "gaprompt", 15, {**AD, "prompt_depth": 6, "n_prompt_tokens": 10, "adapter_rank": 16, "head_hidden": 256}
+    )
     c = count_parameters(model)
     assert 0.5e6 < c["trainable"] < 0.7e6

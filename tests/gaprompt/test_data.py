@@ -1,9 +1,19 @@
 """Procedural shapes and the full-scale loaders on locally built stand-ins."""
+
 import numpy as np
 import pytest
 
-from methods.gaprompt.shapes import (SAMPLERS, TARGET_FAMILIES, bunny_views, load_datasets_split, load_h5_split,
-                                     make_split, normalize, random_rotation, read_bunny)
+from methods.gaprompt.shapes import (
+    SAMPLERS,
+    TARGET_FAMILIES,
+    bunny_views,
+    load_datasets_split,
+    load_h5_split,
+    make_split,
+    normalize,
+    random_rotation,
+    read_bunny,
+)
 
 
 def test_make_split_shapes_labels_and_unit_sphere():
@@ -22,7 +32,7 @@ def test_samplers_lie_on_their_surfaces():
     b = SAMPLERS["box"](rng, 100)
     assert np.allclose(np.abs(b).max(1), 1)
     t = SAMPLERS["torus"](rng, 100)
-    assert np.allclose((np.hypot(t[:, 0], t[:, 1]) - 1.0) ** 2 + t[:, 2] ** 2, 0.35 ** 2)
+    assert np.allclose((np.hypot(t[:, 0], t[:, 1]) - 1.0) ** 2 + t[:, 2] ** 2, 0.35**2)
 
 
 def test_random_rotation_is_a_rotation():
@@ -35,10 +45,15 @@ def test_datasets_loader_on_a_parquet_stand_in(tmp_path):
     pytest.importorskip("datasets")
     rng = np.random.default_rng(0)
     for split in ("train", "test"):
-        pd.DataFrame({"points": [rng.normal(size=(40, 3)).tolist() for _ in range(5)],
-                      "label": rng.integers(0, 3, 5)}).to_parquet(tmp_path / f"{split}.parquet")
-    spec = {"path": "parquet", "data_files": {s: str(tmp_path / f"{s}.parquet") for s in ("train", "test")},
-            "points": "points", "label": "label"}
+        pd.DataFrame(
+            {"points": [rng.normal(size=(40, 3)).tolist() for _ in range(5)], "label": rng.integers(0, 3, 5)}
+        ).to_parquet(tmp_path / f"{split}.parquet")
+    spec = {
+        "path": "parquet",
+        "data_files": {s: str(tmp_path / f"{s}.parquet") for s in ("train", "test")},
+        "points": "points",
+        "label": "label",
+    }
     x, y = load_datasets_split(spec, "train", 32)
     assert x.shape == (5, 32, 3) and y.shape == (5,)
     with pytest.raises(ValueError, match="fewer than gaprompt.data.n_points"):
@@ -49,6 +64,7 @@ def test_datasets_loader_on_a_parquet_stand_in(tmp_path):
 
 def test_h5_loader_on_a_stand_in(tmp_path):
     import h5py  # a test dependency (pyproject [test]): the ScanObjectNN path must not go untested
+
     with h5py.File(tmp_path / "train.h5", "w") as f:
         f["data"] = np.random.default_rng(0).normal(size=(4, 50, 3)).astype(np.float32)
         f["label"] = np.arange(4).reshape(4, 1)
@@ -111,9 +127,16 @@ def test_data_job_adds_the_bunny_views_to_the_source_set(tmp_path):
     from methods.gaprompt.data_step import data_job
 
     wheel = _fake_pygsp_wheel(tmp_path / "pygsp.whl", np.random.default_rng(1).normal(size=(100, 3)))
-    data = {"kind": "procedural", "seed": 0, "n_points": 32, "source_per_family": 1, "train_per_class": 1,
-            "test_per_class": 1, "perturb": {"noise": 0.0, "occlusion": 0.0, "outliers": 0.0},
-            "bunny": {"copies": 3}}
+    data = {
+        "kind": "procedural",
+        "seed": 0,
+        "n_points": 32,
+        "source_per_family": 1,
+        "train_per_class": 1,
+        "test_per_class": 1,
+        "perturb": {"noise": 0.0, "occlusion": 0.0, "outliers": 0.0},
+        "bunny": {"copies": 3},
+    }
     data_job(data, str(tmp_path / "c.npz"), str(tmp_path / "i.json"), bunny_wheel=str(wheel))
     assert load_arrays(tmp_path / "c.npz")["source"].shape == (12 + 3, 32, 3)
     assert read_json(tmp_path / "i.json")["n_bunny_views"] == 3

@@ -1,4 +1,5 @@
 """FPS, kNN, Chamfer, interpolation and the shift against brute-force references computed here."""
+
 import itertools
 
 import numpy as np
@@ -46,7 +47,9 @@ def test_group_is_centre_relative_and_contains_the_centre():
     pts = torch.tensor(np.random.default_rng(2).normal(size=(2, 50, 3)))
     neigh, center, idx, cidx = group(pts, 8, 5)
     assert neigh.shape == (2, 8, 5, 3)
-    assert torch.allclose(neigh[:, :, 0], torch.zeros(2, 8, 3, dtype=neigh.dtype))  # nearest neighbour of a centre is itself
+    assert torch.allclose(
+        neigh[:, :, 0], torch.zeros(2, 8, 3, dtype=neigh.dtype)
+    )  # nearest neighbour of a centre is itself
     assert torch.equal(idx[:, :, 0], cidx)
 
 
@@ -78,7 +81,7 @@ def test_nerf_encoding_layout():
     e = nerf_encoding(x, 4)
     assert e.shape == (1, 27)
     assert torch.allclose(e[:, :3], x)
-    assert torch.allclose(e[:, 3 + 2 * 3 * 2: 3 + 2 * 3 * 2 + 3], torch.sin(4 * x))  # level 2, sine
+    assert torch.allclose(e[:, 3 + 2 * 3 * 2 : 3 + 2 * 3 * 2 + 3], torch.sin(4 * x))  # level 2, sine
 
 
 def test_shift_is_multiplicative():

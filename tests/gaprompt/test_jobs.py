@@ -1,4 +1,5 @@
 """The adaptation step as the DAG runs it: any device, and seeds split into one job per seed at paper scale."""
+
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,17 @@ from methods.gaprompt.shapes import TARGET_FAMILIES, make_split
 ROOT = Path(__file__).resolve().parents[2]
 CFG = yaml.safe_load((ROOT / "config.yaml").read_text())["gaprompt"]
 BACKBONE = {**CFG["backbone"], "dim": 16, "depth": 2, "heads": 2, "n_groups": 8, "group_size": 8, "encoder_width": 4}
-ADAPT = {**CFG["adapt"], "epochs": 1, "batch": 8, "head_hidden": 8, "prompt_depth": 1, "n_prompt_tokens": 2,
-         "adapter_rank": 2, "n_shift_examples": 2}
-PAPER_ARCH = {**BACKBONE, "n_classes": 8, "head_hidden": 8, "prompt_depth": 1, "n_prompt_tokens": 2,
-              "adapter_rank": 2}
+ADAPT = {
+    **CFG["adapt"],
+    "epochs": 1,
+    "batch": 8,
+    "head_hidden": 8,
+    "prompt_depth": 1,
+    "n_prompt_tokens": 2,
+    "adapter_rank": 2,
+    "n_shift_examples": 2,
+}
+PAPER_ARCH = {**BACKBONE, "n_classes": 8, "head_hidden": 8, "prompt_depth": 1, "n_prompt_tokens": 2, "adapter_rank": 2}
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -50,8 +58,19 @@ def run_inputs(tmp_path_factory):
 
 def _adapt(tmp, method, seeds, name):
     js = tmp / f"{name}.json"
-    adapt_job(method, str(tmp / "clouds.npz"), str(tmp / "backbone.pt"), BACKBONE, ADAPT, seeds, PAPER_ARCH, 1,
-              str(js), str(tmp / f"{name}.npz"), device=torch.device("cpu"))
+    adapt_job(
+        method,
+        str(tmp / "clouds.npz"),
+        str(tmp / "backbone.pt"),
+        BACKBONE,
+        ADAPT,
+        seeds,
+        PAPER_ARCH,
+        1,
+        str(js),
+        str(tmp / f"{name}.npz"),
+        device=torch.device("cpu"),
+    )
     return read_json(js)
 
 
@@ -67,8 +86,18 @@ def test_one_job_per_seed_merges_to_the_one_job_over_all_seeds(run_inputs, metho
 
 
 def test_merge_refuses_repeated_seeds_and_disagreeing_counts():
-    part = {"method": "vpt", "seeds": [0], "test_acc": [0.5], "train_acc": [0.6], "seconds": [1.0],
-            "loss_curves": [[1.0]], "trainable": 10, "total": 100, "fraction": 0.1, "frozen_unchanged": True}
+    part = {
+        "method": "vpt",
+        "seeds": [0],
+        "test_acc": [0.5],
+        "train_acc": [0.6],
+        "seconds": [1.0],
+        "loss_curves": [[1.0]],
+        "trainable": 10,
+        "total": 100,
+        "fraction": 0.1,
+        "frozen_unchanged": True,
+    }
     with pytest.raises(ValueError, match="seed repeated"):
         merge_seed_runs([part, part])
     with pytest.raises(ValueError, match="disagree on trainable"):

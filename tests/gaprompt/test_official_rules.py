@@ -1,19 +1,36 @@
 """Regression tests for the behaviours taken over from the official GAPrompt code (each was a difference
 before): the FPS kernel's near-origin rule, stochastic depth, the training runner's loader, augmentations,
 optimiser groups and schedule, what trains, initialisations and head dropout."""
+
 import numpy as np
 import pytest
 import torch
 
 from methods.gaprompt.geometry import farthest_point_sample
 from methods.gaprompt.model import AdaptedClassifier, Block, backbone_from_config, drop_path, drop_path_rates
-from methods.gaprompt.train import (augment, official_epoch_lr, param_groups, rotate_batch, scale_translate_batch,
-                                    shuffle_points)
+from methods.gaprompt.train import (
+    augment,
+    official_epoch_lr,
+    param_groups,
+    rotate_batch,
+    scale_translate_batch,
+    shuffle_points,
+)
 
 torch.set_num_threads(1)
 ARCH = dict(dim=16, depth=2, heads=2, n_groups=8, group_size=4, encoder_width=4, drop_path_rate=0.1)
-AD = dict(prompt_depth=1, n_prompt_tokens=3, adapter_rank=4, n_point_prompts=5, perturbation=0.8, propagation_k=64,
-          head_hidden=8, head_dropout=0.5, head_dropout_gaprompt=0.6, propagation_indexing="official")
+AD = dict(
+    prompt_depth=1,
+    n_prompt_tokens=3,
+    adapter_rank=4,
+    n_point_prompts=5,
+    perturbation=0.8,
+    propagation_k=64,
+    head_hidden=8,
+    head_dropout=0.5,
+    head_dropout_gaprompt=0.6,
+    propagation_indexing="official",
+)
 
 
 def kernel_fps(p: np.ndarray, m: int) -> list[int]:
@@ -91,18 +108,26 @@ def test_scale_and_translate_ranges():
     pts = np.ones((500, 1, 3), dtype=np.float32)
     out = scale_translate_batch(np.zeros_like(pts), rng)
     assert np.all(np.abs(out) <= 0.2)
-    out = scale_translate_batch(pts, np.random.default_rng(3)) - scale_translate_batch(0 * pts, np.random.default_rng(3))
+    out = scale_translate_batch(pts, np.random.default_rng(3)) - scale_translate_batch(
+        0 * pts, np.random.default_rng(3)
+    )
     assert np.all((out >= 2 / 3 - 1e-6) & (out <= 1.5 + 1e-6))
     with pytest.raises(ValueError, match="augment"):
         augment(pts, "flip", rng, 2)
 
 
 def test_no_weight_decay_on_biases_norms_and_tokens():
-    params = {"backbone.cls_token": torch.nn.Parameter(torch.zeros(1, 1, 4)),
-              "head.0.weight": torch.nn.Parameter(torch.zeros(3, 4)), "head.0.bias": torch.nn.Parameter(torch.zeros(3)),
-              "head.1.weight": torch.nn.Parameter(torch.zeros(3)), "prompt_cor": torch.nn.Parameter(torch.zeros(2, 3))}
+    params = {
+        "backbone.cls_token": torch.nn.Parameter(torch.zeros(1, 1, 4)),
+        "head.0.weight": torch.nn.Parameter(torch.zeros(3, 4)),
+        "head.0.bias": torch.nn.Parameter(torch.zeros(3)),
+        "head.1.weight": torch.nn.Parameter(torch.zeros(3)),
+        "prompt_cor": torch.nn.Parameter(torch.zeros(2, 3)),
+    }
     no_decay, decay = param_groups(params, 0.05)
-    assert {id(p) for p in no_decay["params"]} == {id(params[k]) for k in ("backbone.cls_token", "head.0.bias", "head.1.weight")}
+    assert {id(p) for p in no_decay["params"]} == {
+        id(params[k]) for k in ("backbone.cls_token", "head.0.bias", "head.1.weight")
+    }
     assert {id(p) for p in decay["params"]} == {id(params[k]) for k in ("head.0.weight", "prompt_cor")}
 
 
@@ -113,8 +138,9 @@ def test_warmup_starts_at_1e6_and_lasts_warmup_plus_one_epochs():
     assert max(lrs) <= 1e-3 and lrs[-1] < 1e-4
 
 
-@pytest.mark.parametrize("method,cls_trains", [("linear", False), ("vpt", True), ("adapter", True), ("gaprompt", True),
-                                               ("full", True)])
+@pytest.mark.parametrize(
+    "method,cls_trains", [("linear", False), ("vpt", True), ("adapter", True), ("gaprompt", True), ("full", True)]
+)
 def test_cls_token_trains_for_the_runner_methods(method, cls_trains):
     model = AdaptedClassifier(backbone_from_config(ARCH), method, 3, AD)
     assert ("backbone.cls_token" in model.trainable_parameters()) == cls_trains
@@ -141,7 +167,9 @@ def test_head_dropout_per_method():
 def test_shape_feature_enters_the_adapters_only_in_prompted_layers():
     """Official Block: adapter(x + 0.5 g) where layer_id < 6 and the shape feature was passed (prompted layers)."""
     torch.manual_seed(0)
-    model = AdaptedClassifier(backbone_from_config({**ARCH, "depth": 3}), "gaprompt", 3, {**AD, "prompt_depth": 2}).eval()
+    model = AdaptedClassifier(
+        backbone_from_config({**ARCH, "depth": 3}), "gaprompt", 3, {**AD, "prompt_depth": 2}
+    ).eval()
     seen = []
     for a in model.adapters:
         a.register_forward_hook(lambda m, i, o: seen.append(i[0].detach().clone()))
@@ -158,6 +186,7 @@ def test_shape_feature_enters_the_adapters_only_in_prompted_layers():
 
 def test_variant_override_names_a_bad_key():
     from methods.gaprompt.variants import apply_override
+
     cfg = {"adapt": {"propagation_indexing": "official", "epochs": 11}}
     apply_override(cfg, "adapt.propagation_indexing=patch")
     apply_override(cfg, "adapt.epochs=3")
@@ -168,6 +197,7 @@ def test_variant_override_names_a_bad_key():
 
 def test_pretraining_initialisation_and_mask_count_follow_pointmae():
     from methods.gaprompt.model import MaskedAutoencoder
+
     torch.manual_seed(0)
     mae = MaskedAutoencoder(backbone_from_config({**ARCH, "dim": 64, "n_groups": 10}), 1, 2, 0.75)
     qkv = mae.backbone.blocks.blocks[0].attn.qkv.weight

@@ -1,5 +1,6 @@
 """claims.yaml under the claims contract: kinds, settings, nulls that fail, and the verdicts on
 fabricated metrics (a model better than every baseline reproduces; a tie or a null never does)."""
+
 from methods.common.claims import evaluate_claims, load_declaration, validate_claims
 from methods.graphgpt.results import DECLARATION
 
@@ -9,14 +10,32 @@ TASKS = ["freesolv", "solubility"]
 def _measured(smtp_mae: float, smtp_acc: float) -> dict:
     m = {f"{dom}_{ser}_roundtrip": 1.0 for dom in ("molecules", "structure") for ser in ("eulerian", "edgelist")}
     for t in TASKS:
-        m.update({f"{t}_get_smtp_test": [smtp_mae] * 3, f"{t}_get_scratch_test": [1.0] * 3,
-                  f"{t}_gin_test": [1.0] * 3, f"{t}_mean_test": [2.0] * 3})
-    m.update({"solubility_get_ntp_test": [1.0] * 3, "solubility_get_noreindex_test": [1.0] * 3,
-              "solubility_edgelist_smtp_test": [1.0] * 3})
-    m.update({"triangles_get_smtp_test": [smtp_acc] * 3, "triangles_get_scratch_test": [0.6] * 3,
-              "triangles_edgelist_smtp_test": [0.6] * 3, "triangles_get_smtp_test_ood": [smtp_acc] * 3,
-              "triangles_edgelist_smtp_test_ood": [0.6] * 3, "triangles_majority_test": 0.4,
-              "triangles_majority_test_ood": 0.4})
+        m.update(
+            {
+                f"{t}_get_smtp_test": [smtp_mae] * 3,
+                f"{t}_get_scratch_test": [1.0] * 3,
+                f"{t}_gin_test": [1.0] * 3,
+                f"{t}_mean_test": [2.0] * 3,
+            }
+        )
+    m.update(
+        {
+            "solubility_get_ntp_test": [1.0] * 3,
+            "solubility_get_noreindex_test": [1.0] * 3,
+            "solubility_edgelist_smtp_test": [1.0] * 3,
+        }
+    )
+    m.update(
+        {
+            "triangles_get_smtp_test": [smtp_acc] * 3,
+            "triangles_get_scratch_test": [0.6] * 3,
+            "triangles_edgelist_smtp_test": [0.6] * 3,
+            "triangles_get_smtp_test_ood": [smtp_acc] * 3,
+            "triangles_edgelist_smtp_test_ood": [0.6] * 3,
+            "triangles_majority_test": 0.4,
+            "triangles_majority_test_ood": 0.4,
+        }
+    )
     return m
 
 
@@ -31,7 +50,10 @@ def test_kinds_settings_and_nulls():
     heads = [c for c in decl["claims"] if c["kind"] == "headline"]
     assert heads and all(c["setting"] == "stand-in" and c["null"] for c in heads)
     assert {c["id"] for c in decl["claims"] if c["kind"] == "check"} >= {
-        "serialization_lossless", "structure_task_learned", "eulerian_beats_edgelist_solubility"}
+        "serialization_lossless",
+        "structure_task_learned",
+        "eulerian_beats_edgelist_solubility",
+    }
 
 
 def test_a_better_graphgpt_reproduces_and_no_null_does():
@@ -46,8 +68,12 @@ def test_a_better_graphgpt_reproduces_and_no_null_does():
 
 def test_a_tie_with_the_ablation_does_not_reproduce():
     claims = _claims(_measured(1.0, 0.6))
-    for cid in ("pretraining_improves_freesolv", "pretraining_improves_triangles", "smtp_beats_ntp_solubility",
-                "reindexing_helps_solubility"):
+    for cid in (
+        "pretraining_improves_freesolv",
+        "pretraining_improves_triangles",
+        "smtp_beats_ntp_solubility",
+        "reindexing_helps_solubility",
+    ):
         assert claims[cid]["verdict"] == "not_reproduced", cid
     # within 10 % of GIN is still competitive; the mean-predictor null is not
     assert claims["competitive_with_gnn_solubility"]["verdict"] == "reproduced"
@@ -61,10 +87,19 @@ def test_seed_groups_merge_into_the_all_seeds_metrics(tmp_path):
     from methods.graphgpt.results import measured_metrics
 
     def doc(seeds):
-        rec = {"task": "solubility", "model": "gin", "kind": "regression", "metric": "mae", "seeds": seeds,
-               "val": [0.1 * s for s in seeds], "test": [1.0 + s for s in seeds], "best_step": [50] * len(seeds),
-               "seconds": [1.0] * len(seeds), "history": [{"loss": [s]} for s in seeds],
-               "mean_test": [2.0 + s for s in seeds]}
+        rec = {
+            "task": "solubility",
+            "model": "gin",
+            "kind": "regression",
+            "metric": "mae",
+            "seeds": seeds,
+            "val": [0.1 * s for s in seeds],
+            "test": [1.0 + s for s in seeds],
+            "best_step": [50] * len(seeds),
+            "seconds": [1.0] * len(seeds),
+            "history": [{"loss": [s]} for s in seeds],
+            "mean_test": [2.0 + s for s in seeds],
+        }
         return {"task": "solubility", "seeds": seeds, "models": {"gin": rec}}
 
     write_json(tmp_path / "solubility_all.json", doc([0, 1, 2]))

@@ -1,5 +1,6 @@
 """The GINE baseline on PyTorch Geometric's `GINEConv`: equal, on fixed cases, to the plain-torch layer
 and model it replaced (Hu et al. 2020: h_v <- MLP((1 + eps) h_v + sum_u ReLU(h_u + e_uv)))."""
+
 import networkx as nx
 import pytest
 import torch
@@ -26,8 +27,9 @@ class PlainGINE(nn.Module):
         super().__init__()
         self.node_embed = nn.Embedding(n_tokens, d)
         self.edge_embed = nn.Embedding(n_tokens, d)
-        self.layers = nn.ModuleList(nn.Sequential(nn.Linear(d, d), nn.BatchNorm1d(d), nn.ReLU(), nn.Linear(d, d))
-                                    for _ in range(n_layers))
+        self.layers = nn.ModuleList(
+            nn.Sequential(nn.Linear(d, d), nn.BatchNorm1d(d), nn.ReLU(), nn.Linear(d, d)) for _ in range(n_layers)
+        )
         self.eps = nn.Parameter(torch.zeros(n_layers))
         self.head = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, n_out))
 
@@ -66,8 +68,8 @@ def test_gineconv_equals_the_hand_written_layer_values_and_gradients():
     h2 = h.detach().clone().requires_grad_(True)
     lib = conv(h2, edge_index, e)
     assert torch.allclose(lib, ours, rtol=1e-6, atol=1e-7)
-    (ours ** 2).sum().backward()
-    (lib ** 2).sum().backward()
+    (ours**2).sum().backward()
+    (lib**2).sum().backward()
     assert torch.allclose(h2.grad, h.grad, rtol=1e-5, atol=1e-7)
     assert torch.allclose(conv.eps.grad, eps.grad.reshape(1), rtol=1e-5)
     for (name, p), q in zip(mlp.named_parameters(), conv.nn.parameters()):
@@ -99,5 +101,6 @@ def test_the_gineconv_model_starts_and_computes_as_the_plain_torch_model(n_layer
     batch = torch.tensor([0, 0, 0, 1, 1, 1])
     for train in (True, False):
         plain.train(train), lib.train(train)
-        assert torch.allclose(lib(x, edge_index, ea, batch, 2), plain(x, edge_index, ea, batch, 2), rtol=1e-6,
-                              atol=1e-7)
+        assert torch.allclose(
+            lib(x, edge_index, ea, batch, 2), plain(x, edge_index, ea, batch, 2), rtol=1e-6, atol=1e-7
+        )

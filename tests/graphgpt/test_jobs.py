@@ -1,5 +1,6 @@
 """The DAG's merged jobs (one per domain or task): a model's numbers do not depend on which other
 models share its job, and the claims read every model of the per-task files."""
+
 import pytest
 import torch
 
@@ -14,8 +15,15 @@ TRAIN = {"steps": 3, "batch_size": 4, "lr": 1e-3, "warmup": 1}
 FT = {**TRAIN, "eval_every": 2, "eval_views": 1}
 GIN = {"d": 8, "n_layers": 1, "train": dict(FT)}
 SMTP = {"mtp": [0.8, 0.0, 0.2], "schedule": "uniform"}
-SPEC = {"source": "random_graphs", "n_train": 16, "n_test": 6, "train_nodes": [5, 7], "ood_nodes": [9, 10],
-        "mean_degree": 2.0, "n_classes": 3}
+SPEC = {
+    "source": "random_graphs",
+    "n_train": 16,
+    "n_test": 6,
+    "train_nodes": [5, 7],
+    "ood_nodes": [9, 10],
+    "mean_degree": 2.0,
+    "n_classes": 3,
+}
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +61,30 @@ def test_finetuning_a_model_alone_or_with_others_gives_the_same_metrics(domain):
     d, pools = domain
     ckpt = d / "ft_ckpt.pt"
     _pretrain(d, pools, ["get_smtp"], "ft_ckpt")
-    args = dict(data_json=str(d / "data.json"), ckpt_paths=[str(ckpt)], model_params=MODEL, train_params=FT,
-                gin_params=GIN, n_node_ids=16, val_fraction=0.2, seeds=[0, 1])
-    finetune_task("triangles", ["get_smtp", "get_scratch", "gin"], pool_paths={"eulerian": pools["eulerian"]},
-                  out_metrics=str(d / "all.json"), **args)
-    finetune_task("triangles", ["gin", "get_scratch"], pool_paths={"eulerian": pools["eulerian"]},
-                  out_metrics=str(d / "two.json"), **args)
+    args = dict(
+        data_json=str(d / "data.json"),
+        ckpt_paths=[str(ckpt)],
+        model_params=MODEL,
+        train_params=FT,
+        gin_params=GIN,
+        n_node_ids=16,
+        val_fraction=0.2,
+        seeds=[0, 1],
+    )
+    finetune_task(
+        "triangles",
+        ["get_smtp", "get_scratch", "gin"],
+        pool_paths={"eulerian": pools["eulerian"]},
+        out_metrics=str(d / "all.json"),
+        **args,
+    )
+    finetune_task(
+        "triangles",
+        ["gin", "get_scratch"],
+        pool_paths={"eulerian": pools["eulerian"]},
+        out_metrics=str(d / "two.json"),
+        **args,
+    )
     many, two = read_json(d / "all.json")["models"], read_json(d / "two.json")["models"]
     for model in ("gin", "get_scratch"):
         for k in ("val", "test", "test_ood", "best_step", "history"):
@@ -71,13 +97,34 @@ def test_finetuning_a_model_alone_or_with_others_gives_the_same_metrics(domain):
 
 def test_a_pretrained_model_without_its_checkpoint_or_pool_is_named(domain):
     d, pools = domain
-    args = dict(data_json=str(d / "data.json"), model_params=MODEL, train_params=FT, gin_params=GIN, n_node_ids=16,
-                val_fraction=0.2, seeds=[0], out_metrics=str(d / "x.json"))
+    args = dict(
+        data_json=str(d / "data.json"),
+        model_params=MODEL,
+        train_params=FT,
+        gin_params=GIN,
+        n_node_ids=16,
+        val_fraction=0.2,
+        seeds=[0],
+        out_metrics=str(d / "x.json"),
+    )
     with pytest.raises(ValueError, match="get_smtp.*checkpoint"):
         finetune_task("triangles", ["get_smtp"], pool_paths={"eulerian": pools["eulerian"]}, ckpt_paths=[], **args)
     with pytest.raises(ValueError, match="edgelist_smtp.*edgelist pool"):
-        finetune_task("triangles", ["edgelist_smtp"], pool_paths={"eulerian": pools["eulerian"]},
-                      ckpt_paths=[str(d / "ft_ckpt.pt")], **args)
+        finetune_task(
+            "triangles",
+            ["edgelist_smtp"],
+            pool_paths={"eulerian": pools["eulerian"]},
+            ckpt_paths=[str(d / "ft_ckpt.pt")],
+            **args,
+        )
     with pytest.raises(ValueError, match="edgelist_smtp.*edgelist pool"):
-        pretrain_domain({"eulerian": pools["eulerian"]}, ["edgelist_smtp"], MODEL, TRAIN, SMTP, 0,
-                        str(d / "y.pt"), str(d / "y.json"))
+        pretrain_domain(
+            {"eulerian": pools["eulerian"]},
+            ["edgelist_smtp"],
+            MODEL,
+            TRAIN,
+            SMTP,
+            0,
+            str(d / "y.pt"),
+            str(d / "y.json"),
+        )

@@ -1,5 +1,6 @@
 """Full-scale loaders on small local stand-ins of the real ogb folders (no download): the same
 `ogb` classes read them, and the domain documents serialize and decode losslessly."""
+
 import gzip
 import os
 
@@ -11,12 +12,24 @@ import torch
 
 pytest.importorskip("ogb", reason="ogb is the full-scale loader (pip install -e '.[full]')")
 
+from methods.common.io import read_json, write_json  # noqa: E402
 from methods.graphgpt import ogb_data  # noqa: E402
 from methods.graphgpt.data import domain_vocab, serialize_domain  # noqa: E402
-from methods.common.io import read_json, write_json  # noqa: E402
 
-SMILES = ["CCO", "c1ccccc1O", "CC(=O)N", "C1CC1C#N", "OC(=O)CCl", "CCN(CC)CC", "c1ccncc1", "O=C=O",
-          "CC(C)O", "NCC(=O)O", "C=CC=C", "CS(=O)C"]
+SMILES = [
+    "CCO",
+    "c1ccccc1O",
+    "CC(=O)N",
+    "C1CC1C#N",
+    "OC(=O)CCl",
+    "CCN(CC)CC",
+    "c1ccncc1",
+    "O=C=O",
+    "CC(C)O",
+    "NCC(=O)O",
+    "C=CC=C",
+    "CS(=O)C",
+]
 
 
 def pcqm_standin(root):
@@ -26,9 +39,17 @@ def pcqm_standin(root):
     gaps = np.linspace(3.0, 8.0, len(SMILES))
     gaps[-2:] = np.nan  # test-dev / challenge have no labels, as in the real file
     pd.DataFrame({"idx": range(len(SMILES)), "smiles": SMILES, "homolumogap": gaps}).to_csv(
-        folder / "raw" / "data.csv.gz", index=False, compression="gzip")
-    torch.save({"train": np.arange(8), "valid": np.arange(8, 10), "test-dev": np.array([10]),
-                "test-challenge": np.array([11])}, folder / "split_dict.pt")
+        folder / "raw" / "data.csv.gz", index=False, compression="gzip"
+    )
+    torch.save(
+        {
+            "train": np.arange(8),
+            "valid": np.arange(8, 10),
+            "test-dev": np.array([10]),
+            "test-challenge": np.array([11]),
+        },
+        folder / "split_dict.pt",
+    )
 
 
 def ppa_standin(root, n=60, species=4):
@@ -52,15 +73,19 @@ def ppa_standin(root, n=60, species=4):
     rng = np.random.default_rng(0)
     torch.save({"edge": torch.as_tensor(edges[:100])}, split / "train.pt")
     for name in ("valid", "test"):
-        torch.save({"edge": torch.as_tensor(edges[100:110]), "edge_neg": torch.as_tensor(rng.integers(n, size=(10, 2)))},
-                   split / f"{name}.pt")
+        torch.save(
+            {"edge": torch.as_tensor(edges[100:110]), "edge_neg": torch.as_tensor(rng.integers(n, size=(10, 2)))},
+            split / f"{name}.pt",
+        )
     return g
 
 
 def _check_domain(doc, tmp_path, name):
     path = tmp_path / f"{name}.json"
     write_json(path, doc)
-    serialize_domain(str(path), "eulerian", 64, 2, 0, str(tmp_path / f"{name}.pt"), str(tmp_path / f"{name}.stats.json"))
+    serialize_domain(
+        str(path), "eulerian", 64, 2, 0, str(tmp_path / f"{name}.pt"), str(tmp_path / f"{name}.stats.json")
+    )
     stats = read_json(tmp_path / f"{name}.stats.json")
     assert stats["roundtrip_fraction"] == 1.0
     assert len(domain_vocab(doc, 64)) > 6

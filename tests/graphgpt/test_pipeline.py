@@ -1,4 +1,5 @@
 """Data-step invariants: bond queries, random structure graphs, per-seed splits, pools decode back."""
+
 import networkx as nx
 import numpy as np
 import pytest

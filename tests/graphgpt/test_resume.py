@@ -5,6 +5,7 @@ last checkpoint, and its outputs equal those of a run that was never interrupted
 The end-to-end test runs the workflow at smoke scale (with more steps than smoke's two, so the kill falls
 inside a run) through Snakemake. A `sitecustomize` module on PYTHONPATH, in the test only, makes the job
 process kill itself with SIGKILL right after its n-th mid-run checkpoint."""
+
 import os
 import textwrap
 from pathlib import Path
@@ -19,11 +20,13 @@ from methods.graphgpt.checkpoint import Checkpoints, fingerprint, resume_path, r
 
 ROOT = Path(__file__).resolve().parents[2]
 # smoke scale with runs long enough to be killed midway: checkpoints every 2 of 6 steps
-OVERLAY = {"graphgpt": {
-    "pretrain": {"steps": 6, "checkpoint_every": 2},
-    "finetune": {"steps": 6, "eval_every": 2, "checkpoint_every": 2},
-    "gin": {"train": {"steps": 6, "eval_every": 2, "checkpoint_every": 2}},
-}}
+OVERLAY = {
+    "graphgpt": {
+        "pretrain": {"steps": 6, "checkpoint_every": 2},
+        "finetune": {"steps": 6, "eval_every": 2, "checkpoint_every": 2},
+        "gin": {"train": {"steps": 6, "eval_every": 2, "checkpoint_every": 2}},
+    }
+}
 KILLER = textwrap.dedent("""
     import os, signal, sys
 
@@ -106,8 +109,9 @@ def test_a_job_killed_midway_resumes_to_the_uninterrupted_result(run_snakemake, 
 
     def run(outdir, check=True):
         overlay.write_text(yaml.safe_dump({**OVERLAY, "outdir": str(outdir)}))
-        return run_snakemake("--cores", "1", "--configfile", "config/smoke.yaml", str(overlay), "--", target(outdir),
-                             check=check)
+        return run_snakemake(
+            "--cores", "1", "--configfile", "config/smoke.yaml", str(overlay), "--", target(outdir), check=check
+        )
 
     run(tmp_path / "whole")
     monkeypatch.setenv("GRAPHGPT_KILL_JOB", job)
@@ -115,7 +119,11 @@ def test_a_job_killed_midway_resumes_to_the_uninterrupted_result(run_snakemake, 
     killed = tmp_path / "killed"
     proc = run(killed, check=False)
     assert proc.returncode != 0, "the job was not killed"
-    side = killed / "graphgpt" / ("pretrain/structure_all.resume.pt" if job == "pretrain" else "metrics/triangles_all.resume.pt")
+    side = (
+        killed
+        / "graphgpt"
+        / ("pretrain/structure_all.resume.pt" if job == "pretrain" else "metrics/triangles_all.resume.pt")
+    )
     assert side.exists(), "no checkpoint was left by the killed job"
     saved = load_torch(side)
     assert saved["current"] is not None and 0 < saved["current"]["state"]["step"] < 6

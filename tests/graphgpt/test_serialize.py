@@ -1,4 +1,5 @@
 """Serialization: lossless on multigraphs with self-loops, diverse across seeds, layout invariants, clear errors."""
+
 from collections import Counter
 
 import networkx as nx
@@ -6,8 +7,23 @@ import numpy as np
 import pytest
 
 from methods.graphgpt import graphs as G
-from methods.graphgpt.serialize import (EDGE, GSUM, JUMP, NODE_BASE, QUERY, REP, START, Draws, EulerianSerializer,
-                                        Vocab, decode, encode_edgelist, encode_eulerian, same_graph, shift_node_ids)
+from methods.graphgpt.serialize import (
+    EDGE,
+    GSUM,
+    JUMP,
+    NODE_BASE,
+    QUERY,
+    REP,
+    START,
+    Draws,
+    EulerianSerializer,
+    Vocab,
+    decode,
+    encode_edgelist,
+    encode_eulerian,
+    same_graph,
+    shift_node_ids,
+)
 
 
 def _multi_graph(seed: int) -> nx.MultiGraph:
@@ -42,8 +58,12 @@ def test_every_edge_appears_once_and_decodes_to_the_same_edge_multiset(seed, enc
     # one <edge> step per edge of the multigraph, self-loops and parallel edges included
     assert sum(p[1] == EDGE for p in positions) == g.number_of_edges()
     d = decode(positions, vocab)
-    assert nx.is_isomorphic(d, g, node_match=dict.__eq__, edge_match=lambda a, b: Counter(map(str, a.values())) ==
-                            Counter(map(str, b.values())))
+    assert nx.is_isomorphic(
+        d,
+        g,
+        node_match=dict.__eq__,
+        edge_match=lambda a, b: Counter(map(str, a.values())) == Counter(map(str, b.values())),
+    )
     assert sum(dict(d.degree).values()) == sum(dict(g.degree).values())
     if order is not None:  # with the serializer's own node order the edge multiset is equal exactly
         assert _edge_multiset(d, lambda k: order[k]) == _edge_multiset(g)

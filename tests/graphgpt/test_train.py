@@ -1,5 +1,6 @@
 """SMTP mask-ratio schedules and 80/0/20 replacement rates, masking invariants, GET attention and
 read-out, pre-training on a learnable corpus, GINE message passing."""
+
 import math
 
 import networkx as nx
@@ -9,8 +10,17 @@ import torch
 
 from methods.graphgpt.model import GET, GINE, GETConfig, GETPredictor
 from methods.graphgpt.serialize import GSUM, MASK, PAD, SPECIAL
-from methods.graphgpt.train import (GSUM_ID, MASK_ID, PAD_ID, TrainConfig, Views, pad_batch, pretrain, smtp_corrupt,
-                                    smtp_mask_ratio)
+from methods.graphgpt.train import (
+    GSUM_ID,
+    MASK_ID,
+    PAD_ID,
+    TrainConfig,
+    Views,
+    pad_batch,
+    pretrain,
+    smtp_corrupt,
+    smtp_mask_ratio,
+)
 
 torch.set_num_threads(1)  # the project's CPU budget: one thread per process (2 cores shared by many)
 
@@ -58,9 +68,9 @@ def test_masked_tokens_are_mask_80_random_0_unchanged_20_within_binomial_error(u
         assert abs(share - p) <= 4 * math.sqrt(p * (1 - p) / n) + 1e-12, (code, share)
     assert (inputs[action == 1] == MASK_ID).all()
     assert torch.equal(inputs[action == 3], tokens[action == 3]) and torch.equal(inputs[~masked], tokens[~masked])
-    if unit == "position":   # a whole position shares one decision
+    if unit == "position":  # a whole position shares one decision
         assert (action == action[..., :1]).all()
-    else:                    # tokens of one position are chosen on their own
+    else:  # tokens of one position are chosen on their own
         partial = masked.any(-1) & ~masked.all(-1)
         assert partial.float().mean() > 0.1
     inputs2, _, action2 = smtp_corrupt(tokens, pad, gen, "uniform", (0.5, 0.3, 0.2), vocab_size=40, unit=unit)
@@ -123,17 +133,25 @@ def test_encoder_sees_the_future():
 def _pool(seqs):
     lengths = np.array([len(s) for s in seqs])
     ends = np.cumsum(lengths)
-    return {"tokens": torch.as_tensor(np.concatenate(seqs)),
-            "bounds": torch.as_tensor(np.stack([ends - lengths, ends], 1).reshape(len(seqs), 1, 2))}
+    return {
+        "tokens": torch.as_tensor(np.concatenate(seqs)),
+        "bounds": torch.as_tensor(np.stack([ends - lengths, ends], 1).reshape(len(seqs), 1, 2)),
+    }
 
 
 @pytest.mark.parametrize("objective", ["ntp", "smtp"])
 def test_pretraining_lowers_loss_on_a_learnable_corpus(objective):
     """Sequences of a fixed cyclic pattern are predictable: the loss falls well below log(vocab)."""
     seqs = [np.array([[10 + (s + k) % 5, 20 + (s + k) % 5] for k in range(12)] + [[GSUM_ID, 3]]) for s in range(5)]
-    _, hist = pretrain(Views(_pool(seqs), 16, reindex=False), 30, 2, objective,
-                       {"d_model": 32, "n_layers": 1, "n_heads": 2, "d_ff": 64},
-                       TrainConfig(steps=80, batch_size=16, lr=3e-3, warmup=10), seed=0)
+    _, hist = pretrain(
+        Views(_pool(seqs), 16, reindex=False),
+        30,
+        2,
+        objective,
+        {"d_model": 32, "n_layers": 1, "n_heads": 2, "d_ff": 64},
+        TrainConfig(steps=80, batch_size=16, lr=3e-3, warmup=10),
+        seed=0,
+    )
     assert np.mean(hist["loss"][:5]) > 2.0 and np.mean(hist["loss"][-10:]) < 1.0
 
 

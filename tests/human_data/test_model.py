@@ -1,4 +1,5 @@
 """The illustrative platform model: bounds, absorbing exit, reproducibility, fixed points, the sweep's coverage."""
+
 import numpy as np
 import pytest
 
@@ -9,8 +10,17 @@ from methods.human_data.claims import DECLARATION
 from methods.human_data.jobs import run_simulations
 from methods.human_data.summary import claims_metrics, frontier_margin, merge_curves, merge_seed_groups
 
-WORLD = dict(rounds=30, q_llm=0.8, llm_cost=0.05, enjoyment=1.0, outside_option=0.0, temperature=0.25,
-             exit_temperature=0.05, kappa=0.03, rho=0.02)
+WORLD = dict(
+    rounds=30,
+    q_llm=0.8,
+    llm_cost=0.05,
+    enjoyment=1.0,
+    outside_option=0.0,
+    temperature=0.25,
+    exit_temperature=0.05,
+    kappa=0.03,
+    rho=0.02,
+)
 POP = dict(n=200, motivation_a=2.0, motivation_b=2.0, skill_low=0.7, skill_high=0.95, cost_low=0.2, cost_high=0.8)
 DESIGNS = {
     "piece_rate": dict(pay=1.0, bonus=0.0, audit=0.05, fine=1.0, pressure=1.0, items=10, control=1.0, autonomy=0.0),
@@ -21,8 +31,9 @@ DESIGNS = {
 
 
 def _run(name, seed=0, **world):
-    return M.simulate(M.Design.from_dict(DESIGNS[name]), M.World.from_dict({**WORLD, **world}),
-                      M.Population.from_dict(POP), seed)
+    return M.simulate(
+        M.Design.from_dict(DESIGNS[name]), M.World.from_dict({**WORLD, **world}), M.Population.from_dict(POP), seed
+    )
 
 
 @pytest.mark.parametrize("name", sorted(DESIGNS))
@@ -77,21 +88,39 @@ def test_frontier_margin_on_a_hand_made_case():
 
 def test_the_sweep_covers_every_stated_value_and_metrics_name_them(tmp_path):
     sweep = {"designs": ["game", "piece_rate"], "values": {"kappa": [0.0, 0.03], "llm_cost": [0.05, 1.0]}}
-    run_simulations(DESIGNS, {**WORLD, "rounds": 10}, {**POP, "n": 30}, [0, 1], 3, sweep,
-                    str(tmp_path / "m.json"), str(tmp_path / "c.npz"))
+    run_simulations(
+        DESIGNS,
+        {**WORLD, "rounds": 10},
+        {**POP, "n": 30},
+        [0, 1],
+        3,
+        sweep,
+        str(tmp_path / "m.json"),
+        str(tmp_path / "c.npz"),
+    )
     doc = read_json(tmp_path / "m.json")
     for param, values in sweep["values"].items():
         assert [r["value"] for r in doc["sweep"]["results"][param]] == values
-    m = claims_metrics(doc, {"frontier_a": "piece_rate", "frontier_b": "quality_pay", "above": "game",
-                             "unpaid": "unpaid", "gap_designs": ["game", "piece_rate"]})
+    m = claims_metrics(
+        doc,
+        {
+            "frontier_a": "piece_rate",
+            "frontier_b": "quality_pay",
+            "above": "game",
+            "unpaid": "unpaid",
+            "gap_designs": ["game", "piece_rate"],
+        },
+    )
     for name in ("gap_kappa_0p0", "gap_kappa_0p03", "human_share_late_piece_rate_llm_cost_1p0", "frontier_margin"):
         assert len(m[name]) == 2
     # the frontier claim's null is the line's share at the game's quantity: game share minus its margin
     assert np.add(m["frontier_line_at_game"], m["frontier_margin"]) == pytest.approx(m["human_share_late_game"])
     # every claim (and every headline's null) reads metrics the step measures
     doc_claims = evaluate_claims(load_declaration(DECLARATION), m, "smoke")
-    assert all(c["kind"] == "check" or c["null_verdict"] in ("reproduced", "not_reproduced", "inconclusive")
-               for c in doc_claims["claims"])
+    assert all(
+        c["kind"] == "check" or c["null_verdict"] in ("reproduced", "not_reproduced", "inconclusive")
+        for c in doc_claims["claims"]
+    )
     with np.load(tmp_path / "c.npz", allow_pickle=False) as z:
         assert z["game/human_share"].shape == (2, 10)
 

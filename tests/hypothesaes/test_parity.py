@@ -17,6 +17,7 @@ scikit-learn 1.9.1, statsmodels 0.15.0) on the seeded inputs built below; only t
 Tolerance: 1e-5 relative on float32 SAE quantities (1e-4 after 38 epochs of training, where the order of
 float additions differs), 1e-6 on float64 fits (1e-2 on the L1-logistic coefficients: see that test).
 """
+
 import numpy as np
 import pytest
 import torch
@@ -29,18 +30,33 @@ from methods.hypothesaes.validate import logit_pvalues, ols_pvalues, significant
 torch.set_num_threads(1)
 
 SAE_GOLDEN = {
-    "loss_no_dead": 0.821512758731842, "main_no_dead": 0.7873563170433044,
-    "loss_dead": 1.310162901878357, "main_dead": 1.2569782733917236, "dead_after_forward": 3,
+    "loss_no_dead": 0.821512758731842,
+    "main_no_dead": 0.7873563170433044,
+    "loss_dead": 1.310162901878357,
+    "main_dead": 1.2569782733917236,
+    "dead_after_forward": 3,
     "epochs": 38,
     "val_loss_first": [0.8405141631762186, 0.8290387392044067, 0.8174449602762858],
     "val_loss_last": [0.7196240226427714, 0.7194876074790955, 0.7188790639241537],
     "best_val_loss": 0.7186172405878702,
-    "train_loss_first": [0.821512758731842, 0.805274486541748], "train_loss_last": 0.5482242107391357,
-    "final_decoder_row0": [0.0558900386095047, 0.656626284122467, 0.15101391077041626, -0.19862018525600433,
-                           0.204839825630188, -0.25014784932136536],
+    "train_loss_first": [0.821512758731842, 0.805274486541748],
+    "train_loss_last": 0.5482242107391357,
+    "final_decoder_row0": [
+        0.0558900386095047,
+        0.656626284122467,
+        0.15101391077041626,
+        -0.19862018525600433,
+        0.204839825630188,
+        -0.25014784932136536,
+    ],
     "final_input_bias": [0.07598202675580978, -0.40748530626296997, 0.21863801777362823, 0.16593563556671143],
-    "final_val_acts_rowsum": [5.185765266418457, 6.802649021148682, 4.490642547607422, 3.6341278553009033,
-                              3.8201045989990234],
+    "final_val_acts_rowsum": [
+        5.185765266418457,
+        6.802649021148682,
+        4.490642547607422,
+        3.6341278553009033,
+        3.8201045989990234,
+    ],
 }
 
 
@@ -108,8 +124,10 @@ def test_lasso_selection_matches_the_official_alpha_search():
     _, acts, y = _selection_inputs()
     idx, coef = select_lasso(acts, y, 5)
     assert idx.tolist() == [3, 17, 25, 24, 9]
-    assert coef.tolist() == pytest.approx([0.1454697396935266, -0.1449023339825336, 0.08054437469392502,
-                                           0.027354548600718363, -0.0007119058049820177], rel=1e-6)
+    assert coef.tolist() == pytest.approx(
+        [0.1454697396935266, -0.1449023339825336, 0.08054437469392502, 0.027354548600718363, -0.0007119058049820177],
+        rel=1e-6,
+    )
 
 
 def test_l1_logistic_selection_matches_the_official_alpha_search():
@@ -118,16 +136,19 @@ def test_l1_logistic_selection_matches_the_official_alpha_search():
     assert idx.tolist() == [25, 17, 3, 6]
     # liblinear shuffles the data with numpy's global RNG in the official code (random_state unset), so its
     # coefficients move by ~1e-3 relative from run to run there; ours fixes random_state
-    assert coef.tolist() == pytest.approx([0.20384133368762192, -0.1292993944835542, 0.06559616901556975,
-                                           0.0006976608678357667], rel=1e-2, abs=1e-5)
+    assert coef.tolist() == pytest.approx(
+        [0.20384133368762192, -0.1292993944835542, 0.06559616901556975, 0.0006976608678357667], rel=1e-2, abs=1e-5
+    )
 
 
 def test_correlation_selection_matches_the_official_ranking():
     _, acts, y = _selection_inputs()
     idx, corr = select_correlation(acts, y, 5)
     assert idx.tolist() == [17, 3, 25, 24, 7]
-    assert corr.tolist() == pytest.approx([-0.21060711612576385, 0.207000394620101, 0.165369425569401,
-                                           0.11903886004216689, -0.09985453381854516], rel=1e-6)
+    assert corr.tolist() == pytest.approx(
+        [-0.21060711612576385, 0.207000394620101, 0.165369425569401, 0.11903886004216689, -0.09985453381854516],
+        rel=1e-6,
+    )
 
 
 def test_activation_bins_equal_the_official_percentile_bins():
@@ -138,7 +159,7 @@ def test_activation_bins_equal_the_official_percentile_bins():
 
 
 def _annotations():
-    rng, *_ = _selection_inputs()                                     # continues the golden script's stream
+    rng, *_ = _selection_inputs()  # continues the golden script's stream
     ann = (rng.random((200, 5)) < 0.4).astype(float)
     y = ann @ np.array([0.9, 0.0, -0.6, 0.3, 0.0]) + rng.standard_normal(200)
     y_bin = (ann @ np.array([1.5, 0.0, -1.0, 0.5, 0.0]) + rng.logistic(size=200) > 0.3).astype(int)
@@ -148,20 +169,28 @@ def _annotations():
 def test_joint_ols_matches_statsmodels_in_the_official_evaluation():
     ann, y, _ = _annotations()
     coef, p, r2 = ols_pvalues(ann, y)
-    assert coef[1:].tolist() == pytest.approx([0.6699317907305975, -0.004370934537719119, -0.5035404854132339,
-                                               0.23753871739142068, -0.16792408060890843], rel=1e-6)
-    assert p[1:].tolist() == pytest.approx([1.0277530744781322e-05, 0.9763505258580968, 0.0007855221372381818,
-                                            0.10833455135976144, 0.2657918172513036], rel=1e-6)
+    assert coef[1:].tolist() == pytest.approx(
+        [0.6699317907305975, -0.004370934537719119, -0.5035404854132339, 0.23753871739142068, -0.16792408060890843],
+        rel=1e-6,
+    )
+    assert p[1:].tolist() == pytest.approx(
+        [1.0277530744781322e-05, 0.9763505258580968, 0.0007855221372381818, 0.10833455135976144, 0.2657918172513036],
+        rel=1e-6,
+    )
     assert r2 == pytest.approx(0.1635406009150453, rel=1e-6)
     two = significant_hypotheses(ann[:, [0, 2]], y, alpha=0.1, n_hypotheses=2)
-    assert two["n_significant"] == 2                                    # official Significant (2, 2, 0.05)
+    assert two["n_significant"] == 2  # official Significant (2, 2, 0.05)
 
 
 def test_joint_logit_matches_statsmodels_in_the_official_evaluation():
     ann, _, y_bin = _annotations()
     coef, p, r2 = logit_pvalues(ann, y_bin)
-    assert coef[1:].tolist() == pytest.approx([1.6644147044506183, -0.06676286276055451, -0.3741095554901389,
-                                               1.0311548825904306, 0.04386078251004152], rel=1e-6)
-    assert p[1:].tolist() == pytest.approx([5.159541966837846e-07, 0.8353275393698397, 0.24622748370876713,
-                                            0.0015270392363196453, 0.8942986125554069], rel=1e-5)
+    assert coef[1:].tolist() == pytest.approx(
+        [1.6644147044506183, -0.06676286276055451, -0.3741095554901389, 1.0311548825904306, 0.04386078251004152],
+        rel=1e-6,
+    )
+    assert p[1:].tolist() == pytest.approx(
+        [5.159541966837846e-07, 0.8353275393698397, 0.24622748370876713, 0.0015270392363196453, 0.8942986125554069],
+        rel=1e-5,
+    )
     assert r2 == pytest.approx(0.1423674331209941, rel=1e-6)

@@ -1,11 +1,20 @@
 """TopK SAE (official sae.py): TopK before ReLU, median pre-bias, normalised MSE, decoder constraint,
 auxiliary-K revival of dead neurons."""
+
 import numpy as np
 import pytest
 import torch
 
-from methods.hypothesaes.sae import (SAETrainConfig, TopKSAE, aux_k_loss, fit_sae, normalised_mse, sae_loss,
-                                      train_sae, validation_loss)
+from methods.hypothesaes.sae import (
+    SAETrainConfig,
+    TopKSAE,
+    aux_k_loss,
+    fit_sae,
+    normalised_mse,
+    sae_loss,
+    train_sae,
+    validation_loss,
+)
 
 torch.set_num_threads(1)
 
@@ -13,7 +22,7 @@ torch.set_num_threads(1)
 def test_topk_keeps_exactly_k_of_positive_preactivations():
     torch.manual_seed(0)
     sae = TopKSAE(8, 32, 5)
-    pre = torch.rand(50, 32) + 0.1                      # all positive: exactly K survive the ReLU
+    pre = torch.rand(50, 32) + 0.1  # all positive: exactly K survive the ReLU
     z = sae.topk_relu(pre, 5)
     assert ((z > 0).sum(1) == 5).all()
     # the survivors are the K largest entries of each row, unchanged
@@ -59,7 +68,7 @@ def test_training_keeps_unit_decoder_columns_median_bias_init_and_lowers_loss():
 
 
 def test_pre_bias_starts_at_the_training_median():
-    x = np.random.default_rng(3).normal(size=(301, 4)).astype(np.float32)   # odd count: a unique median
+    x = np.random.default_rng(3).normal(size=(301, 4)).astype(np.float32)  # odd count: a unique median
     cfg = SAETrainConfig(max_epochs=1, patience=1, lr=1e-12)
     sae, _ = train_sae(x, x[:50], 8, 2, cfg, seed=0)
     assert np.allclose(sae.b_pre.detach().numpy(), np.median(x, axis=0), atol=1e-6)
@@ -81,7 +90,7 @@ def _planted_dead_run(aux_coef):
     x = centres[torch.randint(0, 8, (512,), generator=gen)] + 0.05 * torch.randn(512, 10, generator=gen)
     sae = TopKSAE(10, 8, 1, b_pre=x.median(0).values)
     with torch.no_grad():
-        sae.W_enc[7] *= 0.01                           # tiny pre-activations: never in the top-1
+        sae.W_enc[7] *= 0.01  # tiny pre-activations: never in the top-1
     cfg = SAETrainConfig(aux_coef=aux_coef, dead_window=5, lr=5e-3)
     opt = torch.optim.Adam(sae.parameters(), lr=cfg.lr)
     enc7_before = sae.W_enc[7].detach().clone()
@@ -101,8 +110,8 @@ def _planted_dead_run(aux_coef):
 def test_aux_loss_revives_a_planted_dead_neuron():
     fired_off, moved_off = _planted_dead_run(aux_coef=0.0)
     fired_on, moved_on = _planted_dead_run(aux_coef=1.0 / 32)
-    assert fired_off == 0 and moved_off == 0.0         # no gradient ever reaches a dead neuron without aux
-    assert moved_on > 0 and fired_on > 0               # the auxiliary loss brings it back into the top-K
+    assert fired_off == 0 and moved_off == 0.0  # no gradient ever reaches a dead neuron without aux
+    assert moved_on > 0 and fired_on > 0  # the auxiliary loss brings it back into the top-K
 
 
 def _small_fit(restore_best):
@@ -119,18 +128,24 @@ def test_last_epoch_is_kept_by_default_and_the_best_one_with_restore_best():
     """Official fit keeps the weights of the epoch that triggered the early stop; restore_best: true (an
     option) reloads the best validation epoch's weights (and dead-neuron counters)."""
     sae, xv, cfg, hist = _small_fit(restore_best=False)
-    assert len(hist["val_loss"]) < 60 and hist["val_loss"][-1] > min(hist["val_loss"])   # stopped after a rise
+    assert len(hist["val_loss"]) < 60 and hist["val_loss"][-1] > min(hist["val_loss"])  # stopped after a rise
     last = validation_loss(sae, xv, cfg)
     sae_b, xv, cfg_b, hist_b = _small_fit(restore_best=True)
-    assert hist_b["val_loss"] == hist["val_loss"]                       # same run, only the kept weights differ
+    assert hist_b["val_loss"] == hist["val_loss"]  # same run, only the kept weights differ
     assert validation_loss(sae_b, xv, cfg_b) == pytest.approx(min(hist["val_loss"]), rel=1e-6)
     assert last != pytest.approx(min(hist["val_loss"]), rel=1e-6)
 
 
 def test_defaults_are_the_official_train_sae_defaults():
     cfg = SAETrainConfig()
-    assert (cfg.patience, cfg.restore_best, cfg.aux_coef, cfg.dead_window, cfg.aux_k_multiplier, cfg.lr) == \
-        (3, False, 1 / 32, 256, 2, 5e-4)
+    assert (cfg.patience, cfg.restore_best, cfg.aux_coef, cfg.dead_window, cfg.aux_k_multiplier, cfg.lr) == (
+        3,
+        False,
+        1 / 32,
+        256,
+        2,
+        5e-4,
+    )
 
 
 def test_aux_term_counts_without_dead_neurons_but_gives_no_gradient():
@@ -142,6 +157,8 @@ def test_aux_term_counts_without_dead_neurons_but_gives_no_gradient():
     x_hat, _, pre = sae(x)
     aux = aux_k_loss(sae, x, x_hat, pre, SAETrainConfig())
     residual = (x - x_hat).detach()
-    assert float(aux.detach()) == pytest.approx(float(residual.pow(2).mean() / (residual - residual.mean(0)).pow(2).mean()))
+    assert float(aux.detach()) == pytest.approx(
+        float(residual.pow(2).mean() / (residual - residual.mean(0)).pow(2).mean())
+    )
     grads = torch.autograd.grad(aux, [sae.W_dec, sae.W_enc, sae.b_enc, sae.b_pre], allow_unused=True)
     assert all(g is None or float(g.abs().max()) == 0.0 for g in grads)

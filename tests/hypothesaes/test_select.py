@@ -1,9 +1,16 @@
 """Neuron selection (official select_neurons.py): Lasso alpha search to a target count; alternatives."""
+
 import numpy as np
 import pytest
 
-from methods.hypothesaes.select import (lasso_alpha_search, select_correlation, select_features, select_lasso,
-                                        select_separation, standardise)
+from methods.hypothesaes.select import (
+    lasso_alpha_search,
+    select_correlation,
+    select_features,
+    select_lasso,
+    select_separation,
+    standardise,
+)
 
 
 def _problem(n=400, p=30, seed=0):
@@ -52,8 +59,8 @@ def test_correlation_matches_numpy_corrcoef():
 def test_separation_score_uses_exact_zero_as_not_firing():
     y = np.array([5.0, 4.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0])
     z = np.zeros((10, 2))
-    z[:2, 0] = [3.0, 2.0]              # fires on the high-y texts
-    z[:, 1] = 1.0                      # fires everywhere: no non-firing texts, score 0
+    z[:2, 0] = [3.0, 2.0]  # fires on the high-y texts
+    z[:, 1] = 1.0  # fires everywhere: no non-firing texts, score 0
     idx, score = select_separation(z, y, 1, top_fraction=0.2)
     assert idx[0] == 0
     assert score[0] == pytest.approx(4.5 - y[2:].mean())

@@ -1,6 +1,7 @@
 """validate.py against statsmodels (OLS, Logit, multipletests), the library the official evaluation.py fits
 with: on fixed seeded annotations, with a duplicated and a constant column that the joint fit cannot
 estimate (they get coefficient 0 and p-value 1; statsmodels is fitted on the estimable columns only)."""
+
 import numpy as np
 import pytest
 
@@ -15,7 +16,7 @@ def _case(seed=11, n=260):
     x = (rng.random((n, 4)) < 0.4).astype(float)
     y = x @ np.array([0.7, 0.0, -0.5, 0.25]) + rng.normal(size=n)
     y_bin = (x @ np.array([1.4, 0.0, -1.1, 0.4]) + rng.logistic(size=n) > 0.2).astype(float)
-    ann = np.column_stack([x, x[:, 1], np.zeros(n)])            # column 4 duplicates 1; column 5 is constant
+    ann = np.column_stack([x, x[:, 1], np.zeros(n)])  # column 4 duplicates 1; column 5 is constant
     return x, ann, y, y_bin
 
 
@@ -47,7 +48,7 @@ def test_bonferroni_equals_multipletests(classification):
     reject, p_corrected, _, threshold = multipletests(res["pvalue"], alpha=0.1, method="bonferroni")
     assert threshold == pytest.approx(0.1 / x.shape[1])
     assert res["significant"].tolist() == reject.tolist()
-    assert 0 < res["n_significant"] < x.shape[1]                   # the case separates significant from not
+    assert 0 < res["n_significant"] < x.shape[1]  # the case separates significant from not
 
 
 def test_logit_under_complete_separation_reports_no_significance():

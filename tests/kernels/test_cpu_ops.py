@@ -24,7 +24,9 @@ def close(a, b, rel=1e-4):
 
 
 @pytest.mark.parametrize("m", [1, 3, 8, 13, 32])
-@pytest.mark.parametrize("n,k,gs", [(7, 64, 32), (33, 100, 64), (16, 257, 128), (5, 31, 8), (9, 70, 7), (4, 1, 16), (12, 300, 96)])
+@pytest.mark.parametrize(
+    "n,k,gs", [(7, 64, 32), (33, 100, 64), (16, 257, 128), (5, 31, 8), (9, 70, 7), (4, 1, 16), (12, 300, 96)]
+)
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_int4_linear(ext, m, n, k, gs, symmetric):
     g = torch.Generator().manual_seed(m * 1000 + k)
@@ -48,7 +50,9 @@ def test_int4_extremes_and_zeros(ext):
 
 
 @pytest.mark.parametrize("m", [1, 4, 8, 11, 32])
-@pytest.mark.parametrize("n,k,gs", [(7, 64, 32), (33, 96, 32), (16, 300, 128), (5, 30, 8), (9, 130, 64), (3, 4, 4), (6, 256, 12)])
+@pytest.mark.parametrize(
+    "n,k,gs", [(7, 64, 32), (33, 96, 32), (16, 300, 128), (5, 30, 8), (9, 130, 64), (3, 4, 4), (6, 256, 12)]
+)
 @pytest.mark.parametrize("rank", [0, 3])
 def test_sparse24_linear(ext, m, n, k, gs, rank):
     g = torch.Generator().manual_seed(m * 100 + k + rank)
@@ -82,7 +86,11 @@ def test_e8_nearest_bit_exact(ext, scale):
 
 def test_e8_nearest_ties_and_zeros(ext):
     g = torch.Generator().manual_seed(0)
-    for x in (torch.randint(-6, 7, (777, 8), generator=g) / 2, torch.randint(-6, 7, (777, 8), generator=g) / 4, torch.zeros(5, 8)):
+    for x in (
+        torch.randint(-6, 7, (777, 8), generator=g) / 2,
+        torch.randint(-6, 7, (777, 8), generator=g) / 4,
+        torch.zeros(5, 8),
+    ):
         assert torch.equal(ext.e8_nearest(x), R.e8_nearest(x))
     assert ext.e8_nearest(torch.zeros(0, 8)).shape == (0, 8)
 
@@ -112,10 +120,16 @@ def test_nestquant_matmul(ext, m, n, k):
     close(ext.nestquant_matmul(x, c, i, 14, BETAS, (n, k)), R.nestquant_matmul(x, c, i, 14, BETAS, (n, k)))
 
 
-@pytest.mark.parametrize("t,sink,window", [(1, 0, 0), (5, 2, 2), (100, 4, 16), (1000, 32, 64), (300, 0, 10), (300, 10, 0), (64, 40, 40)])
+@pytest.mark.parametrize(
+    "t,sink,window", [(1, 0, 0), (5, 2, 2), (100, 4, 16), (1000, 32, 64), (300, 0, 10), (300, 10, 0), (64, 40, 40)]
+)
 def test_attention(ext, t, sink, window):
     g = torch.Generator().manual_seed(t)
-    q, k, v = (torch.randn(2, 3, 24, generator=g), torch.randn(2, 3, t, 24, generator=g), torch.randn(2, 3, t, 24, generator=g))
+    q, k, v = (
+        torch.randn(2, 3, 24, generator=g),
+        torch.randn(2, 3, t, 24, generator=g),
+        torch.randn(2, 3, t, 24, generator=g),
+    )
     k[0, 0] *= 30  # peaked softmax
     sc = 24**-0.5
     if sink + window > 0:
@@ -200,7 +214,12 @@ def test_fake_kernels_registered_when_the_library_was_loaded_first(ext):
         "torch.library.opcheck(torch.ops.icml25.int4_linear.default, (torch.randn(3, 64), w.packed, w.scales, w.zeros, 32, 64),\n"
         "                      test_utils=('test_faketensor',))\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])})
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])},
+    )
     assert r.returncode == 0, r.stderr[-2000:]
 
 

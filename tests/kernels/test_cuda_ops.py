@@ -14,7 +14,9 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA G
 @pytest.fixture(scope="module")
 def kc(ext):
     if not torch._C._dispatch_has_kernel_for_dispatch_key("icml25::int4_linear", "CUDA"):
-        pytest.fail("a GPU is present but the extension has no CUDA kernels (torch without CUDA, or nvcc missing at build time)")
+        pytest.fail(
+            "a GPU is present but the extension has no CUDA kernels (torch without CUDA, or nvcc missing at build time)"
+        )
     return ext
 
 
@@ -41,8 +43,15 @@ def test_sparse24_linear_cuda(kc, m, n, k, gs, rank):
     w = kc.pack_sparse24_int4(random_24(n, k, seed=k), torch.rand(n, -(-k // gs), generator=g) + 0.1, gs)
     x = torch.randn(m, k, generator=g)
     lo = (torch.randn(n, rank, generator=g), torch.randn(rank, k, generator=g)) if rank else (None, None)
-    y = torch.ops.icml25.sparse24_int4_linear(x.cuda(), w.values.cuda(), w.meta.cuda(), w.scales.cuda(), gs, k,
-                                              *(t.cuda() if t is not None else None for t in lo))
+    y = torch.ops.icml25.sparse24_int4_linear(
+        x.cuda(),
+        w.values.cuda(),
+        w.meta.cuda(),
+        w.scales.cuda(),
+        gs,
+        k,
+        *(t.cuda() if t is not None else None for t in lo),
+    )
     close(y, R.sparse24_int4_linear(x, w.values, w.meta, w.scales, gs, k, *lo))
 
 
@@ -87,9 +96,18 @@ def test_sparse24_gemv_path_cuda(kc, m, n, k, gs):
     close(torch.ops.icml25.sparse24_int4_linear(x.cuda(), misaligned(v), meta, s, gs, k, None, None), ref)
 
 
-@pytest.mark.parametrize("env", [{"ICML25_CUDA_SK_ROWS": "32"}, {"ICML25_CUDA_SK_ROWS": "64"}, {"ICML25_CUDA_SK_ROWS": "128"},
-                                 {"ICML25_CUDA_SK_R": "2"}, {"ICML25_CUDA_TC": "0"}, {"ICML25_CUDA_TC": "1"}],
-                         ids=lambda e: "-".join(f"{k}={v}" for k, v in e.items()))
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"ICML25_CUDA_SK_ROWS": "32"},
+        {"ICML25_CUDA_SK_ROWS": "64"},
+        {"ICML25_CUDA_SK_ROWS": "128"},
+        {"ICML25_CUDA_SK_R": "2"},
+        {"ICML25_CUDA_TC": "0"},
+        {"ICML25_CUDA_TC": "1"},
+    ],
+    ids=lambda e: "-".join(f"{k}={v}" for k, v in e.items()),
+)
 @pytest.mark.parametrize("m", [2, 3, 8])
 def test_split_k_launch_shapes_cuda(kc, monkeypatch, env, m):
     """Every split-K launch shape, and the tensor cores for no pass or for every pass of 2-8 batch rows
@@ -103,7 +121,9 @@ def test_split_k_launch_shapes_cuda(kc, monkeypatch, env, m):
         y = torch.ops.icml25.int4_linear(x.cuda(), w.packed.cuda(), w.scales.cuda(), w.zeros.cuda(), gs, k)
         close(y, R.int4_linear(x, w.packed, w.scales, w.zeros, gs, k))
         sp = kc.pack_sparse24_int4(random_24(n, k, seed=m), torch.rand(n, k // gs, generator=g) + 0.1, gs)
-        y = torch.ops.icml25.sparse24_int4_linear(x.cuda(), sp.values.cuda(), sp.meta.cuda(), sp.scales.cuda(), gs, k, None, None)
+        y = torch.ops.icml25.sparse24_int4_linear(
+            x.cuda(), sp.values.cuda(), sp.meta.cuda(), sp.scales.cuda(), gs, k, None, None
+        )
         close(y, R.sparse24_int4_linear(x, sp.values, sp.meta, sp.scales, gs, k))
 
 
@@ -115,7 +135,9 @@ def test_lattice_cuda_bit_exact(kc, q):
     c, i = torch.ops.icml25.nestquant_encode(x.cuda(), q, betas.cuda())
     rc, ri = R.nestquant_encode(x, q, betas)
     assert torch.equal(c.cpu(), rc) and torch.equal(i.cpu(), ri)
-    assert torch.equal(torch.ops.icml25.nestquant_decode(c, i, q, betas.cuda()).cpu(), R.nestquant_decode(rc, ri, q, betas))
+    assert torch.equal(
+        torch.ops.icml25.nestquant_decode(c, i, q, betas.cuda()).cpu(), R.nestquant_decode(rc, ri, q, betas)
+    )
     w = x[:2048].reshape(64, 32, 8)
     wc, wi = R.nestquant_encode(w, q, betas)
     xm = torch.randn(5, 256)
@@ -126,10 +148,17 @@ def test_lattice_cuda_bit_exact(kc, q):
 @pytest.mark.parametrize("t,sink,window", [(1, 0, 0), (100, 4, 16), (1000, 32, 64), (64, 40, 40)])
 def test_attention_cuda(kc, t, sink, window):
     g = torch.Generator().manual_seed(t)
-    q, k, v = torch.randn(2, 3, 24, generator=g), torch.randn(2, 3, t, 24, generator=g), torch.randn(2, 3, t, 24, generator=g)
+    q, k, v = (
+        torch.randn(2, 3, 24, generator=g),
+        torch.randn(2, 3, t, 24, generator=g),
+        torch.randn(2, 3, t, 24, generator=g),
+    )
     sc = 24**-0.5
     if sink + window > 0:
-        close(torch.ops.icml25.decode_attention(q.cuda(), k.cuda(), v.cuda(), sink, window, sc), R.decode_attention(q, k, v, sink, window, sc))
+        close(
+            torch.ops.icml25.decode_attention(q.cuda(), k.cuda(), v.cuda(), sink, window, sc),
+            R.decode_attention(q, k, v, sink, window, sc),
+        )
     o, os_, acc = torch.ops.icml25.spec_decode_attention(q.cuda(), k.cuda(), v.cuda(), sink, window, 0.3, sc)
     ro, ros, racc = R.spec_decode_attention(q, k, v, sink, window, 0.3, sc)
     close(o, ro)

@@ -49,7 +49,9 @@ def test_e8_nearest_fixed_points_and_zero():
     assert torch.equal(R.e8_nearest(pts), pts)
     assert torch.equal(R.e8_nearest(torch.zeros(3, 8)), torch.zeros(3, 8))
     # D8 rule: rounding gives (1, 0, ..., 0) (odd sum); the largest rounding error (0.45, last) is re-rounded
-    assert torch.equal(R.d8_nearest(torch.tensor([0.6, 0, 0, 0, 0, 0, 0, 0.45])), torch.tensor([1.0, 0, 0, 0, 0, 0, 0, 1]))
+    assert torch.equal(
+        R.d8_nearest(torch.tensor([0.6, 0, 0, 0, 0, 0, 0, 0.45])), torch.tensor([1.0, 0, 0, 0, 0, 0, 0, 1])
+    )
     assert torch.equal(R.d8_nearest(torch.tensor([0.6, 0, 0, 0, 0, 0, 0, 0.1])), torch.zeros(8))
 
 
@@ -107,7 +109,10 @@ def test_int4_pack_roundtrip(k, gs, symmetric):
     assert w.packed.shape == (n, -(-k // 2)) and w.packed.dtype == torch.uint8
     assert torch.equal(R.unpack_int4(w.packed, k), q + 8 if symmetric else q)
     assert torch.allclose(w.dequantize(), want)
-    assert w.packed[0, 0].item() == ((q[0, 0] + (8 if symmetric else 0)) | ((q[0, 1] + (8 if symmetric else 0)) << 4)).item()
+    assert (
+        w.packed[0, 0].item()
+        == ((q[0, 0] + (8 if symmetric else 0)) | ((q[0, 1] + (8 if symmetric else 0)) << 4)).item()
+    )
 
 
 @pytest.mark.parametrize("symmetric", [True, False])

@@ -1,20 +1,35 @@
 """The shared LM substrate on random tiny models saved with save_pretrained (no downloads needed)."""
+
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from methods.common.lm import (CheckpointError, calibration_windows, capture_linear_inputs, embed,
-                               embedding_fidelity, llama_config, load_causal_lm, load_token_splits, perplexity,
-                               save_token_splits, spearman, word_similarity_spearman)
+from methods.common.lm import (
+    CheckpointError,
+    baselines,
+    calibration_windows,
+    capture_linear_inputs,
+    embed,
+    embedding_fidelity,
+    llama_config,
+    load_causal_lm,
+    load_token_splits,
+    perplexity,
+    prepare,
+    save_token_splits,
+    spearman,
+    word_similarity_spearman,
+)
 from methods.common.lm import corpus as corpus_mod
-from methods.common.lm import baselines, prepare
-from methods.common.lm.tokenizer import train_bpe
 from methods.common.lm.baselines import bigram_baseline, ngram_perplexity, unigram_perplexity
+from methods.common.lm.tokenizer import train_bpe
 
-TEXT = ("To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
-        "The slings and arrows of outrageous fortune,\nOr to take arms against a sea of troubles\n") * 40
+TEXT = (
+    "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
+    "The slings and arrows of outrageous fortune,\nOr to take arms against a sea of troubles\n"
+) * 40
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +69,13 @@ def test_perplexity_is_the_mean_over_non_overlapping_windows(tiny_dir):
     nll = []
     with torch.no_grad():
         for w in range(5):
-            x = ids[w * 32:(w + 1) * 32][None]
+            x = ids[w * 32 : (w + 1) * 32][None]
             nll.append(F.cross_entropy(model(input_ids=x).logits[0, :-1], x[0, 1:], reduction="none"))
     expected = math.exp(torch.cat(nll).mean().item())
     assert perplexity(model, ids, 32, batch_size=2) == pytest.approx(expected, rel=1e-5)
     assert perplexity(model, ids, 32, max_windows=2) == pytest.approx(
-        math.exp(torch.cat(nll[:2]).mean().item()), rel=1e-5)
+        math.exp(torch.cat(nll[:2]).mean().item()), rel=1e-5
+    )
     with pytest.raises(ValueError, match="fewer than one window"):
         perplexity(model, ids[:10], 32)
 
@@ -92,8 +108,9 @@ def test_capture_skips_padding_positions(tiny_dir):
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
-    bert = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                intermediate_size=32)).eval()
+    bert = BertModel(
+        BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    ).eval()
     ids = torch.randint(1, 50, (1, 8))
     full = capture_linear_inputs(bert, [{"input_ids": ids, "attention_mask": torch.ones(1, 8, dtype=torch.long)}])
     padded = torch.cat([ids, torch.zeros(1, 4, dtype=torch.long)], 1)
@@ -169,11 +186,19 @@ def test_figures_step_draws_the_perplexity_bars_and_the_loss_curve(tmp_path):
     from methods.common.io import write_json
     from methods.common.lm import figures
 
-    metrics = {"seq_len": 16, **{f"{s}{k}": v for s in ("validation", "test")
-                                 for k, v in (("_ppl", 20.0), ("_bigram_ppl", 40.0), ("_unigram_ppl", 90.0))}}
+    metrics = {
+        "seq_len": 16,
+        **{
+            f"{s}{k}": v
+            for s in ("validation", "test")
+            for k, v in (("_ppl", 20.0), ("_bigram_ppl", 40.0), ("_unigram_ppl", 90.0))
+        },
+    }
     write_json(tmp_path / "metrics.json", metrics)
-    write_json(tmp_path / "training.json", {"history": {"step": [0, 1], "train_loss": [3.0, 2.5],
-                                                        "eval_step": [2], "val_loss": [2.7]}})
+    write_json(
+        tmp_path / "training.json",
+        {"history": {"step": [0, 1], "train_loss": [3.0, 2.5], "eval_step": [2], "val_loss": [2.7]}},
+    )
     figures.draw_perplexity(tmp_path / "metrics.json", tmp_path / "ppl.png")
     figures.draw_loss_curve(tmp_path / "training.json", tmp_path / "loss.png")
     assert (tmp_path / "ppl.png").stat().st_size > 0 and (tmp_path / "loss.png").stat().st_size > 0
@@ -206,8 +231,11 @@ def tiny_bert(tmp_path_factory):
     (d / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words) + "\n")
     tok = BertTokenizerFast(vocab=str(d / "vocab.txt"))
     torch.manual_seed(0)
-    model = BertModel(BertConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                 intermediate_size=32)).eval()
+    model = BertModel(
+        BertConfig(
+            vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+        )
+    ).eval()
     return model, tok, d
 
 
@@ -242,13 +270,20 @@ def test_full_scale_path_offline(tiny_dir, tmp_path):
 
     text = tmp_path / "wiki.txt"
     text.write_text(TEXT)
-    corpus_cfg = {"source": "datasets", "datasets": {
-        "path": "text", "name": None, "data_files": {s: str(text) for s in ("train", "validation", "test")},
-        "splits": {"train": "train", "validation": "validation", "test": "test"}}}
+    corpus_cfg = {
+        "source": "datasets",
+        "datasets": {
+            "path": "text",
+            "name": None,
+            "data_files": {s: str(text) for s in ("train", "validation", "test")},
+            "splits": {"train": "train", "validation": "validation", "test": "test"},
+        },
+    }
     prepare.build_corpus(tmp_path / "corpus", corpus_cfg)
     prepare.tokenize(model_dir, tmp_path / "corpus", tmp_path / "tokens.safetensors")
     splits = load_token_splits(tmp_path / "tokens.safetensors")
     assert splits["test"].numel() > 100
-    metrics = baselines.evaluate_model(model_dir, tmp_path / "tokens.safetensors", {"seq_len": 32, "max_windows": 4},
-                                       tmp_path / "m.json")
+    metrics = baselines.evaluate_model(
+        model_dir, tmp_path / "tokens.safetensors", {"seq_len": 32, "max_windows": 4}, tmp_path / "m.json"
+    )
     assert metrics["test_ppl"] == pytest.approx(perplexity(got, splits["test"], 32, max_windows=4), rel=1e-6)

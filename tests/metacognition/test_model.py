@@ -1,4 +1,5 @@
 """The illustrative learner: bounds and monotone competence, reproducibility, world invariants, tuning protocol."""
+
 import numpy as np
 import pytest
 
@@ -9,8 +10,19 @@ from methods.metacognition.claims import DECLARATION
 from methods.metacognition.jobs import candidates, evaluate_agents, tune_agents
 from methods.metacognition.summary import claims_metrics, merge_curves, merge_seed_groups
 
-ENV = dict(steps=120, n_families=3, n_strategies=3, rate_low=0.01, rate_high=0.04, weak_effect=0.15,
-           obs_noise=0.02, distractor_noise=0.2, distractor=True, switch_at=60, new_family_at=80)
+ENV = dict(
+    steps=120,
+    n_families=3,
+    n_strategies=3,
+    rate_low=0.01,
+    rate_high=0.04,
+    weak_effect=0.15,
+    obs_noise=0.02,
+    distractor_noise=0.2,
+    distractor=True,
+    switch_at=60,
+    new_family_at=80,
+)
 AGENT = dict(epsilon=0.1, step_size=0.2, monitor_rate=0.05, surprise_gain=1.0, decay=0.02, optimism=0.05)
 
 
@@ -46,8 +58,9 @@ def test_world_invariants():
 
 def test_competence_follows_its_closed_form_under_round_robin():
     """Practising k every K steps with a fixed strategy: c after n practices = 1 - (1 - rate*eff)^n."""
-    env = M.Environment.from_dict({**ENV, "distractor": False, "switch_at": None, "new_family_at": None,
-                                   "n_families": 2, "steps": 40})
+    env = M.Environment.from_dict(
+        {**ENV, "distractor": False, "switch_at": None, "new_family_at": None, "n_families": 2, "steps": 40}
+    )
     r = M.run("round_robin", env, M.Agent.from_dict(AGENT), [3], fixed_strategy=1)
     rate, best, _ = M.draw_world(env, np.random.default_rng([3, 0]), 1)
     eff = np.where(best[0] == 1, 1.0, env.weak_effect)
@@ -80,8 +93,11 @@ def test_every_agent_is_tuned_over_its_grid_and_tuning_seeds_are_held_out(tmp_pa
     # every claim (and every headline's null) reads metrics the step measures
     doc = evaluate_claims(load_declaration(DECLARATION), m, "smoke")
     assert {c["id"] for c in doc["claims"] if c["kind"] == "headline"} == {
-        "intrinsic_beats_fixed_loops", "recovers_after_the_switch", "avoids_the_unlearnable_distractor",
-        "every_component_contributes"}
+        "intrinsic_beats_fixed_loops",
+        "recovers_after_the_switch",
+        "avoids_the_unlearnable_distractor",
+        "every_component_contributes",
+    }
 
 
 def test_one_job_per_test_seed_gives_the_outcomes_and_curves_of_one_job_over_all_seeds(tmp_path):
@@ -100,4 +116,3 @@ def test_one_job_per_test_seed_gives_the_outcomes_and_curves_of_one_job_over_all
     curves = merge_curves([str(tmp_path / f"s{s}.npz") for s in (0, 1, 2)])
     for k, v in merge_curves([str(tmp_path / "all.npz")]).items():
         np.testing.assert_allclose(curves[k], v, rtol=1e-12, atol=0)
-

@@ -1,6 +1,7 @@
 """claims.yaml under the claims contract, evaluated on fabricated sweeps through the real bookkeeping
 (experiments.correlations -> results.claims_metrics -> common.claims), and the seed groups of the paper
 scale merged into what one job over all seeds gives."""
+
 import numpy as np
 
 from methods.common.claims import evaluate_claims, load_declaration, validate_claims
@@ -9,14 +10,20 @@ from methods.mm_alignment.experiments import correlations
 from methods.mm_alignment.metrics import METRICS
 from methods.mm_alignment.results import DECLARATION, claims_metrics
 
-ACC = np.array([0.50, 0.55, 0.60, 0.62, 0.66, 0.70])          # accuracy rising with depth 1..6
+ACC = np.array([0.50, 0.55, 0.60, 0.62, 0.66, 0.70])  # accuracy rising with depth 1..6
 WIGGLE = np.array([0.00, 0.03, -0.02, 0.02, -0.03, 0.01])
 
 
 def _run(u, d, seed, align, untrained, max_level):
     varied = [{"capacity": float(c)} for c in range(1, 7)]
-    rows = [{"test_acc": a, **{f"align_{m}": max_level * x for m in METRICS},
-             **{f"align_untrained_{m}": y for m in METRICS}} for a, x, y in zip(ACC, align, untrained)]
+    rows = [
+        {
+            "test_acc": a,
+            **{f"align_{m}": max_level * x for m in METRICS},
+            **{f"align_untrained_{m}": y for m in METRICS},
+        }
+        for a, x, y in zip(ACC, align, untrained)
+    ]
     return {"uniqueness": u, "hetero_depth": d, "seed": seed, "correlations": correlations(rows, varied)}
 
 
@@ -28,21 +35,33 @@ def _files(tmp_path, align_low_u, align_high_u, per_seed=False):
     for u, align, level in ((0, align_low_u, 1.0), (6, align_high_u, 0.5)):
         files[u] = []
         for g in groups:
-            runs = [_run(u, d, s, align + 0.01 * s, untrained, level * (1.0 if d == 1 else 0.8))
-                    for s in g for d in (1, 5)]
+            runs = [
+                _run(u, d, s, align + 0.01 * s, untrained, level * (1.0 if d == 1 else 0.8)) for s in g for d in (1, 5)
+            ]
             files[u].append(str(tmp_path / f"U{u}_{'_'.join(map(str, g))}.json"))
             write_json(files[u][-1], {"runs": runs})
     for g in groups[::-1]:  # the order of the files does not matter, the seeds do
         real.append(str(tmp_path / f"real_{'_'.join(map(str, g))}.json"))
-        write_json(real[-1], {"runs": [{"seed": s, "correlations": _run(0, 1, s, ACC + WIGGLE + 0.01 * s, untrained,
-                                                                          1.0)["correlations"]} for s in g]})
+        write_json(
+            real[-1],
+            {
+                "runs": [
+                    {"seed": s, "correlations": _run(0, 1, s, ACC + WIGGLE + 0.01 * s, untrained, 1.0)["correlations"]}
+                    for s in g
+                ]
+            },
+        )
     return files, real
 
 
 def _doc(tmp_path, align_low_u, align_high_u):
     measured = claims_metrics(*_files(tmp_path, align_low_u, align_high_u))
-    doc = evaluate_claims(load_declaration(DECLARATION), {k: v for k, v in measured.items() if "grid" not in k},
-                          "tiny", expand_over={"metric": list(METRICS)})
+    doc = evaluate_claims(
+        load_declaration(DECLARATION),
+        {k: v for k, v in measured.items() if "grid" not in k},
+        "tiny",
+        expand_over={"metric": list(METRICS)},
+    )
     validate_claims(doc)
     return {c["id"]: c for c in doc["claims"]}
 
@@ -70,8 +89,12 @@ def test_strong_then_vanishing_correlation_reproduces_and_nulls_do_not(tmp_path)
     flat = np.array([0.4, 0.2, 0.45, 0.1, 0.35, 0.3])
     claims = _doc(tmp_path, strong, flat)
     for m in METRICS:
-        for cid in (f"align_perf_positive_full_redundancy_{m}", f"align_perf_falls_with_uniqueness_{m}",
-                    f"max_align_falls_with_heterogeneity_{m}", f"max_align_falls_with_uniqueness_{m}"):
+        for cid in (
+            f"align_perf_positive_full_redundancy_{m}",
+            f"align_perf_falls_with_uniqueness_{m}",
+            f"max_align_falls_with_heterogeneity_{m}",
+            f"max_align_falls_with_uniqueness_{m}",
+        ):
             assert claims[cid]["verdict"] == "reproduced", cid
             assert claims[cid]["null_verdict"] != "reproduced", cid
         assert claims[f"real_align_perf_positive_{m}"]["verdict"] == "passed"

@@ -1,4 +1,5 @@
 """Encoders and the sweep: hidden states per depth, best-validation checkpoint, correlation bookkeeping."""
+
 import numpy as np
 import pytest
 import torch
@@ -15,7 +16,7 @@ def test_hidden_states_are_the_leaky_relu_outputs():
     assert logits.shape == (5, 4) and len(hidden) == 3
     assert torch.allclose(hidden[0], torch.nn.functional.leaky_relu(m.fc1(x), 0.1))
     assert torch.allclose(hidden[1], torch.nn.functional.leaky_relu(m.inner[0](hidden[0]), 0.1))
-    assert torch.allclose(logits, m.head(hidden[-1]))      # the head reads the last LeakyReLU directly
+    assert torch.allclose(logits, m.head(hidden[-1]))  # the head reads the last LeakyReLU directly
     with pytest.raises(ValueError):
         MLPEncoder(12, 12, 0, 4)
 
@@ -28,7 +29,7 @@ def test_layer_list_is_the_official_custom_mlp(depth):
     expected = ["fc1"] + [n for i in range(1, depth) for n in (f"leaky_relu{i}", f"fc{i + 1}")] + [f"leaky_relu{depth}"]
     assert m.layer_names() == expected
     linears = [mod for mod in m.modules() if isinstance(mod, torch.nn.Linear)]
-    assert len(linears) == depth + 1                        # fc1..fc_L and the head
+    assert len(linears) == depth + 1  # fc1..fc_L and the head
     assert sum(p.numel() for p in m.parameters()) == 12 * 12 + 12 + (depth - 1) * (12 * 12 + 12) + 12 * 4 + 4
 
 
@@ -80,14 +81,21 @@ def test_split_is_stratified_and_zscore_uses_train():
 
 def test_correlations_scale_invariance_and_keys():
     varied = [{"capacity": float(c)} for c in (1, 2, 3, 4)]
-    rows = [{"test_acc": a, "align_mutual_knn": m, "align_unbiased_cka": c,
-             "align_untrained_mutual_knn": u, "align_untrained_unbiased_cka": u}
-            for a, m, c, u in [(0.5, 0.1, 0.4, 0.3), (0.6, 0.2, 0.3, 0.1), (0.7, 0.3, 0.2, 0.4), (0.8, 0.4, 0.1, 0.2)]]
+    rows = [
+        {
+            "test_acc": a,
+            "align_mutual_knn": m,
+            "align_unbiased_cka": c,
+            "align_untrained_mutual_knn": u,
+            "align_untrained_unbiased_cka": u,
+        }
+        for a, m, c, u in [(0.5, 0.1, 0.4, 0.3), (0.6, 0.2, 0.3, 0.1), (0.7, 0.3, 0.2, 0.4), (0.8, 0.4, 0.1, 0.2)]
+    ]
     out = correlations(rows, varied)
     assert out["align_perf_mutual_knn_pearson"] == pytest.approx(1.0)
     assert out["align_perf_mutual_knn_spearman_loo_min"] == pytest.approx(1.0)
     assert out["align_perf_unbiased_cka_pearson"] == pytest.approx(-1.0)
-    assert out["align_perf_untrained_mutual_knn_spearman"] == pytest.approx(0.0)     # ranks 3,1,4,2
+    assert out["align_perf_untrained_mutual_knn_spearman"] == pytest.approx(0.0)  # ranks 3,1,4,2
     assert out["perf_capacity_pearson"] == pytest.approx(1.0) and out["max_align_mutual_knn"] == 0.4
     assert out["max_align_untrained_unbiased_cka"] == 0.4
 
@@ -109,12 +117,18 @@ def test_hf_loader_on_a_local_stand_in(tmp_path):
 
     rng = np.random.default_rng(0)
     imgs = [Image.fromarray(rng.integers(0, 256, size=(6, 6), dtype=np.uint8)) for _ in range(8)]
-    ds = datasets.Dataset.from_dict({"image": imgs, "label": [0, 1] * 4},
-                                    features=datasets.Features({"image": datasets.Image(),
-                                                                "label": datasets.Value("int64")}))
+    ds = datasets.Dataset.from_dict(
+        {"image": imgs, "label": [0, 1] * 4},
+        features=datasets.Features({"image": datasets.Image(), "label": datasets.Value("int64")}),
+    )
     ds.to_parquet(str(tmp_path / "train.parquet"))
-    src = {"kind": "hf", "path": "parquet", "data_files": str(tmp_path / "train.parquet"), "split": "train",
-           "max_samples": 6}
+    src = {
+        "kind": "hf",
+        "path": "parquet",
+        "data_files": str(tmp_path / "train.parquet"),
+        "split": "train",
+        "max_samples": 6,
+    }
     left, right, y, c = load_two_views(src)
     assert left.shape == right.shape == (6, 18) and c == 2
     assert np.allclose(left[0], np.asarray(imgs[0], dtype=float)[:, :3].ravel())
@@ -133,8 +147,13 @@ def test_hf_loader_on_a_local_stand_in(tmp_path):
 def test_official_gradient_clipping_does_not_bind_at_the_tiny_setting():
     """The README states that clipping at norm 8 leaves the tiny runs unchanged: on the tiny setting (U = 0,
     D = 1, n = 16,384, 15 epochs at lr 5e-3, batch 512) the gradient norm of a depth-6 encoder stays below 8."""
-    from methods.mm_alignment.generator import (GeneratorSpec, apply_transform, build_distribution,
-                                                heterogeneity_transforms, sample)
+    from methods.mm_alignment.generator import (
+        GeneratorSpec,
+        apply_transform,
+        build_distribution,
+        heterogeneity_transforms,
+        sample,
+    )
 
     torch.set_num_threads(1)
     x1, x2, y = sample(build_distribution(0, GeneratorSpec()), 16384, np.random.default_rng(0))
@@ -148,7 +167,7 @@ def test_official_gradient_clipping_does_not_bind_at_the_tiny_setting():
     for _ in range(15):
         perm = torch.randperm(len(x), generator=g)
         for i in range(0, len(x), 512):
-            idx = perm[i:i + 512]
+            idx = perm[i : i + 512]
             opt.zero_grad()
             torch.nn.functional.cross_entropy(m(x[idx]), yt[idx]).backward()
             norms.append(float(torch.nn.utils.clip_grad_norm_(m.parameters(), float("inf"))))

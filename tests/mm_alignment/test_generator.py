@@ -1,14 +1,23 @@
 """The controlled generator: uniform class prior, exact mutual information against a brute-force
 enumeration, the official I(X1, X2; Y) = 1.159 nats, redundancy vs uniqueness."""
+
 import itertools
 
 import numpy as np
 import pytest
 import torch
 
-from methods.mm_alignment.generator import (GeneratorSpec, apply_transform, build_distribution, class_prior,
-                                            heterogeneity_transforms, label_weights, mutual_information, sample,
-                                            split_label_features)
+from methods.mm_alignment.generator import (
+    GeneratorSpec,
+    apply_transform,
+    build_distribution,
+    class_prior,
+    heterogeneity_transforms,
+    label_weights,
+    mutual_information,
+    sample,
+    split_label_features,
+)
 
 SMALL = GeneratorSpec(shared_dim=3, unique_dim=2, n_label_features=3, n_classes=3, temperature=0.5)
 
@@ -20,7 +29,7 @@ def brute_force_information(dist, spec):
     total = 0.0
     p_y = class_prior(dist)
     n_x = 2 ** (S + 2 * K)
-    for ic, i1, i2 in itertools.product(range(2 ** S), range(2 ** K), range(2 ** K)):
+    for ic, i1, i2 in itertools.product(range(2**S), range(2**K), range(2**K)):
         for y in range(spec.n_classes):
             pxy = dist.p_y[ic, i1, i2, y] / n_x
             total += pxy * np.log(pxy / (p_y[y] / n_x))
@@ -48,10 +57,12 @@ def test_label_law_is_the_tempered_softmax_up_to_class_factors():
     ic, i1, i2 = 2, 1, 3
     feats = np.concatenate([dist.xc[ic][red], dist.xu[i1][uni1], dist.xu[i2][uni2]])
     z = feats @ W / SMALL.temperature
-    q = np.exp(z - z.max()); q /= q.sum()
+    q = np.exp(z - z.max())
+    q /= q.sum()
     ratio = dist.p_y[ic, i1, i2] / q
     other = dist.p_y[0, 0, 0] / (lambda z: np.exp(z - z.max()) / np.exp(z - z.max()).sum())(
-        np.concatenate([dist.xc[0][red], dist.xu[0][uni1], dist.xu[0][uni2]]) @ W / SMALL.temperature)
+        np.concatenate([dist.xc[0][red], dist.xu[0][uni1], dist.xu[0][uni2]]) @ W / SMALL.temperature
+    )
     # the class factors are shared by every x: ratios agree up to one scalar
     assert np.allclose(ratio / ratio.sum(), other / other.sum())
     assert np.allclose(np.linalg.norm(W, axis=1), 1.0) and (W >= 0).all()

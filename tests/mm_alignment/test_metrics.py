@@ -1,5 +1,6 @@
 """Alignment metrics: unbiased CKA against the U-statistic definition and its invariances; mutual
 k-NN on hand-made cases."""
+
 import itertools
 import math
 
@@ -27,7 +28,9 @@ def hsic_u_statistic(K, L):
 def test_hsic_matches_u_statistic():
     a, b = _rand(7, 3, 0), _rand(7, 4, 1)
     K, L = (a @ a.T).numpy(), (b @ b.T).numpy()
-    assert float(hsic_unbiased(torch.as_tensor(K), torch.as_tensor(L))) == pytest.approx(hsic_u_statistic(K, L), rel=1e-9, abs=1e-12)
+    assert float(hsic_unbiased(torch.as_tensor(K), torch.as_tensor(L))) == pytest.approx(
+        hsic_u_statistic(K, L), rel=1e-9, abs=1e-12
+    )
 
 
 def test_cka_self_is_one_and_invariant():

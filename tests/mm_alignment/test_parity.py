@@ -18,23 +18,43 @@ Fixtures (numbers printed by the official functions on the inputs named in each 
 Tolerance: 1e-5 relative for float32 network outputs (the module's own float32 arithmetic), 1e-9 for
 float64 quantities (generator law, information, metrics).
 """
+
 import numpy as np
 import pytest
 import torch
 
 from methods.mm_alignment.encoders import MLPEncoder
-from methods.mm_alignment.generator import (GeneratorSpec, apply_transform, build_distribution, class_prior,
-                                            feature_subsets, heterogeneity_transforms, mutual_information)
+from methods.mm_alignment.generator import (
+    GeneratorSpec,
+    apply_transform,
+    build_distribution,
+    class_prior,
+    feature_subsets,
+    heterogeneity_transforms,
+    mutual_information,
+)
 from methods.mm_alignment.metrics import alignment
 
 # depth -> (logits of row 0, sum of all logits, sum of each hidden state, parameter count incl. head)
 ENCODER_GOLDEN = {
-    1: ([-0.2540813684463501, 0.5999801158905029, 0.26959648728370667, -0.011762291193008423], 1.6425025463104248,
-        [10.759493827819824], 208),
-    2: ([-0.22037376463413239, -0.1370265632867813, -0.05839318037033081, 0.24638839066028595], -2.008708953857422,
-        [10.759493827819824, 3.251896858215332], 364),
-    3: ([-0.1675102859735489, 0.010240787640213966, 0.15182098746299744, -0.11565352231264114], -0.6434415578842163,
-        [10.759493827819824, 3.251896858215332, 2.4897665977478027], 520),
+    1: (
+        [-0.2540813684463501, 0.5999801158905029, 0.26959648728370667, -0.011762291193008423],
+        1.6425025463104248,
+        [10.759493827819824],
+        208,
+    ),
+    2: (
+        [-0.22037376463413239, -0.1370265632867813, -0.05839318037033081, 0.24638839066028595],
+        -2.008708953857422,
+        [10.759493827819824, 3.251896858215332],
+        364,
+    ),
+    3: (
+        [-0.1675102859735489, 0.010240787640213966, 0.15182098746299744, -0.11565352231264114],
+        -0.6434415578842163,
+        [10.759493827819824, 3.251896858215332, 2.4897665977478027],
+        520,
+    ),
 }
 
 
@@ -67,22 +87,37 @@ def test_metrics_match_official_align_metrics():
 
 # redundant bits r -> official (subsets, {I(X1,X2;Y), I(X1;Y), I(X2;Y)}, {(xc, xu1, xu2): p(y | x)})
 GENERATOR_GOLDEN = {
-    8: (([7, 2, 1, 6, 0, 4, 3, 5], [], []), (1.15883904902752, 1.15883904902752, 1.15883904902752),
-        {(37, 5, 11): [0.06298417428874611, 1.6652677198845847e-05, 0.009559846034979008, 0.9274393269990759],
-         (200, 15, 3): [0.9170083575273548, 3.260320524368657e-09, 0.08299163799996381, 1.212360979721609e-09]}),
-    5: (([7, 2, 1, 6, 0], [3], [2, 3]), (1.1588390490275344, 0.7150846019502268, 0.886690839578374),
-        {(37, 5, 11): [0.764602030749872, 0.0006430060507461876, 0.23472292558311866, 3.203761626309654e-05],
-         (200, 15, 3): [0.00029147654857244635, 8.23946839912875e-05, 0.9996261287673178, 1.1853032693713445e-13]}),
-    2: (([7, 2], [3, 2, 0], [2, 3, 0]), (1.1588390490275602, 0.4935025205048879, 0.6075973555759518),
-        {(37, 5, 11): [0.0027589346666325007, 1.1270345618827257e-06, 0.9972219435729195, 1.799472588609372e-05],
-         (200, 15, 3): [0.0498252334970589, 0.696229645741653, 0.2539196892128201, 2.5431548467859594e-05]}),
+    8: (
+        ([7, 2, 1, 6, 0, 4, 3, 5], [], []),
+        (1.15883904902752, 1.15883904902752, 1.15883904902752),
+        {
+            (37, 5, 11): [0.06298417428874611, 1.6652677198845847e-05, 0.009559846034979008, 0.9274393269990759],
+            (200, 15, 3): [0.9170083575273548, 3.260320524368657e-09, 0.08299163799996381, 1.212360979721609e-09],
+        },
+    ),
+    5: (
+        ([7, 2, 1, 6, 0], [3], [2, 3]),
+        (1.1588390490275344, 0.7150846019502268, 0.886690839578374),
+        {
+            (37, 5, 11): [0.764602030749872, 0.0006430060507461876, 0.23472292558311866, 3.203761626309654e-05],
+            (200, 15, 3): [0.00029147654857244635, 8.23946839912875e-05, 0.9996261287673178, 1.1853032693713445e-13],
+        },
+    ),
+    2: (
+        ([7, 2], [3, 2, 0], [2, 3, 0]),
+        (1.1588390490275602, 0.4935025205048879, 0.6075973555759518),
+        {
+            (37, 5, 11): [0.0027589346666325007, 1.1270345618827257e-06, 0.9972219435729195, 1.799472588609372e-05],
+            (200, 15, 3): [0.0498252334970589, 0.696229645741653, 0.2539196892128201, 2.5431548467859594e-05],
+        },
+    ),
 }
 
 
 @pytest.mark.parametrize("r", sorted(GENERATOR_GOLDEN))
 def test_generator_matches_official_law(r):
     subsets, info, probs = GENERATOR_GOLDEN[r]
-    spec = GeneratorSpec(prior_tol=0.01)          # the official tolerance and our default
+    spec = GeneratorSpec(prior_tol=0.01)  # the official tolerance and our default
     u = spec.n_label_features - r
     assert [list(map(int, s)) for s in feature_subsets(u, spec)] == [list(s) for s in subsets]
     dist = build_distribution(u, spec)
@@ -119,6 +154,6 @@ def test_heterogeneity_transforms_match_official_draw():
     phis = heterogeneity_transforms(12, 10, seed=0)
     x = np.array([[1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 1], [0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0]], dtype=float)
     for depth, (row0, total) in TRANSFORM_GOLDEN.items():
-        out = apply_transform(phis[depth], x)     # float64 here, float32 in the official code
+        out = apply_transform(phis[depth], x)  # float64 here, float32 in the official code
         assert out[0, :4].tolist() == pytest.approx(row0, rel=1e-5, abs=1e-6)
         assert float(out.sum()) == pytest.approx(total, rel=1e-5)

@@ -1,13 +1,22 @@
 """The layer-by-layer full-scale path of NestQuant gives the model the all-at-once path gives, on a
 small local Llama saved with save_pretrained, while holding one block's Hessians at a time."""
+
 import pytest
 import torch
 
 from methods.nestquant import evaluate
 from methods.nestquant.model import QuantLinear
 
-QUANT = {"q": 14, "rtn_bits": 4, "betas": {"weights": [4, 5.5, 7, 18], "activations": [3.47, 4.74, 6.9, 18.11],
-                                          "keys": [3.5, 4.58, 6.47, 17.06], "values": [3.53, 5.59, 9.62, 29.03]}}
+QUANT = {
+    "q": 14,
+    "rtn_bits": 4,
+    "betas": {
+        "weights": [4, 5.5, 7, 18],
+        "activations": [3.47, 4.74, 6.9, 18.11],
+        "keys": [3.5, 4.58, 6.47, 17.06],
+        "values": [3.53, 5.59, 9.62, 29.03],
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -16,8 +25,15 @@ def llama_dir(tmp_path_factory):
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
+    cfg = LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+    )
     path = tmp_path_factory.mktemp("llama")
     LlamaForCausalLM(cfg).save_pretrained(path)
     return str(path)
@@ -30,8 +46,12 @@ def _load(path):
 
 
 def test_layer_groups_in_forward_order():
-    names = ["model.layers.10.mlp.up_proj", "model.layers.2.self_attn.q_proj", "model.layers.2.mlp.down_proj",
-             "extra.proj"]
+    names = [
+        "model.layers.10.mlp.up_proj",
+        "model.layers.2.self_attn.q_proj",
+        "model.layers.2.mlp.down_proj",
+        "extra.proj",
+    ]
     groups = evaluate._layer_groups(names)
     assert groups == [(None, ["extra.proj"]), ("model.layers.2", names[1:3]), ("model.layers.10", names[:1])]
 
@@ -46,16 +66,19 @@ def test_layerwise_equals_all_at_once(llama_dir, method, setting):
     betas, head_dim = evaluate._betas(QUANT, QUANT["q"]), 16
     ref_model = _load(llama_dir)
     hessians = capture_linear_inputs(ref_model, calib, stats=("hessian",))
-    ref = evaluate.quantize_model(ref_model, method, setting, QUANT["q"], betas, QUANT["rtn_bits"], 3, head_dim,
-                                  hessians, skip=("lm_head",))
+    ref = evaluate.quantize_model(
+        ref_model, method, setting, QUANT["q"], betas, QUANT["rtn_bits"], 3, head_dim, hessians, skip=("lm_head",)
+    )
     ref_err = evaluate.weight_proxy_error(ref, ref_model, hessians)
-    lw, errs = evaluate.quantize_model_layerwise(_load(llama_dir), method, setting, QUANT["q"], betas,
-                                                 QUANT["rtn_bits"], 3, head_dim, calib, skip=("lm_head",))
+    lw, errs = evaluate.quantize_model_layerwise(
+        _load(llama_dir), method, setting, QUANT["q"], betas, QUANT["rtn_bits"], 3, head_dim, calib, skip=("lm_head",)
+    )
     names = [n for n, m in ref.named_modules() if isinstance(m, QuantLinear)]
     assert len(names) == 3 * 7 and len(errs) == len(names)
     for n in names:
-        torch.testing.assert_close(lw.get_submodule(n).weight_hat, ref.get_submodule(n).weight_hat,
-                                   rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(
+            lw.get_submodule(n).weight_hat, ref.get_submodule(n).weight_hat, rtol=1e-5, atol=1e-6
+        )
     assert abs(sum(errs) / len(errs) - ref_err) < 1e-6
     with torch.no_grad():
         torch.testing.assert_close(lw(input_ids=ids).logits, ref(input_ids=ids).logits, rtol=1e-4, atol=1e-5)
@@ -73,8 +96,9 @@ def test_layerwise_sequential_inputs_differ_from_forward_order(llama_dir):
     betas = evaluate._betas(QUANT, QUANT["q"])
     model = _load(llama_dir)
     h_fp = capture_linear_inputs(model, calib, stats=("hessian",), names=["model.layers.2.self_attn.q_proj"])
-    evaluate.quantize_model_layerwise(model, "nestquant", "w4", QUANT["q"], betas, 4, 3, 16, calib,
-                                      skip=("lm_head", "layers.2"))
+    evaluate.quantize_model_layerwise(
+        model, "nestquant", "w4", QUANT["q"], betas, 4, 3, 16, calib, skip=("lm_head", "layers.2")
+    )
     h_q = capture_linear_inputs(model, calib, stats=("hessian",), names=["model.layers.2.self_attn.q_proj"])
     k = "model.layers.2.self_attn.q_proj"
     assert not torch.allclose(h_fp[k]["hessian"], h_q[k]["hessian"], rtol=1e-3)
@@ -93,17 +117,35 @@ def test_lm_eval_layerwise_equals_all_at_once(tmp_path):
     (tmp_path / "train.txt").write_text(" ".join(words * 20))
     tok = train_bpe(tmp_path / "train.txt", 96, tmp_path / "llama")
     torch.manual_seed(0)
-    LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                 num_attention_heads=2, num_key_value_heads=1,
-                                 max_position_embeddings=64)).save_pretrained(tmp_path / "llama")
-    save_token_splits(tmp_path / "tokens.safetensors",
-                      {s: torch.randint(0, len(tok), (600,)) for s in ("train", "validation", "test")})
+    LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=64,
+        )
+    ).save_pretrained(tmp_path / "llama")
+    save_token_splits(
+        tmp_path / "tokens.safetensors",
+        {s: torch.randint(0, len(tok), (600,)) for s in ("train", "validation", "test")},
+    )
     runs = {}
     for layerwise in (False, True):
         out = tmp_path / f"lm_{layerwise}.json"
-        evaluate.lm_eval(str(tmp_path / "llama"), str(tmp_path / "tokens.safetensors"), QUANT, ["w4a4kv4", "w4"],
-                         {"n_windows": 4, "seq_len": 16, "layerwise": layerwise},
-                         {"seq_len": 16, "batch_size": 4, "max_windows": 3}, 0, 1, str(out))
+        evaluate.lm_eval(
+            str(tmp_path / "llama"),
+            str(tmp_path / "tokens.safetensors"),
+            QUANT,
+            ["w4a4kv4", "w4"],
+            {"n_windows": 4, "seq_len": 16, "layerwise": layerwise},
+            {"seq_len": 16, "batch_size": 4, "max_windows": 3},
+            0,
+            1,
+            str(out),
+        )
         runs[layerwise] = json.loads(out.read_text())["results"]
     assert runs[True]["fp"]["perplexity"] == pytest.approx(runs[False]["fp"]["perplexity"], rel=1e-6)
     for setting in ("w4a4kv4", "w4"):
@@ -128,8 +170,15 @@ def test_bf16_layerwise_is_as_accurate_as_fp32():
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
+    cfg = LlamaConfig(
+        vocab_size=256,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+    )
     base = LlamaForCausalLM(cfg).eval()
     g = torch.Generator().manual_seed(1)
     calib, ids = torch.randint(0, 256, (8, 32), generator=g), torch.randint(0, 256, (2, 32), generator=g)
@@ -143,12 +192,19 @@ def test_bf16_layerwise_is_as_accurate_as_fp32():
         return ((a - b).norm() / b.norm()).item()
 
     hessians = capture_linear_inputs(base, calib, stats=("hessian",))
-    fp32 = [logits(evaluate.quantize_model(copy.deepcopy(base), "nestquant_ldlq", "w4", QUANT["q"], betas, 4, seed,
-                                           64, hessians, skip=("lm_head",))) for seed in (0, 1)]
+    fp32 = [
+        logits(
+            evaluate.quantize_model(
+                copy.deepcopy(base), "nestquant_ldlq", "w4", QUANT["q"], betas, 4, seed, 64, hessians, skip=("lm_head",)
+            )
+        )
+        for seed in (0, 1)
+    ]
     bf16_model = copy.deepcopy(base).to(torch.bfloat16)
     bf16_ref = logits(bf16_model)
-    bf16, _ = evaluate.quantize_model_layerwise(bf16_model, "nestquant_ldlq", "w4", QUANT["q"], betas, 4, 0, 64,
-                                                calib, skip=("lm_head",))
+    bf16, _ = evaluate.quantize_model_layerwise(
+        bf16_model, "nestquant_ldlq", "w4", QUANT["q"], betas, 4, 0, 64, calib, skip=("lm_head",)
+    )
     bf16 = logits(bf16)
     err_fp32, err_bf16 = rel(fp32[0], logits(base)), rel(bf16, bf16_ref)
     assert 0.01 < err_fp32 and err_bf16 <= 1.15 * err_fp32, (err_bf16, err_fp32)

@@ -1,5 +1,5 @@
 """Simulated quantization by module replacement and hooks on a random tiny Llama and BERT."""
-import pytest
+
 import torch
 
 from methods.common.lm import llama_config
@@ -45,8 +45,9 @@ def test_bert_key_value_hooks():
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
-    bert = BertModel(BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=4,
-                                intermediate_size=64)).eval()
+    bert = BertModel(
+        BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+    ).eval()
     assert len(quantize_kv(bert, lambda t: t, head_dim=8, seed=0)) == 2
 
 

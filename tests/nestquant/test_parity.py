@@ -14,6 +14,7 @@ lattice points lie there) differently from `methods.kernels` (half down and the 
 exact tie; ours half to even and D8): 16 of the 1024 blocks pick another beta, and the summed squared
 errors differ by < 1% (listed in the README).
 """
+
 import math
 
 import pytest
@@ -44,17 +45,28 @@ def test_try_all_code_of_pieces():
     official = [463, 305, 187, 69]
     assert sum(abs(a - b) for a, b in zip(counts, official)) <= 8  # boundary ties: 16 of 1024 blocks differ
     assert float(((rec - w) ** 2).sum()) == pytest.approx(338.2121887207031, rel=0.01)
-    assert rec[0, :8].tolist() == pytest.approx([-1.7678570747375488, -0.9821428060531616, -0.1964285671710968,
-                                                 -0.5892857313156128, 0.5892857313156128, 0.9821428060531616,
-                                                 -0.1964285671710968, -3.3392856121063232], rel=1e-5)
+    assert rec[0, :8].tolist() == pytest.approx(
+        [
+            -1.7678570747375488,
+            -0.9821428060531616,
+            -0.1964285671710968,
+            -0.5892857313156128,
+            0.5892857313156128,
+            0.9821428060531616,
+            -0.1964285671710968,
+            -3.3392856121063232,
+        ],
+        rel=1e-5,
+    )
 
 
 def test_quantsim_without_hessian():
     w, _ = _inputs()
     qs = rotate(nestquant(rotate(w, ONES), Q, BETAS), ONES)
     assert float(((qs - w) ** 2).sum()) == pytest.approx(112.62530517578125, rel=0.01)
-    assert qs[0, :4].tolist() == pytest.approx([-1.789706826210022, -0.8135029673576355, -0.40196630358695984,
-                                                -0.5168132185935974], rel=1e-5)
+    assert qs[0, :4].tolist() == pytest.approx(
+        [-1.789706826210022, -0.8135029673576355, -0.40196630358695984, -0.5168132185935974], rel=1e-5
+    )
 
 
 def _ldlq(order):
@@ -71,8 +83,9 @@ def _ldlq(order):
 
 def test_ldlq_backward_as_the_official():
     out, proxy = _ldlq("backward")
-    assert out[0, :4].tolist() == pytest.approx([-1.8471306562423706, -0.9474917054176331, -0.22012439370155334,
-                                                 -0.46896037459373474], rel=1e-5)
+    assert out[0, :4].tolist() == pytest.approx(
+        [-1.8471306562423706, -0.9474917054176331, -0.22012439370155334, -0.46896037459373474], rel=1e-5
+    )
     assert proxy == pytest.approx(55620.89144187727, rel=0.02)
 
 

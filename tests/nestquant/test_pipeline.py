@@ -1,5 +1,6 @@
 """The NestQuant DAG's steps end to end on local stand-ins (random tiny Llama and BERT), and the
 equal-rate comparison they rest on."""
+
 import csv
 import json
 import math
@@ -14,8 +15,16 @@ from methods.nestquant.model import QuantLinear
 from methods.nestquant.quant import nestquant_rate, rtn
 
 WORDS = [f"w{i}" for i in range(60)]
-QUANT = {"q": 14, "rtn_bits": 4, "betas": {"weights": [4, 5.5, 7, 18], "activations": [3.47, 4.74, 6.9, 18.11],
-                                          "keys": [3.5, 4.58, 6.47, 17.06], "values": [3.53, 5.59, 9.62, 29.03]}}
+QUANT = {
+    "q": 14,
+    "rtn_bits": 4,
+    "betas": {
+        "weights": [4, 5.5, 7, 18],
+        "activations": [3.47, 4.74, 6.9, 18.11],
+        "keys": [3.5, 4.58, 6.47, 17.06],
+        "values": [3.53, 5.59, 9.62, 29.03],
+    },
+}
 
 
 def _text(n, seed):
@@ -37,15 +46,31 @@ def artifacts(tmp_path_factory):
         (corpus / f"{split}.txt").write_text(_text(200, i))
     tok = train_bpe(corpus / "train.txt", 128, root / "llama")
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+    )
     LlamaForCausalLM(cfg).save_pretrained(root / "llama")
-    save_token_splits(root / "tokens.safetensors",
-                      {s: torch.randint(0, len(tok), (3000,)) for s in ("train", "validation", "test")})
+    save_token_splits(
+        root / "tokens.safetensors", {s: torch.randint(0, len(tok), (3000,)) for s in ("train", "validation", "test")}
+    )
     (root / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."] + WORDS))
     bert_tok = BertTokenizerFast(vocab_file=str(root / "vocab.txt"))
-    BertModel(BertConfig(vocab_size=len(bert_tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=64, max_position_embeddings=64)).save_pretrained(root / "minilm")
+    BertModel(
+        BertConfig(
+            vocab_size=len(bert_tok),
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=64,
+        )
+    ).save_pretrained(root / "minilm")
     bert_tok.save_pretrained(root / "minilm")
     (root / "pairs.tsv").write_text("\n".join(f"{a}\t{b}\t{s}" for a, b, s in zip(WORDS[:20], WORDS[20:40], range(20))))
     return root
@@ -56,17 +81,43 @@ def test_dag_steps(artifacts, tmp_path):
     syn, lm, mini = [], [], []
     for seed in (0, 1):
         syn.append(str(tmp_path / f"syn_s{seed}.json"))
-        synthetic.synthetic(["gaussian", "student_t"], 64, 64, 3, [8, 14], QUANT["betas"]["weights"], [3, 4, 5],
-                            [8, 16, 32], seed, syn[-1])
+        synthetic.synthetic(
+            ["gaussian", "student_t"],
+            64,
+            64,
+            3,
+            [8, 14],
+            QUANT["betas"]["weights"],
+            [3, 4, 5],
+            [8, 16, 32],
+            seed,
+            syn[-1],
+        )
         lm.append(str(tmp_path / f"lm_s{seed}.json"))
-        evaluate.lm_eval(str(root / "llama"), str(root / "tokens.safetensors"), QUANT, ["w4a4kv4", "w4"],
-                         {"n_windows": 8, "seq_len": 16}, {"seq_len": 16, "batch_size": 4, "max_windows": 4},
-                         seed, 1, lm[-1], device=torch.device("cpu"))
+        evaluate.lm_eval(
+            str(root / "llama"),
+            str(root / "tokens.safetensors"),
+            QUANT,
+            ["w4a4kv4", "w4"],
+            {"n_windows": 8, "seq_len": 16},
+            {"seq_len": 16, "batch_size": 4, "max_windows": 4},
+            seed,
+            1,
+            lm[-1],
+            device=torch.device("cpu"),
+        )
         mini.append(str(tmp_path / f"mini_s{seed}.json"))
-        evaluate.minilm_eval(str(root / "minilm"), str(root / "corpus"),
-                             {"wordsim353": str(root / "pairs.tsv"), "simlex999": str(root / "pairs.tsv")}, QUANT,
-                             {"n_calibration": 16, "n_eval": 8, "max_length": 16}, seed, 1, mini[-1],
-                             device=torch.device("cpu"))
+        evaluate.minilm_eval(
+            str(root / "minilm"),
+            str(root / "corpus"),
+            {"wordsim353": str(root / "pairs.tsv"), "simlex999": str(root / "pairs.tsv")},
+            QUANT,
+            {"n_calibration": 16, "n_eval": 8, "max_length": 16},
+            seed,
+            1,
+            mini[-1],
+            device=torch.device("cpu"),
+        )
     s = json.loads(open(syn[0]).read())
     assert s["results"]["gaussian"]["nestquant"][1]["rate"] == pytest.approx(nestquant_rate(14, 4, 64))
     run = json.loads(open(lm[0]).read())
@@ -86,16 +137,20 @@ def test_dag_steps(artifacts, tmp_path):
     assert {r["seed"] for r in rows} == {"0", "1"} and len(rows) == 2 * 2 * (3 + 3 + 3 + 2)
     figures.quality_figure(lm, mini, ["w4a4kv4", "w4"], str(tmp_path / "quality.png"))
     assert (tmp_path / "quality.png").read_bytes()[:4] == b"\x89PNG"
-    results.write_paper_claims(syn, lm, mini, 14, "smoke", str(tmp_path / "claims.json"),
-                               str(tmp_path / "summary.json"))
+    results.write_paper_claims(
+        syn, lm, mini, 14, "smoke", str(tmp_path / "claims.json"), str(tmp_path / "summary.json")
+    )
     doc = json.loads(open(tmp_path / "claims.json").read())
     validate_claims(doc)
     assert {c["id"] for c in doc["claims"]} >= {"lm_gap_reduction", "synthetic_beats_scalar_gaussian"}
     summary = json.loads(open(tmp_path / "summary.json").read())
-    fp, base, nq = (summary[f"lm_{k}"]["values"][0] for k in
-                    ("perplexity_fp", "w4a4kv4_perplexity_hadrtn_ldlq", "w4a4kv4_perplexity_nestquant_ldlq"))
+    fp, base, nq = (
+        summary[f"lm_{k}"]["values"][0]
+        for k in ("perplexity_fp", "w4a4kv4_perplexity_hadrtn_ldlq", "w4a4kv4_perplexity_nestquant_ldlq")
+    )
     assert summary["lm_w4a4kv4_gap_reduction_nestquant_ldlq_vs_hadrtn_ldlq"]["values"][0] == pytest.approx(
-        (base - nq) / (base - fp))
+        (base - nq) / (base - fp)
+    )
 
 
 def test_error_at_rate_is_exact_on_a_log_linear_curve():
@@ -112,7 +167,8 @@ def test_gain_is_zero_against_itself_and_counts_matmul_error_as_a_power():
     assert g["same"] == pytest.approx(0.0, abs=1e-12)
     assert g["worse"] == pytest.approx(10 * math.log10(2))
     assert synthetic.gains_db({"nestquant": nq, "worse": half}, 14, "matmul")["worse"] == pytest.approx(
-        20 * math.log10(2))
+        20 * math.log10(2)
+    )
 
 
 def test_rtn_w4_model_holds_rtn_of_each_weight(artifacts):

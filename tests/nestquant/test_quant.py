@@ -1,4 +1,5 @@
 """Identities of the NestQuant quantizers (src/methods/nestquant/quant.py)."""
+
 import math
 
 import pytest
@@ -6,8 +7,20 @@ import torch
 
 from methods import kernels
 from methods.kernels import reference
-from methods.nestquant.quant import (E8_NSM, WEIGHT_BETAS, fwht, ldlq, nestquant, nestquant_rate, proxy_loss,
-                                     random_hadamard, rotate, rtn, rtn_rate, uniform_clipped)
+from methods.nestquant.quant import (
+    E8_NSM,
+    WEIGHT_BETAS,
+    fwht,
+    ldlq,
+    nestquant,
+    nestquant_rate,
+    proxy_loss,
+    random_hadamard,
+    rotate,
+    rtn,
+    rtn_rate,
+    uniform_clipped,
+)
 
 
 @pytest.mark.parametrize("n", [8, 128, 384])
@@ -83,12 +96,12 @@ def test_ldlq_lowers_the_proxy_loss_vs_direct_quantization(kind):
     x = torch.randn(2048, k) @ (torch.eye(k) + 2 * a)  # correlated inputs
     h = x.T @ x / x.shape[0]
     w = torch.randn(32, k)
-    s = (w.norm(dim=1, keepdim=True) / math.sqrt(k))
+    s = w.norm(dim=1, keepdim=True) / math.sqrt(k)
     if kind == "rtn":
         qfun = lambda b: rtn(b, 3, group_size=8)  # noqa: E731
     else:
         qfun = lambda b: nestquant(b / s, 8, [v / 8 for v in WEIGHT_BETAS], scale_rows=False) * s  # noqa: E731
-    direct = torch.cat([qfun(w[:, i:i + 8]) for i in range(0, k, 8)], 1)
+    direct = torch.cat([qfun(w[:, i : i + 8]) for i in range(0, k, 8)], 1)
     fed = ldlq(w, h, qfun, damp=0.0)
     assert proxy_loss(w, fed, h) < 0.9 * proxy_loss(w, direct, h)
 
@@ -96,5 +109,5 @@ def test_ldlq_lowers_the_proxy_loss_vs_direct_quantization(kind):
 def test_ldlq_with_identity_hessian_is_direct_quantization():
     w = torch.randn(8, 32)
     qfun = lambda b: rtn(b, 4, group_size=8)  # noqa: E731
-    direct = torch.cat([qfun(w[:, i:i + 8]) for i in range(0, 32, 8)], 1)
+    direct = torch.cat([qfun(w[:, i : i + 8]) for i in range(0, 32, 8)], 1)
     torch.testing.assert_close(ldlq(w, torch.eye(32), qfun, damp=0.0), direct)

@@ -1,4 +1,5 @@
 """Euler-Maruyama, the ensemble network and the pipeline's closed forms."""
+
 import math
 
 import torch
@@ -6,8 +7,13 @@ import torch
 from methods.neural_bridges.bridges import EnsembleMLP, TrainConfig, train_neural_bridge
 from methods.neural_bridges.experiments import linear_setup
 from methods.neural_bridges.metrics import wasserstein1
-from methods.neural_bridges.sde import (brownian_increments, euler_maruyama, linear_bridge_marginal,
-                                        ornstein_uhlenbeck, time_grid)
+from methods.neural_bridges.sde import (
+    brownian_increments,
+    euler_maruyama,
+    linear_bridge_marginal,
+    ornstein_uhlenbeck,
+    time_grid,
+)
 
 
 def test_euler_maruyama_ou_marginal():
@@ -33,8 +39,9 @@ def test_ensemble_members_do_not_depend_on_each_other():
     b = EnsembleMLP([5], 2, [8, 8])
     for wa, wb in zip(a.weights, b.weights):
         assert torch.equal(wa[1], wb[0])
-    problem, _ = linear_setup("ou", {"gamma": 1.7, "mu": 1.0, "sigma": 0.3, "x0": 0.0, "v": 1.0, "T": 1.0,
-                                     "n_steps": 10}, 1e-5)
+    problem, _ = linear_setup(
+        "ou", {"gamma": 1.7, "mu": 1.0, "sigma": 0.3, "x0": 0.0, "v": 1.0, "T": 1.0, "n_steps": 10}, 1e-5
+    )
     cfg = TrainConfig(n_iters=3, batch=8, lr=1e-2, best_window=3)
     gens = lambda seeds: [torch.Generator().manual_seed(100 + s) for s in seeds]  # noqa: E731
     a1, b1 = EnsembleMLP([0, 5], 1, [8]), EnsembleMLP([5], 1, [8])
@@ -58,9 +65,9 @@ def test_network_structure_is_official_mlpsmall():
             W.zero_()
         for b in net.biases:
             b.zero_()
-        net.weights[0][0, 0, 0] = 1.0       # h1[0] = t
-        net.weights[1][0, 0, 0] = 1.0       # h2[0] = act(h1[0]) = act(t)
-        net.weights[2][0, 0, 0] = 1.0       # out = h2[0]
+        net.weights[0][0, 0, 0] = 1.0  # h1[0] = t
+        net.weights[1][0, 0, 0] = 1.0  # h2[0] = act(h1[0]) = act(t)
+        net.weights[2][0, 0, 0] = 1.0  # out = h2[0]
     t = -0.8
     out = float(net(t, torch.zeros(1, 1, 1)).detach())
     assert abs(out - 0.909 * t / (1 + math.exp(-t))) < 1e-6  # one LipSwish; the old net applied two

@@ -1,12 +1,16 @@
 """The variational loss: its minimum log p~ - log p in the linear (OU) case, and the guided
 proposal's importance-sampling identity."""
-import math
 
 import torch
 
 from methods.neural_bridges.baselines import log_mean_exp
-from methods.neural_bridges.bridges import (BridgeProblem, evaluate_loss, guided_terms, increments_per_seed,
-                                            sample_bridge)
+from methods.neural_bridges.bridges import (
+    BridgeProblem,
+    evaluate_loss,
+    guided_terms,
+    increments_per_seed,
+    sample_bridge,
+)
 from methods.neural_bridges.experiments import optimal_theta
 from methods.neural_bridges.sde import driftless_auxiliary, linear_log_density, ornstein_uhlenbeck
 

@@ -1,4 +1,5 @@
 """The marginal W1 against scipy.stats.wasserstein_distance: the library gives the distance we computed by hand."""
+
 import numpy as np
 import torch
 from scipy.stats import wasserstein_distance
@@ -34,6 +35,11 @@ def test_wasserstein1_is_the_library_distance():
 def test_marginal_w1_averages_grid_points_and_coordinates():
     g = torch.Generator().manual_seed(2)
     a, b = torch.randn(100, 5, 2, generator=g), torch.randn(80, 5, 2, generator=g)
-    expected = np.mean([wasserstein_distance(a[:, k, j].double().numpy(), b[:, k, j].double().numpy())
-                        for k in (1, 3) for j in range(2)])
+    expected = np.mean(
+        [
+            wasserstein_distance(a[:, k, j].double().numpy(), b[:, k, j].double().numpy())
+            for k in (1, 3)
+            for j in range(2)
+        ]
+    )
     assert abs(marginal_w1(a, b, [1, 3]) - expected) < 1e-12

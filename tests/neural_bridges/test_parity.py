@@ -17,33 +17,45 @@ Tolerance: 1e-5 relative (float32) for the network, the simulated path and the l
 2e-5 relative for H, F, r~ and G, which the official code integrates by Dopri5 in float32 and we by
 RK4 in float64 (measured: 5.4e-6).
 """
+
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from methods.neural_bridges.bridges import (BridgeProblem, EnsembleMLP, guided_terms, neural_bridge_loss,
-                                            simulate_bridge)
+from methods.neural_bridges.bridges import BridgeProblem, EnsembleMLP, guided_terms, neural_bridge_loss, simulate_bridge
 from methods.neural_bridges.sde import LinearAuxiliary, cell_model
 
 POINTS = [(0.3, [0.5, -1.2]), (0.9, [1.0, 2.0]), (0.0, [-0.7, 0.1])]
 MLP_OFFICIAL = {
-    "lipswish": [[-0.021690472960472107, -0.0685710459947586], [0.028916317969560623, -0.025842614471912384],
-                 [-0.006822686642408371, -0.05326959490776062]],
-    "tanh": [[-0.014021549373865128, -0.08062157779932022], [0.23123474419116974, 0.13966093957424164],
-             [0.06833861768245697, 0.004884682595729828]],
+    "lipswish": [
+        [-0.021690472960472107, -0.0685710459947586],
+        [0.028916317969560623, -0.025842614471912384],
+        [-0.006822686642408371, -0.05326959490776062],
+    ],
+    "tanh": [
+        [-0.014021549373865128, -0.08062157779932022],
+        [0.23123474419116974, 0.13966093957424164],
+        [0.06833861768245697, 0.004884682595729828],
+    ],
 }
 INIT_STD_OVER_KAIMING = 0.9980601072311401  # std of a 400 x 400 kernel / sqrt(2 / 400)
 INIT_MAX_OVER_KAIMING = 2.2736055850982666  # max |w| / sqrt(2 / 400): truncation at 2 / 0.8796
 N_PARAMS_CELL = 2306
 H_DIAG = {0: 0.06711488962173462, 50: 3.7314517498016357, 99: 2401.31982421875}
-F = {0: [3.7314724922180176, -3.9636707305908203], 50: [31.30339241027832, -26.597753524780273],
-     99: [4900.6396484375, -347.9322509765625]}
+F = {
+    0: [3.7314724922180176, -3.9636707305908203],
+    50: [31.30339241027832, -26.597753524780273],
+    99: [4900.6396484375, -347.9322509765625],
+}
 GUIDED_POINTS = [(0, [0.1, -0.1]), (50, [1.2, 0.3]), (99, [1.9, -0.05])]
 G = [2.633823612541164e-07, 46.68922805786133, 563.2400512695312]
-R_TILDE = [[3.7247610092163086, -3.9569592475891113], [26.82564926147461, -27.71718978881836],
-           [338.1318359375, -227.8662567138672]]
+R_TILDE = [
+    [3.7247610092163086, -3.9569592475891113],
+    [26.82564926147461, -27.71718978881836],
+    [338.1318359375, -227.8662567138672],
+]
 LOSS_PER_PATH = [-158.4729461669922, -157.77020263671875, -157.13507080078125]
 PATH0_MID = [1.774827480316162, -0.03250652551651001]  # state after 50 steps
 PATH0_END = [2.040536880493164, -0.15185028314590454]
@@ -75,8 +87,15 @@ def _deterministic_net(activation):
 def _cell_problem():
     diff = cell_model(1.0 / 16, 0.1)
     aux = LinearAuxiliary(-torch.eye(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64), diff.sigma)
-    return BridgeProblem(diff, aux, torch.tensor([0.1, -0.1], dtype=torch.float64),
-                         torch.tensor([2.0, -0.1], dtype=torch.float64), 4.0, 100, 1e-5)
+    return BridgeProblem(
+        diff,
+        aux,
+        torch.tensor([0.1, -0.1], dtype=torch.float64),
+        torch.tensor([2.0, -0.1], dtype=torch.float64),
+        4.0,
+        100,
+        1e-5,
+    )
 
 
 @pytest.mark.parametrize("activation", ["lipswish", "tanh"])

@@ -1,4 +1,5 @@
 """pCN leaves its target invariant: a Gaussian prior times a Gaussian likelihood."""
+
 import math
 
 import torch
@@ -18,9 +19,16 @@ def _run(eta, accept_all=False, n_chains=20000, n_iters=15):
         ll = -0.5 * ((z - c) ** 2).sum(-1) / s2
         return (torch.zeros_like(ll) if accept_all else ll), z
 
-    kept, acc, _ = pcn(z0, log_lik, lambda: torch.randn(n_chains, d, generator=gen, dtype=torch.float64), eta,
-                       n_iters, burn_in=n_iters - 1, thin=1,
-                       uniform=lambda shape: torch.rand(shape, generator=gen, dtype=torch.float64))
+    kept, acc, _ = pcn(
+        z0,
+        log_lik,
+        lambda: torch.randn(n_chains, d, generator=gen, dtype=torch.float64),
+        eta,
+        n_iters,
+        burn_in=n_iters - 1,
+        thin=1,
+        uniform=lambda shape: torch.rand(shape, generator=gen, dtype=torch.float64),
+    )
     z = kept[:, -1]
     return z.mean(0), z.var(0), post_mean, torch.full((d,), post_var, dtype=torch.float64), acc
 

@@ -1,4 +1,5 @@
 """Coverage coefficients on hand-built MDPs, and the bounds around the change-of-measure ratio."""
+
 import numpy as np
 import pytest
 
@@ -28,7 +29,7 @@ def test_uniform_on_the_binary_chain(H):
     mdp = chain_mdp(H, 2, 2, np.random.default_rng(0))
     mu = uniform_policy(mdp)
     assert np.isclose(sa_coverage(mdp, mu), 4.0)
-    assert np.isclose(traj_coverage(mdp, mu), 2.0 ** H)
+    assert np.isclose(traj_coverage(mdp, mu), 2.0**H)
 
 
 @pytest.mark.parametrize("eps", [1.0, 0.5, 0.2])
@@ -37,7 +38,7 @@ def test_eps_mixture_on_the_binary_chain(eps):
     H = 5
     mdp = chain_mdp(H, 2, 2, np.random.default_rng(0))
     mu = mixture_policy(mdp, np.zeros((H, 2), dtype=int), eps)
-    assert np.isclose(sa_coverage(mdp, mu), 4 / eps ** 2)
+    assert np.isclose(sa_coverage(mdp, mu), 4 / eps**2)
     assert np.isclose(traj_coverage(mdp, mu), (2 / eps) ** H)
     always_zero = one_hot(np.zeros((H, 2), dtype=int), 2)
     assert np.isclose(traj_coverage(mdp, mu, always_zero), (1 / (1 - eps / 2)) ** H)
@@ -47,8 +48,8 @@ def test_tree_coverages_coincide():
     """In a tree each leaf is one trajectory: C_sa (last layer) = C_traj = A^H under uniform mu."""
     mdp = tree_mdp(4, 3, np.random.default_rng(0))
     mu = uniform_policy(mdp)
-    assert np.isclose(sa_coverage(mdp, mu), 3.0 ** 4)
-    assert np.isclose(traj_coverage(mdp, mu), 3.0 ** 4)
+    assert np.isclose(sa_coverage(mdp, mu), 3.0**4)
+    assert np.isclose(traj_coverage(mdp, mu), 3.0**4)
 
 
 def test_uncovered_action_gives_infinite_coverage():
@@ -83,8 +84,11 @@ def test_second_moment_matches_samples():
 def test_ratio_lies_between_the_two_coverages(family):
     """C_sa <= kappa (f an indicator) and kappa <= C_traj (pointwise density ratio)."""
     rng = np.random.default_rng(6)
-    mdp = {"chain": chain_mdp(5, 2, 2, rng), "stochastic": stochastic_mdp(4, 3, 2, 0.5, rng),
-           "tree": tree_mdp(4, 2, rng)}[family]
+    mdp = {
+        "chain": chain_mdp(5, 2, 2, rng),
+        "stochastic": stochastic_mdp(4, 3, 2, 0.5, rng),
+        "tree": tree_mdp(4, 2, rng),
+    }[family]
     mu = mixture_policy(mdp, rng.integers(0, 2, size=(mdp.H, mdp.S)), 0.5)
     for r in lemma_rows(mdp, mu, 3, rng, family):
         assert r["c_sa"] * (1 - 1e-8) <= r["kappa"] <= r["c_traj"] * (1 + 1e-8)
@@ -99,7 +103,8 @@ def test_ratio_of_a_policy_with_itself_is_one():
 
 def test_trajectories_to_reach_interpolates_the_first_crossing():
     from methods.outcome_process.experiments import trajectories_to_reach
+
     n = [10, 100, 1000]
     assert trajectories_to_reach(n, [1.0, 0.5, 0.1], 1.0) == 10
-    assert np.isclose(trajectories_to_reach(n, [1.0, 0.5, 0.1], 0.3), 10 ** 2.5)
+    assert np.isclose(trajectories_to_reach(n, [1.0, 0.5, 0.1], 0.3), 10**2.5)
     assert trajectories_to_reach(n, [1.0, 0.5, 0.4], 0.1) == np.inf

@@ -1,4 +1,5 @@
 """Exact evaluation and planning against Monte Carlo and brute force."""
+
 import itertools
 
 import numpy as np
@@ -49,8 +50,10 @@ def test_occupancy_sums_to_one_and_matches_samples():
 def test_planning_matches_brute_force_on_a_deterministic_chain():
     rng = np.random.default_rng(2)
     mdp = chain_mdp(4, 2, 2, rng)
-    best = max(policy_value(mdp, one_hot(np.array(acts)[:, None].repeat(mdp.S, 1), mdp.A))
-               for acts in itertools.product(range(mdp.A), repeat=mdp.H))
+    best = max(
+        policy_value(mdp, one_hot(np.array(acts)[:, None].repeat(mdp.S, 1), mdp.A))
+        for acts in itertools.product(range(mdp.A), repeat=mdp.H)
+    )
     assert np.isclose(optimal_value(mdp), best)
 
 

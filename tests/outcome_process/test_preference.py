@@ -1,5 +1,6 @@
 """outcome_process, Bradley-Terry version of the reduction: the likelihood's gradient, the fit, the labels,
 and the rate experiment on the reward version's datasets."""
+
 import numpy as np
 import pytest
 import torch
@@ -60,8 +61,9 @@ def test_fit_recovers_return_differences_with_many_comparisons():
 def test_reduction_relabels_the_second_half_only():
     mdp = chain_mdp(4, 2, 2, np.random.default_rng(7))
     data = Dataset(*sample_trajectories(mdp, uniform_policy(mdp), 101, np.random.default_rng(8)))
-    relabelled, r_hat = preference_to_process(mdp, data, np.random.default_rng(9),
-                                              {"ridge": 1e-3, "max_iter": 50, "tol": 1e-9})
+    relabelled, r_hat = preference_to_process(
+        mdp, data, np.random.default_rng(9), {"ridge": 1e-3, "max_iter": 50, "tol": 1e-9}
+    )
     assert len(relabelled) == 51 and np.all(relabelled.states == data.states[50:])
     assert r_hat.shape == (4, mdp.S, mdp.A) and r_hat.min() >= 0 and r_hat.max() <= 1
 

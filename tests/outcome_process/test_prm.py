@@ -1,4 +1,5 @@
 """The advantage as process reward: telescoping, optimality; Q^mu's failure on the fork."""
+
 import numpy as np
 import pytest
 
@@ -16,8 +17,9 @@ from methods.outcome_process.mdp import (
 from methods.outcome_process.prm import advantage, advantage_telescoping_gap, prm_policies, rollout_q
 
 
-@pytest.mark.parametrize("make", [lambda r: tree_mdp(5, 2, r), lambda r: chain_mdp(6, 3, 2, r),
-                                  lambda r: fork_mdp(5, 1.0, 0.6)])
+@pytest.mark.parametrize(
+    "make", [lambda r: tree_mdp(5, 2, r), lambda r: chain_mdp(6, 3, 2, r), lambda r: fork_mdp(5, 1.0, 0.6)]
+)
 def test_telescoping_on_deterministic_mdps(make):
     """sum_h A^mu(s_h, a_h) = return - V^mu(s_1) on every trajectory of a deterministic MDP."""
     rng = np.random.default_rng(0)

@@ -1,4 +1,5 @@
 """The least-squares step-reward fit, the relabelling and the offline learners."""
+
 import numpy as np
 import pytest
 
@@ -34,8 +35,11 @@ def _noiseless(mdp, n, rng):
 def test_fit_recovers_the_true_rewards_with_full_coverage(family):
     """Noiseless returns, every trajectory covered: the fit agrees with r on every policy's value."""
     rng = np.random.default_rng(0)
-    mdp = {"tree": tree_mdp(4, 2, rng), "chain": chain_mdp(5, 2, 2, rng),
-           "stochastic": stochastic_mdp(4, 3, 2, 0.5, rng)}[family]
+    mdp = {
+        "tree": tree_mdp(4, 2, rng),
+        "chain": chain_mdp(5, 2, 2, rng),
+        "stochastic": stochastic_mdp(4, 3, 2, 0.5, rng),
+    }[family]
     data = _noiseless(mdp, 4000, rng)
     r_hat = fit_step_rewards(mdp, data, max_iter=20000, tol=1e-15)
     fitted = r_hat[np.arange(mdp.H)[None, :], data.states, data.actions].sum(1)
@@ -93,9 +97,9 @@ def test_reduction_uses_only_returns_and_splits_in_halves():
     mdp = chain_mdp(4, 2, 2, rng)
     s, a, y = sample_trajectories(mdp, uniform_policy(mdp), 101, rng)
     data = Dataset(s, a, y)
-    shuffled = Dataset(s, a, rng.permuted(y, axis=1))         # same returns, other step labels
+    shuffled = Dataset(s, a, rng.permuted(y, axis=1))  # same returns, other step labels
     lsq = {"max_iter": 500, "tol": 1e-12}
-    (d_a, r_a), (d_b, r_b) = outcome_to_process(mdp, data, lsq), outcome_to_process(mdp, shuffled, lsq)
+    (d_a, r_a), (_, r_b) = outcome_to_process(mdp, data, lsq), outcome_to_process(mdp, shuffled, lsq)
     assert np.allclose(r_a, r_b) and len(d_a) == 51
     assert np.allclose(relabel(d_a, r_a).step_rewards, d_a.step_rewards)
 

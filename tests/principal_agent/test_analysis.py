@@ -1,4 +1,5 @@
 """Slopes and intervals on exact power laws; bound exponents; the end-to-end steps at a toy size."""
+
 import numpy as np
 import pytest
 
@@ -16,7 +17,7 @@ from methods.principal_agent.zooming import zooming_job
 
 def test_slope_of_an_exact_power_law_and_its_interval():
     x = np.array([1e3, 1e4, 1e5])
-    per_seed = np.array([[c * t ** 0.5 for t in x] for c in (1.0, 1.5, 2.0, 3.0)])
+    per_seed = np.array([[c * t**0.5 for t in x] for c in (1.0, 1.5, 2.0, 3.0)])
     out = A.slope_with_interval(x, per_seed, n_boot=200, level=0.95)
     assert out["slope"] == pytest.approx(0.5)
     assert out["lo"] == pytest.approx(0.5) and out["hi"] == pytest.approx(0.5)
@@ -46,31 +47,69 @@ def test_the_dag_steps_end_to_end(tmp_path):
     needle = {"lipschitz": 4.0, "width_factor": 1.0, "base_prob": 0.5}
     for inst in ("logit", "needle"):
         J.run_lipschitz(inst, Ts, seeds, 4, logit, needle, adv, str(tmp_path / f"{inst}.json"))
-    J.run_lower_bound("blocked", ["naive_grid", "exp3_linear"], Ts, seeds, 1e-9, [0.3, 0.7], adv, str(tmp_path / "lb.json"))
+    J.run_lower_bound(
+        "blocked", ["naive_grid", "exp3_linear"], Ts, seeds, 1e-9, [0.3, 0.7], adv, str(tmp_path / "lb.json")
+    )
     J.run_multiarm("random", Ts, seeds, 3, 2, adv, str(tmp_path / "multi.json"))
-    two_point_job({"horizons": [50, 200], "n_runs": 5, "c": 0.5, "delta": 0.05, "algorithms": ["exp3_linear"]},
-                  seeds, str(tmp_path / "two_point.json"))
-    hidden_subset_job({"types": [2, 4], "arms": [4, 8], "horizon": 100, "n_runs": 4, "c": 0.5, "delta": 0.05},
-                      seeds, str(tmp_path / "hidden.json"))
-    zooming_job({"n_types": 2, "n_arms": 2, "horizons": [60, 120], "n_runs": 1, "temperature": 0.5,
-                 "split_constant": 1.0, "adaptive_prob": 0.5, "grid_points": 5}, seeds, str(tmp_path / "zoom.json"))
+    two_point_job(
+        {"horizons": [50, 200], "n_runs": 5, "c": 0.5, "delta": 0.05, "algorithms": ["exp3_linear"]},
+        seeds,
+        str(tmp_path / "two_point.json"),
+    )
+    hidden_subset_job(
+        {"types": [2, 4], "arms": [4, 8], "horizon": 100, "n_runs": 4, "c": 0.5, "delta": 0.05},
+        seeds,
+        str(tmp_path / "hidden.json"),
+    )
+    zooming_job(
+        {
+            "n_types": 2,
+            "n_arms": 2,
+            "horizons": [60, 120],
+            "n_runs": 1,
+            "temperature": 0.5,
+            "split_constant": 1.0,
+            "adaptive_prob": 0.5,
+            "grid_points": 5,
+        },
+        seeds,
+        str(tmp_path / "zoom.json"),
+    )
     moved = [[str(tmp_path / f)] for f in ("two_point.json", "hidden.json", "zoom.json")]
-    S.analyse(rate, [str(tmp_path / "arms.json"), str(tmp_path / "types.json")],
-              [str(tmp_path / "logit.json"), str(tmp_path / "needle.json")],
-              [str(tmp_path / "lb.json")], [str(tmp_path / "multi.json")], *moved, 20, 0.95, str(tmp_path / "summary.json"))
+    S.analyse(
+        rate,
+        [str(tmp_path / "arms.json"), str(tmp_path / "types.json")],
+        [str(tmp_path / "logit.json"), str(tmp_path / "needle.json")],
+        [str(tmp_path / "lb.json")],
+        [str(tmp_path / "multi.json")],
+        *moved,
+        20,
+        0.95,
+        str(tmp_path / "summary.json"),
+    )
     names = ("rate", "sweep", "lip", "lb", "two_point", "hidden", "zoom")
     pngs = [str(tmp_path / f"{n}.png") for n in names]
     F.make_figures(str(tmp_path / "summary.json"), *moved, pngs[0], str(tmp_path / "rate.csv"), *pngs[1:])
-    CL.write_paper_claims(str(tmp_path / "summary.json"), "smoke", ["blocked", "adaptive"], ["naive_grid", "exp3_linear"],
-                          ["exp3_linear"], str(tmp_path / "claims.json"), str(tmp_path / "metrics_summary.json"))
+    CL.write_paper_claims(
+        str(tmp_path / "summary.json"),
+        "smoke",
+        ["blocked", "adaptive"],
+        ["naive_grid", "exp3_linear"],
+        ["exp3_linear"],
+        str(tmp_path / "claims.json"),
+        str(tmp_path / "metrics_summary.json"),
+    )
     doc = read_json(tmp_path / "claims.json")
     assert read_json(tmp_path / "metrics_summary.json") == read_json(tmp_path / "summary.json")["metrics"]
     # three templates expand over the two adversaries (+3), the lower-bound one over its one agnostic learner,
     # the two-point one over its one learner
     assert len(doc["claims"]) == len(load_declaration(CL.DECLARATION)["claims"]) + 3
     assert {c["verdict"] for c in doc["claims"]} <= {"reproduced", "not_reproduced", "inconclusive", "passed", "failed"}
-    assert all(c["null_verdict"] in ("reproduced", "not_reproduced", "inconclusive")
-               for c in doc["claims"] if c["kind"] == "headline")
+    assert all(
+        c["null_verdict"] in ("reproduced", "not_reproduced", "inconclusive")
+        for c in doc["claims"]
+        if c["kind"] == "headline"
+    )
     assert all((tmp_path / f"{n}.png").stat().st_size > 1000 for n in names)
     header = (tmp_path / "rate.csv").read_text().splitlines()[0].split(",")
     assert header[0] == "T" and {"exp3_linear_blocked", "naive_grid_adaptive", "bound_blocked"} <= set(header)
@@ -101,8 +140,11 @@ def test_a_single_seed_group_draws_its_own_streams():
 
 def test_uniform_play_meets_the_lower_bound_criteria_so_those_claims_cannot_reproduce(tmp_path):
     """The lower-bound families' criteria hold for a learner that learns nothing (their nulls)."""
-    two_point_job({"horizons": [250, 1000, 4000], "n_runs": 2, "c": 0.5, "delta": 0.05, "algorithms": ["exp3_linear"]},
-                  [0], str(tmp_path / "tp.json"))
+    two_point_job(
+        {"horizons": [250, 1000, 4000], "n_runs": 2, "c": 0.5, "delta": 0.05, "algorithms": ["exp3_linear"]},
+        [0],
+        str(tmp_path / "tp.json"),
+    )
     m = S.two_point_metrics(read_json(tmp_path / "tp.json")["runs"][0])
     # uniform play over {zero incentive, two serving incentives}: T times a mean gap that tends to a constant
     assert m["two_point_slope_uniform"] > 0.9 and m["two_point_norm_ratio_uniform"] > 1.0
@@ -110,6 +152,7 @@ def test_uniform_play_meets_the_lower_bound_criteria_so_those_claims_cannot_repr
 
 def test_uniform_play_value_is_the_mean_over_each_runs_own_actions():
     from methods.principal_agent.experiments import uniform_play_value
+
     tables = [np.array([[1.0, 0.0], [0.5, 0.5]]), np.array([[0.3, 0.1, 0.2]])]
     counts = np.array([[2, 4], [10, 0]])
     assert uniform_play_value(tables, counts) == pytest.approx([2 * 0.5 + 4 * 0.5, 10 * 0.2])

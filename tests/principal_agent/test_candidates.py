@@ -1,4 +1,5 @@
 """The candidate sets contain a best fixed incentive (brute force); merging keeps dominance; grids."""
+
 import numpy as np
 import pytest
 
@@ -21,9 +22,9 @@ def test_candidates_contain_an_optimal_fixed_incentive(K, N):
         best = float((greedy_utility(inst, C.known_greedy_candidates(inst)) @ counts).max())
         raw = float((greedy_utility(inst, C.known_greedy_candidates(inst, merge=False)) @ counts).max())
         grid = _brute_force_single_arm(inst, counts)
-        assert best == pytest.approx(raw, abs=1e-9)          # merging loses nothing
-        assert best >= grid - 1e-9                            # no grid incentive beats the candidates
-        assert best - grid <= counts.sum() / 2000 + 1e-9      # and the grid gets within its resolution
+        assert best == pytest.approx(raw, abs=1e-9)  # merging loses nothing
+        assert best >= grid - 1e-9  # no grid incentive beats the candidates
+        assert best - grid <= counts.sum() / 2000 + 1e-9  # and the grid gets within its resolution
 
 
 def test_every_single_arm_incentive_is_dominated_by_a_merged_candidate():
@@ -40,7 +41,7 @@ def test_every_single_arm_incentive_is_dominated_by_a_merged_candidate():
 def test_merged_set_size_bound(K, N):
     inst = random_instance(np.random.default_rng(K + N), K, N)
     assert len(C.known_greedy_candidates(inst, merge=False)) == K * N + 1
-    assert len(C.known_greedy_candidates(inst)) <= min(K * N, 2 ** K) + 1
+    assert len(C.known_greedy_candidates(inst)) <= min(K * N, 2**K) + 1
 
 
 def test_general_candidates_beat_every_grid_incentive_and_the_single_arm_optimum():
@@ -62,6 +63,6 @@ def test_grids_and_the_tuned_step():
     eps = C.lipschitz_step(10, 2.0, 1000)
     assert eps == pytest.approx(10 ** (1 / 3) * 5 ** (-2 / 3) / 10)
     # eps balances the discretisation error T (2L+1) eps with sqrt(T N / eps) (equal up to the constant)
-    T, L, N = 10 ** 5, 3.0, 20
+    T, L, N = 10**5, 3.0, 20
     e = C.lipschitz_step(N, L, T)
     assert T * (2 * L + 1) * e == pytest.approx(np.sqrt(T * N / e))

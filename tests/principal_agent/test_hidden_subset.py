@@ -1,5 +1,6 @@
 """principal_agent lower bound, K and N dependence: the hidden-subset family and its regret
 against min{sqrt(K T log N), K sqrt(T)}."""
+
 import itertools
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Unbiased estimators (exact and Monte Carlo), Tsallis-INF's normalisation, the G-optimal design."""
+
 import numpy as np
 import pytest
 
@@ -74,7 +75,7 @@ def test_tsallis_weights_are_the_ftrl_solution():
         L = learner.L[r, : learner.n_actions[r]]
         w = P[r, : learner.n_actions[r]]
         x = L - 2 / (eta * np.sqrt(w))  # w_i = 4 (eta (L_i - x))^-2  <=>  x = L_i - 2 / (eta sqrt(w_i))
-        assert np.ptp(x) < 1e-6 and np.all(P[r, learner.n_actions[r]:] == 0)
+        assert np.ptp(x) < 1e-6 and np.all(P[r, learner.n_actions[r] :] == 0)
 
 
 @pytest.mark.parametrize("cls", ["exp3", "tsallis", "linear"])

@@ -1,4 +1,5 @@
 """Greedy best response and its tie-break, utilities, the logit response, the lower-bound instance."""
+
 import numpy as np
 import pytest
 
@@ -9,10 +10,12 @@ from methods.principal_agent.experiments import logit_single_arm_table
 def test_greedy_agent_picks_its_best_arm_given_the_incentive():
     inst = M.Instance(mu=np.array([[0.2, 0.7, 0.5]]), v=np.array([1.0, 0.0, 0.5]))
     assert M.greedy_response(inst, np.zeros((1, 3)))[0, 0] == 1
-    assert M.greedy_response(inst, np.array([[0.6, 0.0, 0.0]]))[0, 0] == 0   # 0.8 > 0.7
-    assert M.greedy_response(inst, np.array([[0.4, 0.0, 0.0]]))[0, 0] == 1   # 0.6 < 0.7
+    assert M.greedy_response(inst, np.array([[0.6, 0.0, 0.0]]))[0, 0] == 0  # 0.8 > 0.7
+    assert M.greedy_response(inst, np.array([[0.4, 0.0, 0.0]]))[0, 0] == 1  # 0.6 < 0.7
     # the principal pays only the incentive of the arm that is chosen
-    np.testing.assert_allclose(M.greedy_utility(inst, np.array([[0.6, 0.0, 0.3]])), [[1.0 - 0.6]])  # tie 0.8 = 0.8: arm 0 nets more
+    np.testing.assert_allclose(
+        M.greedy_utility(inst, np.array([[0.6, 0.0, 0.3]])), [[1.0 - 0.6]]
+    )  # tie 0.8 = 0.8: arm 0 nets more
     np.testing.assert_allclose(M.greedy_utility(inst, np.array([[0.0, 0.0, 0.1]])), [[0.0]])
 
 
@@ -70,7 +73,11 @@ def test_lower_bound_instance_rewards_only_the_window(a):
     balanced = np.array([0.5, 0.5])
     value = lambda pi: float((M.greedy_utility(inst, pi) @ balanced)[0])  # noqa: E731
     inside = value(M.single_arm_incentives([2], [a + 5e-10], 3))
-    outside = [value(M.single_arm_incentives([i], [x], 3)) for i in range(3) for x in np.linspace(0, 1, 401)
-               if not (i == 2 and a <= x <= a + 1e-9)]
+    outside = [
+        value(M.single_arm_incentives([i], [x], 3))
+        for i in range(3)
+        for x in np.linspace(0, 1, 401)
+        if not (i == 2 and a <= x <= a + 1e-9)
+    ]
     assert inside == pytest.approx(1 - a / 2, abs=1e-8)
     assert inside - max(outside) >= min(a, 1 - a) / 2 - 1e-8

@@ -1,4 +1,5 @@
 """Regret bookkeeping on a hand-computed game, horizons of batched runs, the adversaries."""
+
 import numpy as np
 import pytest
 
@@ -30,8 +31,8 @@ def test_regret_bookkeeping_on_a_hand_computed_game():
     adv.pattern = np.array([[0, 1, 1]])
     out = play(FixedLearner([0.5, 0.5], [6]), Game(table), adv, np.random.default_rng(1))
     np.testing.assert_array_equal(out["counts"], [[2, 4]])
-    assert out["booked"][0] == pytest.approx(2 * 0.6 + 4 * 0.3)       # 2.4
-    best = best_fixed_value(table, out["counts"])                     # max(2*1 + 4*0, 2*0.2 + 4*0.6) = 2.8
+    assert out["booked"][0] == pytest.approx(2 * 0.6 + 4 * 0.3)  # 2.4
+    best = best_fixed_value(table, out["counts"])  # max(2*1 + 4*0, 2*0.2 + 4*0.6) = 2.8
     assert best[0] == pytest.approx(2.8)
     assert regret(best, out["booked"])[0] == pytest.approx(0.4)
 

@@ -1,5 +1,6 @@
 """principal_agent lower bound for known greedy responses: the two-type construction and the
 T-rate of the regret on the two-point family."""
+
 import numpy as np
 import pytest
 

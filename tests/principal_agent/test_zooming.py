@@ -1,4 +1,5 @@
 """principal_agent smooth general incentives: the zooming learner's partition and regret bookkeeping."""
+
 import numpy as np
 import pytest
 

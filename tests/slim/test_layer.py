@@ -1,4 +1,5 @@
 """The compressed layer computes x W_hat^T + (x R^T) L^T through the compiled op, equal to the reference."""
+
 import pytest
 import torch
 
@@ -12,8 +13,9 @@ def _cw(adapter="slim", n=24, k=64, quantizer="slim"):
     g = torch.Generator().manual_seed(0)
     w = torch.randn(n, k, generator=g)
     ms = torch.rand(k, generator=g) + 0.1
-    return w, compress_weight(w, pruner="wanda", quantizer=quantizer, bits=4, adapter=adapter, rank_ratio=0.25,
-                              mean_sq=ms, group_size=32)
+    return w, compress_weight(
+        w, pruner="wanda", quantizer=quantizer, bits=4, adapter=adapter, rank_ratio=0.25, mean_sq=ms, group_size=32
+    )
 
 
 def _kernel_close(got, ref):
@@ -57,6 +59,7 @@ def test_input_quantization_changes_only_inputs():
     q = SlimLinear(cw, input_bits=8)
     plain = SlimLinear(cw)
     from methods.slim.quant import quantize_input_per_token
+
     assert torch.allclose(q(x), plain(quantize_input_per_token(x, 8)), atol=1e-5)
 
 
@@ -69,7 +72,7 @@ def test_torch_int4_layer_matches_its_dequantized_weight():
     y = lin(x)
     wg = w.reshape(32, 2, 128)
     step = (wg.amax(-1) - wg.amin(-1)) / 15
-    bound = (x.abs() @ (step.repeat_interleave(128, dim=1) / 2).T)
+    bound = x.abs() @ (step.repeat_interleave(128, dim=1) / 2).T
     assert torch.all((y - x @ w.T).abs() <= bound * 1.05 + 0.05 * (x @ w.T).abs() + 0.05)
 
 
@@ -108,8 +111,16 @@ def test_decode_formats_keep_the_model_close():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=64, hidden_size=128, intermediate_size=256, num_hidden_layers=1,
-                                         num_attention_heads=2, num_key_value_heads=1)).eval()
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=64,
+            hidden_size=128,
+            intermediate_size=256,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+        )
+    ).eval()
     ids = torch.randint(0, 64, (2, 8))
     with torch.no_grad():
         ref = model(input_ids=ids).logits

@@ -1,9 +1,18 @@
 """Saliency F is invertible and additive; SLiM-LoRA is optimal for its weighted norm (Eckart-Young)."""
+
 import pytest
 import torch
 
-from methods.slim.lora import (adapter_rank, compress_weight, low_rank_factors, output_error, saliency,
-                               saliency_inverse, saliency_weights, weighted_error)
+from methods.slim.lora import (
+    adapter_rank,
+    compress_weight,
+    low_rank_factors,
+    output_error,
+    saliency,
+    saliency_inverse,
+    saliency_weights,
+    weighted_error,
+)
 from methods.slim.prune import is_2_4
 
 
@@ -11,7 +20,7 @@ def _layer(n=48, k=96, tokens=1024, seed=0):
     g = torch.Generator().manual_seed(seed)
     w = torch.randn(n, k, generator=g)
     x = torch.randn(tokens, k, generator=g) * torch.exp(torch.randn(k, generator=g))  # skewed energies
-    return w, x, (x ** 2).mean(0), x.T @ x / tokens
+    return w, x, (x**2).mean(0), x.T @ x / tokens
 
 
 def test_saliency_additive_and_invertible():
@@ -54,7 +63,7 @@ def test_slim_lora_weighted_error_le_naive(pruner):
     l_n, r_n = low_rank_factors(e.double(), r)
     slim_res = saliency(e.double(), d) - l_s @ r_s
     naive_res = saliency(e.double() - l_n @ r_n, d)
-    assert float((slim_res ** 2).sum()) <= float((naive_res ** 2).sum()) * (1 + 1e-9)
+    assert float((slim_res**2).sum()) <= float((naive_res**2).sum()) * (1 + 1e-9)
     # the full recipe (adapters + re-compressed base) is no identity: with our rounding clip search it
     # keeps the ordering on this layer; with the official search (zeros in the histogram of the masked
     # residual) the re-quantized base can undo it (0.0269 vs 0.0264 here), both still beat no adapter
@@ -67,8 +76,18 @@ def test_slim_lora_weighted_error_le_naive(pruner):
 
 def test_recipe_structure():
     w, _, ms, h = _layer()
-    cw = compress_weight(w, pruner="wanda", quantizer="slim", bits=4, adapter="slim", rank_ratio=0.1,
-                         mean_sq=ms, adapter_bits=4, adapter_group_size=16, pad_rank=False)
+    cw = compress_weight(
+        w,
+        pruner="wanda",
+        quantizer="slim",
+        bits=4,
+        adapter="slim",
+        rank_ratio=0.1,
+        mean_sq=ms,
+        adapter_bits=4,
+        adapter_group_size=16,
+        pad_rank=False,
+    )
     assert is_2_4(cw.mask)
     assert torch.all(cw.base.qint[~cw.mask] == 0)
     assert cw.lora_l.shape == (48, 4) and cw.lora_r.shape == (4, 96)  # int(0.1 * 48), as the official code
@@ -78,5 +97,5 @@ def test_recipe_structure():
     # output error is the Hessian form of the real output difference
     _, x, _, _ = _layer()
     diff = x @ (w - cw.dense()).T
-    ref = float((diff ** 2).sum() / ((x @ w.T) ** 2).sum())
+    ref = float((diff**2).sum() / ((x @ w.T) ** 2).sum())
     assert output_error(w, cw.dense(), h) == pytest.approx(ref, rel=1e-4)

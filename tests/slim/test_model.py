@@ -1,4 +1,5 @@
 """SLiM on a tiny random Llama: every linear replaced, the ladder's error ordering, PEFT trains adapters only."""
+
 import copy
 
 import pytest
@@ -20,6 +21,7 @@ def _stats(model, ids):
             a["xtx"] = a["xtx"] + x.T @ x
             a["sq"] = a["sq"] + (x * x).sum(0)
             a["n"] += x.shape[0]
+
         return fn
 
     hs = [m.register_forward_pre_hook(hook(n)) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
@@ -35,8 +37,15 @@ def tiny_llama():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    cfg = LlamaConfig(
+        vocab_size=96,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     model = LlamaForCausalLM(cfg).eval()
     ids = torch.randint(0, 96, (8, 32))
     return model, ids, _stats(model, ids)
@@ -56,8 +65,12 @@ def test_every_block_linear_replaced(tiny_llama):
 def test_ladder_error_ordering(tiny_llama):
     model, _, stats = tiny_llama
     err = {}
-    for name, r in {"absmax": Recipe(quantizer="absmax"), "slim_quant": Recipe(),
-                    "naive": Recipe(adapter="naive"), "slim": Recipe(adapter="slim")}.items():
+    for name, r in {
+        "absmax": Recipe(quantizer="absmax"),
+        "slim_quant": Recipe(),
+        "naive": Recipe(adapter="naive"),
+        "slim": Recipe(adapter="slim"),
+    }.items():
         e = compress_model(copy.deepcopy(model), r, stats)
         err[name] = sum(v["weighted_error"] for v in e.values())
     assert err["slim"] < err["naive"] < err["slim_quant"] < err["absmax"]

@@ -12,6 +12,7 @@ None / 128)` on the shifted statistics, `quantization.utils.compute_quantization
 Masks, counts and clip values are exact; layer errors and entries agree to 1e-4 relative (the official
 SVD runs in float32, ours in float64; the measured gap is <= 3e-5).
 """
+
 import pytest
 import torch
 
@@ -47,8 +48,9 @@ def _pruned(w, mean_sq):
 def test_calibration_energy_and_shift(case):
     w, mean_sq, _ = case
     assert float(mean_sq.sum() * 128) == pytest.approx(116353.9375, rel=1e-5)
-    assert (mean_sq[:4] * 128).tolist() == pytest.approx([285.2176513671875, 238.2236328125, 301.3482360839844,
-                                                          193.70068359375], rel=1e-5)
+    assert (mean_sq[:4] * 128).tolist() == pytest.approx(
+        [285.2176513671875, 238.2236328125, 301.3482360839844, 193.70068359375], rel=1e-5
+    )
     assert float((shift_zeros(mean_sq) - mean_sq)[0] * 128) == pytest.approx(4.604736328125, rel=1e-5)
 
 
@@ -61,9 +63,16 @@ def test_wanda_masks_with_and_without_shift(case):
     assert int(idx[plain].sum()) == 4294932847
 
 
-@pytest.mark.parametrize("bits, n_bins, alpha", [(4, None, 0.13091778755187988), (4, 1000, 0.13034966588020325),
-                                                 (4, 2000, 0.12849460542201996), (3, None, 0.08840584009885788),
-                                                 (8, None, 0.37053054571151733)])
+@pytest.mark.parametrize(
+    "bits, n_bins, alpha",
+    [
+        (4, None, 0.13091778755187988),
+        (4, 1000, 0.13034966588020325),
+        (4, 2000, 0.12849460542201996),
+        (3, None, 0.08840584009885788),
+        (8, None, 0.37053054571151733),
+    ],
+)
 def test_clip_search_dense(case, bits, n_bins, alpha):
     assert slim_quant_alpha(case[0], bits, n_bins=n_bins) == pytest.approx(alpha, rel=1e-6)
 
@@ -75,8 +84,13 @@ def test_clip_search_counts_pruned_zeros(case):
     assert slim_quant_alpha(wm, 4) == pytest.approx(0.15603825449943542, rel=1e-6)
 
 
-@pytest.mark.parametrize("order, err, norm", [("quantize_first", 0.10024347759391053, 9.43757718919061),
-                                              ("prune_first", 0.10374113496248762, 9.585492243778749)])
+@pytest.mark.parametrize(
+    "order, err, norm",
+    [
+        ("quantize_first", 0.10024347759391053, 9.43757718919061),
+        ("prune_first", 0.10374113496248762, 9.585492243778749),
+    ],
+)
 def test_no_adapter_branch(case, order, err, norm):
     w, mean_sq, h = case
     cw = compress_weight(w, pruner="wanda", quantizer="slim", bits=4, mean_sq=mean_sq, order=order)
@@ -85,18 +99,48 @@ def test_no_adapter_branch(case, order, err, norm):
 
 
 GOLDEN_LORA = {  # (adapter, padded, order): rank, relative output error, ||base||_F, nonzeros of base, W_hat[0, :4]
-    ("slim", False, "quantize_first"): (25, 0.05870662718615946, 9.503490225707065, 59042,
-                                        [-0.009554559364914894, -0.01610223576426506, -0.01383119821548462, 0.0012542330659925938]),
-    ("slim", False, "prune_first"): (25, 0.06353505148848872, 9.418134494880698, 57549,
-                                     [-0.006217449903488159, -0.01806633733212948, -0.016644012182950974, -0.0013891846174374223]),
-    ("slim", True, "quantize_first"): (128, 0.01659246592346833, 9.140414299993697, 59474,
-                                       [-0.012599070556461811, -0.020160259678959846, -0.01582416705787182, -0.007227350026369095]),
-    ("slim", True, "prune_first"): (128, 0.024044855785450684, 9.216888012706473, 56805,
-                                    [-0.014539139345288277, -0.0196994598954916, -0.014399340376257896, -0.007976233027875423]),
-    ("naive", False, "quantize_first"): (25, 0.06913900315423609, 9.591376298499455, 58596,
-                                         [-0.0053087263368070126, -0.02284950390458107, -0.01860458217561245, -0.002752357628196478]),
-    ("naive", True, "quantize_first"): (128, 0.024863059825683112, 9.142501073671419, 59702,
-                                        [-0.012636736035346985, -0.013219770044088364, -0.013550657778978348, -0.007256565615534782]),
+    ("slim", False, "quantize_first"): (
+        25,
+        0.05870662718615946,
+        9.503490225707065,
+        59042,
+        [-0.009554559364914894, -0.01610223576426506, -0.01383119821548462, 0.0012542330659925938],
+    ),
+    ("slim", False, "prune_first"): (
+        25,
+        0.06353505148848872,
+        9.418134494880698,
+        57549,
+        [-0.006217449903488159, -0.01806633733212948, -0.016644012182950974, -0.0013891846174374223],
+    ),
+    ("slim", True, "quantize_first"): (
+        128,
+        0.01659246592346833,
+        9.140414299993697,
+        59474,
+        [-0.012599070556461811, -0.020160259678959846, -0.01582416705787182, -0.007227350026369095],
+    ),
+    ("slim", True, "prune_first"): (
+        128,
+        0.024044855785450684,
+        9.216888012706473,
+        56805,
+        [-0.014539139345288277, -0.0196994598954916, -0.014399340376257896, -0.007976233027875423],
+    ),
+    ("naive", False, "quantize_first"): (
+        25,
+        0.06913900315423609,
+        9.591376298499455,
+        58596,
+        [-0.0053087263368070126, -0.02284950390458107, -0.01860458217561245, -0.002752357628196478],
+    ),
+    ("naive", True, "quantize_first"): (
+        128,
+        0.024863059825683112,
+        9.142501073671419,
+        59702,
+        [-0.012636736035346985, -0.013219770044088364, -0.013550657778978348, -0.007256565615534782],
+    ),
 }
 
 
@@ -105,8 +149,17 @@ def test_add_lora(case, key):
     adapter, padded, order = key
     rank, err, base_norm, nnz, row = GOLDEN_LORA[key]
     w, mean_sq, h = case
-    cw = compress_weight(w, pruner="wanda", quantizer="slim", bits=4, adapter=adapter, rank_ratio=0.1,
-                         mean_sq=mean_sq, order=order, pad_rank=padded)
+    cw = compress_weight(
+        w,
+        pruner="wanda",
+        quantizer="slim",
+        bits=4,
+        adapter=adapter,
+        rank_ratio=0.1,
+        mean_sq=mean_sq,
+        order=order,
+        pad_rank=padded,
+    )
     base = cw.base.dequantize()
     assert cw.lora_l.shape[1] == rank
     assert int((base != 0).sum()) == nnz
@@ -119,12 +172,14 @@ def test_adapter_quantization_groups(case):
     """compute_quantization_params_torch(lora_left (K, r), 1, 128) and (lora_right (r, N), 1, 128): one
     scale per 128 consecutive entries of a column of our R (r, K) and of our L (N, r)."""
     w, mean_sq, _ = case
-    cw = compress_weight(w, pruner="wanda", quantizer="slim", bits=4, adapter="slim", rank_ratio=0.1,
-                         mean_sq=mean_sq, pad_rank=True)
+    cw = compress_weight(
+        w, pruner="wanda", quantizer="slim", bits=4, adapter="slim", rank_ratio=0.1, mean_sq=mean_sq, pad_rank=True
+    )
     left_scales = cw.lora_r.T.abs().reshape(512, 1, 128).amax(-1)  # official lora_left = R^T
     right_scales = cw.lora_l.T.abs().reshape(128, 2, 128).amax(-1)  # official lora_right = L^T
     assert left_scales.flatten()[:4].tolist() == pytest.approx(
-        [0.043071433901786804, 0.04034924879670143, 0.035313334316015244, 0.03127811849117279], rel=REL)
+        [0.043071433901786804, 0.04034924879670143, 0.035313334316015244, 0.03127811849117279], rel=REL
+    )
     assert right_scales.flatten()[:2].tolist() == pytest.approx([0.18133853375911713, 0.9454583525657654], rel=REL)
     q = fake_quantize_adapter(cw.lora_r, 4, 128)
     for col in (0, 7):  # every column of R holds at most 15 levels of its own absmax / 7 step
@@ -134,6 +189,7 @@ def test_adapter_quantization_groups(case):
 
 
 # Regression tests of the fixed differences, on a small case -------------------------------------------
+
 
 def _small(seed=3):
     g = torch.Generator().manual_seed(seed)
@@ -164,8 +220,9 @@ def test_rank_padding_to_the_tile():
     assert adapter_rank((4096, 4096), 0.1, multiple=128) == 512
     assert adapter_rank((64, 128), 0.1, multiple=128) == 64  # capped at min(N, K)
     w, ms = _small()
-    kw = dict(pruner="wanda", quantizer="slim", bits=4, adapter="slim", rank_ratio=0.1, mean_sq=ms,
-              adapter_group_size=8)
+    kw = dict(
+        pruner="wanda", quantizer="slim", bits=4, adapter="slim", rank_ratio=0.1, mean_sq=ms, adapter_group_size=8
+    )
     assert compress_weight(w, **kw).lora_l.shape[1] == 1
     assert compress_weight(w, adapter_bits=4, **kw).lora_l.shape[1] == 8  # quantized adapters: padded
     assert compress_weight(w, adapter_bits=4, pad_rank=False, **kw).lora_l.shape[1] == 1
@@ -187,8 +244,16 @@ def test_shift_changes_the_wanda_mask_and_the_saliency():
 
 def test_adapter_quantization_after_base_by_default():
     w, ms = _small()
-    kw = dict(pruner="wanda", quantizer="slim", bits=4, adapter="slim", rank_ratio=0.25, mean_sq=ms,
-              adapter_bits=4, adapter_group_size=8)
+    kw = dict(
+        pruner="wanda",
+        quantizer="slim",
+        bits=4,
+        adapter="slim",
+        rank_ratio=0.25,
+        mean_sq=ms,
+        adapter_bits=4,
+        adapter_group_size=8,
+    )
     after = compress_weight(w, **kw)
     plain = compress_weight(w, **{**kw, "adapter_bits": None}, pad_rank=True)
     assert torch.equal(after.base.qint, plain.base.qint)  # the base saw the unquantized adapters

@@ -1,4 +1,5 @@
 """The SLiM DAG's steps end to end on local stand-ins of the shared artifacts (random tiny Llama and BERT)."""
+
 import csv
 import json
 import random
@@ -14,10 +15,14 @@ RECIPES = {
     "wanda_slimquant": {},
     "naive_lora": {"adapter": "naive", "rank_ratio": 0.25},
     "slim_lora": {"adapter": "slim", "rank_ratio": 0.25},
-    "slim_lora_peft": {"adapter": "slim", "rank_ratio": 0.25, "peft": True, "adapter_bits": 4,
-                       "adapter_group_size": 8},
-    "sparsegpt_slim_lora": {"pruner": "sparsegpt", "adapter": "slim", "rank_ratio": 0.25, "input_bits": 8,
-                            "order": "prune_first"},
+    "slim_lora_peft": {"adapter": "slim", "rank_ratio": 0.25, "peft": True, "adapter_bits": 4, "adapter_group_size": 8},
+    "sparsegpt_slim_lora": {
+        "pruner": "sparsegpt",
+        "adapter": "slim",
+        "rank_ratio": 0.25,
+        "input_bits": 8,
+        "order": "prune_first",
+    },
     "group_rtn": {"quantizer": "group", "group_size": 32},
 }
 PEFT = {"steps": 2, "lr": 1e-3, "batch_size": 2}
@@ -42,15 +47,30 @@ def artifacts(tmp_path_factory):
         (corpus / f"{split}.txt").write_text(_text(200, i))
     tok = train_bpe(corpus / "train.txt", 128, root / "llama")
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     LlamaForCausalLM(cfg).save_pretrained(root / "llama")
     ids = {s: torch.randint(0, len(tok), (3000,)) for s in ("train", "validation", "test")}
     save_token_splits(root / "tokens.safetensors", ids)
     (root / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."] + WORDS))
     bert_tok = BertTokenizerFast(vocab_file=str(root / "vocab.txt"))
-    bert = BertModel(BertConfig(vocab_size=len(bert_tok), hidden_size=32, num_hidden_layers=1,
-                                num_attention_heads=2, intermediate_size=64, max_position_embeddings=64))
+    bert = BertModel(
+        BertConfig(
+            vocab_size=len(bert_tok),
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=64,
+        )
+    )
     bert.save_pretrained(root / "minilm")
     bert_tok.save_pretrained(root / "minilm")
     pairs = root / "pairs.tsv"
@@ -64,17 +84,35 @@ def test_dag_steps(artifacts, tmp_path):
     lm_files, mini_files = [], []
     for seed in (0, 1):
         lm_files.append(str(tmp_path / f"lm_s{seed}.json"))
-        ladder.lm_ladder(str(root / "llama"), str(root / "tokens.safetensors"), RECIPES, names, seed,
-                         {"n_windows": 4, "n_heldout": 2, "seq_len": 16},
-                         {"seq_len": 16, "batch_size": 4, "max_windows": 4}, PEFT, 1, lm_files[-1],
-                         device=torch.device("cpu"))
+        ladder.lm_ladder(
+            str(root / "llama"),
+            str(root / "tokens.safetensors"),
+            RECIPES,
+            names,
+            seed,
+            {"n_windows": 4, "n_heldout": 2, "seq_len": 16},
+            {"seq_len": 16, "batch_size": 4, "max_windows": 4},
+            PEFT,
+            1,
+            lm_files[-1],
+            device=torch.device("cpu"),
+        )
         mini_files.append(str(tmp_path / f"mini_s{seed}.json"))
     # the MiniLM step reads corpus_dir/{train,validation,test}.txt
     for seed in (0, 1):
-        ladder.minilm_ladder(str(root / "minilm"), str(root / "corpus"), {"wordsim353": str(root / "pairs.tsv")},
-                             RECIPES, names, seed, {"n_calibration": 8, "n_heldout": 4, "n_eval": 8,
-                                                    "max_length": 16}, PEFT, 1, mini_files[seed],
-                             device=torch.device("cpu"))
+        ladder.minilm_ladder(
+            str(root / "minilm"),
+            str(root / "corpus"),
+            {"wordsim353": str(root / "pairs.tsv")},
+            RECIPES,
+            names,
+            seed,
+            {"n_calibration": 8, "n_heldout": 4, "n_eval": 8, "max_length": 16},
+            PEFT,
+            1,
+            mini_files[seed],
+            device=torch.device("cpu"),
+        )
     lm = json.loads(open(lm_files[0]).read())["results"]
     assert set(lm) == {"dense", *names}
     assert all(lm[n]["output_error"] > 0 for n in names)
@@ -82,11 +120,28 @@ def test_dag_steps(artifacts, tmp_path):
     assert mini["dense"]["fidelity"] == pytest.approx(1.0, abs=1e-5)
     assert "wordsim353" in mini["slim_lora"]
     speed_json = str(tmp_path / "speed.json")
-    speed.measure_speed(str(root / "llama"), [[64, 128]], [1, 4], 0.1, 2,
-                        {"prompt_len": 4, "new_tokens": 3, "repeats": 1, "batch_sizes": [1, 2]},
-                        {"adapter_bits": 4, "adapter_group_size": 128,
-                         "reference_model": {"name": "LLaMA-2-7B", "hidden": 4096, "intermediate": 11008,
-                                             "layers": 32, "vocab": 32000}}, 1, speed_json, device=torch.device("cpu"))
+    speed.measure_speed(
+        str(root / "llama"),
+        [[64, 128]],
+        [1, 4],
+        0.1,
+        2,
+        {"prompt_len": 4, "new_tokens": 3, "repeats": 1, "batch_sizes": [1, 2]},
+        {
+            "adapter_bits": 4,
+            "adapter_group_size": 128,
+            "reference_model": {
+                "name": "LLaMA-2-7B",
+                "hidden": 4096,
+                "intermediate": 11008,
+                "layers": 32,
+                "vocab": 32000,
+            },
+        },
+        1,
+        speed_json,
+        device=torch.device("cpu"),
+    )
     s = json.loads(open(speed_json).read())
     formats = {"dense_fp32", "dense_bf16", "torch_int4", "compiled_int4", "slim_2_4_int4", "slim"}
     assert set(s["decode_tokens_per_s"]) == formats
@@ -94,17 +149,28 @@ def test_dag_steps(artifacts, tmp_path):
     assert s["decode_tokens_per_s"] == s["decode_tokens_per_s_by_batch"]["1"]
     assert all(set(v) == formats and min(v.values()) > 0 for v in s["decode_tokens_per_s_by_batch"].values())
     assert 0.1 < s["memory_reference"]["ratio"] < 0.5
-    figures.ladder_figure(lm_files, mini_files, names[:5], str(tmp_path / "ladder.png"),
-                          str(tmp_path / "ladder.csv"))
+    figures.ladder_figure(lm_files, mini_files, names[:5], str(tmp_path / "ladder.png"), str(tmp_path / "ladder.csv"))
     rows = list(csv.DictReader(open(tmp_path / "ladder.csv")))
     assert len(rows) == 6 * 2 and {r["recipe"] for r in rows} == {"dense", *names[:5]}
     assert float(rows[0]["lm_perplexity"]) == pytest.approx(lm["dense"]["perplexity"])
     figures.speed_figure(speed_json, str(tmp_path / "speed.png"))
-    results.write_paper_claims(lm_files, mini_files, speed_json, [64, 128], "smoke",
-                               str(tmp_path / "claims.json"), str(tmp_path / "summary.json"))
+    results.write_paper_claims(
+        lm_files,
+        mini_files,
+        speed_json,
+        [64, 128],
+        "smoke",
+        str(tmp_path / "claims.json"),
+        str(tmp_path / "summary.json"),
+    )
     claims = json.loads(open(tmp_path / "claims.json").read())["claims"]
     assert {c["id"] for c in claims} >= {"lora_error_ordering", "memory_ratio", "peft_improves"}
-    verdicts = {"headline": ("reproduced", "not_reproduced", "inconclusive"), "check": ("passed", "failed", "inconclusive")}
+    verdicts = {
+        "headline": ("reproduced", "not_reproduced", "inconclusive"),
+        "check": ("passed", "failed", "inconclusive"),
+    }
     assert all(c["verdict"] in verdicts[c["kind"]] for c in claims)
     assert {c["id"] for c in claims if c["kind"] == "check"} == {"layer_speedup", "decode_speedup", "memory_ratio"}
-    assert all(c["null_verdict"] != "reproduced" or c["verdict"] == "inconclusive" for c in claims if c["kind"] == "headline")
+    assert all(
+        c["null_verdict"] != "reproduced" or c["verdict"] == "inconclusive" for c in claims if c["kind"] == "headline"
+    )

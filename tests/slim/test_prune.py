@@ -1,4 +1,5 @@
 """2:4 masks keep exactly 2 of every 4; Wanda and SparseGPT against independent computations."""
+
 import pytest
 import torch
 
@@ -15,7 +16,7 @@ def _layer(n=16, k=64, tokens=512, seed=0):
 @pytest.mark.parametrize("method", ["magnitude", "wanda", "sparsegpt"])
 def test_masks_keep_exactly_two_of_four(method):
     w, x = _layer()
-    pruned, mask = prune_2_4(w, method, mean_sq=(x ** 2).mean(0), hessian=x.T @ x / len(x))
+    pruned, mask = prune_2_4(w, method, mean_sq=(x**2).mean(0), hessian=x.T @ x / len(x))
     assert is_2_4(mask)
     assert torch.all(pruned[~mask] == 0)
     assert int((pruned != 0).sum()) <= w.numel() // 2
@@ -28,7 +29,7 @@ def test_mask_picks_top_two_per_group():
 
 def test_wanda_score_is_weight_times_input_norm():
     w, x = _layer()
-    s = wanda_score(w, (x ** 2).mean(0))
+    s = wanda_score(w, (x**2).mean(0))
     ref = w.abs() * x.norm(dim=0) / len(x) ** 0.5
     assert torch.allclose(s, ref, rtol=1e-4)
 

@@ -1,9 +1,19 @@
 """SLiM-Quant: the clip search finds the minimum of its error integral; the integral is the real MSE."""
+
 import pytest
 import torch
 
-from methods.slim.quant import (absmax_alpha, expected_error, magnitude_histogram, qmax, quantize_groups_rtn,
-                                quantize_input_per_token, quantize_matrix, quantize_symmetric, slim_quant_alpha)
+from methods.slim.quant import (
+    absmax_alpha,
+    expected_error,
+    magnitude_histogram,
+    qmax,
+    quantize_groups_rtn,
+    quantize_input_per_token,
+    quantize_matrix,
+    quantize_symmetric,
+    slim_quant_alpha,
+)
 
 
 def _weights(kind, n=256, k=512, seed=0):

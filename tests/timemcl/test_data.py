@@ -1,11 +1,18 @@
 """Series IO, transforms, splits, windows, and the GluonTS stand-in round trip."""
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from methods.timemcl.data import (load_gluonts_multivariate, load_series_csv, make_windows, split_series,
-                                  transform, write_gluonts_standin)
+from methods.timemcl.data import (
+    load_gluonts_multivariate,
+    load_series_csv,
+    make_windows,
+    split_series,
+    transform,
+    write_gluonts_standin,
+)
 
 
 def test_make_windows_count_and_content():
@@ -13,8 +20,8 @@ def test_make_windows_count_and_content():
     ctx, tgt = make_windows(series, context_length=3, horizon=2, stride=2)
     assert ctx.dtype == torch.float32 and ctx.shape == (3, 3, 2) and tgt.shape == (3, 2, 2)  # starts 0, 2, 4
     for i, s in enumerate([0, 2, 4]):
-        assert np.array_equal(ctx[i].numpy(), series[s:s + 3])
-        assert np.array_equal(tgt[i].numpy(), series[s + 3:s + 5])
+        assert np.array_equal(ctx[i].numpy(), series[s : s + 3])
+        assert np.array_equal(tgt[i].numpy(), series[s + 3 : s + 5])
     assert make_windows(series, 3, 2, 1)[0].shape[0] == 6  # (10 - 5) // 1 + 1
     assert make_windows(series, 8, 2)[0].shape[0] == 1  # exactly one window fits
     with pytest.raises(ValueError, match=r"10 steps.*3 \+ 8 = 11"):
@@ -50,7 +57,7 @@ def test_load_series_csv(tmp_path):
 
 
 def test_transforms():
-    prices = np.array([[1.0, 2.0], [np.e, 4.0], [np.e ** 3, 8.0]])
+    prices = np.array([[1.0, 2.0], [np.e, 4.0], [np.e**3, 8.0]])
     assert np.allclose(transform(prices, "log")[:, 0], [0, 1, 3])
     r = transform(prices, "log_diff")
     assert r.shape == (2, 2) and np.allclose(r[:, 0], [1, 2]) and np.allclose(r[:, 1], np.log(2))

@@ -1,11 +1,11 @@
 """TimeMCL losses against brute-force loops and closed forms."""
+
 import math
 
 import pytest
 import torch
 
-from methods.timemcl.losses import (annealing_temperature, hypothesis_errors, mcl_loss, score_loss,
-                                    wta_weights)
+from methods.timemcl.losses import annealing_temperature, hypothesis_errors, mcl_loss, score_loss, wta_weights
 
 torch.set_num_threads(1)
 
@@ -59,7 +59,8 @@ def test_annealed_limits_and_softmax():
     K = err.shape[1]
     assert mcl_loss(err, "annealed", temperature=1e9).item() == pytest.approx(err.mean().item() / K, rel=1e-6)
     assert mcl_loss(err, "annealed", temperature=1e9, annealed_mean_over_k=False).item() == pytest.approx(
-        err.mean().item(), rel=1e-6)
+        err.mean().item(), rel=1e-6
+    )
     # at T = 0 (after annealing) it is plain WTA whatever the reduction
     assert mcl_loss(err, "annealed", temperature=0.0).item() == pytest.approx(err.min(1).values.mean().item())
     T = 0.7

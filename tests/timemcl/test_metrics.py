@@ -1,9 +1,18 @@
 """Metrics on hand-computed cases and against independent definitions."""
+
 import numpy as np
 import pytest
 
-from methods.timemcl.metrics import (crps_empirical, crps_weighted_elementwise, distortion, mixture_rmse,
-                                     total_variation, weighted_crps, weighted_crps_sum, winners)
+from methods.timemcl.metrics import (
+    crps_empirical,
+    crps_weighted_elementwise,
+    distortion,
+    mixture_rmse,
+    total_variation,
+    weighted_crps,
+    weighted_crps_sum,
+    winners,
+)
 
 
 def _crps_by_integral(x, w, y, lo=-20.0, hi=20.0, n=400001):
@@ -54,8 +63,9 @@ def test_distortion_matches_loop():
     hyps, y = rng.normal(size=(4, 3, 5, 2)), rng.normal(size=(4, 5, 2))
     ref = np.mean([min(np.sqrt(((hyps[n, k] - y[n]) ** 2).mean(axis=0).sum()) for k in range(3)) for n in range(4)])
     assert distortion(hyps, y) == pytest.approx(ref)
-    assert winners(hyps, y).tolist() == [int(np.argmin([((hyps[n, k] - y[n]) ** 2).sum() for k in range(3)]))
-                                         for n in range(4)]
+    assert winners(hyps, y).tolist() == [
+        int(np.argmin([((hyps[n, k] - y[n]) ** 2).sum() for k in range(3)])) for n in range(4)
+    ]
 
 
 def test_total_variation_by_hand():

@@ -1,4 +1,5 @@
 """Models against step-by-step reference loops; configs, scaling, sampling, training, evaluation, checkpoints."""
+
 import math
 
 import numpy as np
@@ -8,23 +9,44 @@ import torch
 from methods.timemcl.evaluate import evaluate_forecaster, predict, score_weights
 from methods.timemcl.losses import hypothesis_errors
 from methods.timemcl.metrics import winners
-from methods.timemcl.model import (DeepARGaussian, ModelConfig, TimeMCL, TimeMCLOneShot, context_scale,
-                                   count_parameters, lagged_inputs, mean_scale, mean_sigmoid_logit, seasonal_naive)
-from methods.timemcl.train import (MODEL_CLASSES, TrainConfig, load_checkpoint, make_checkpoint, temperature_at,
-                                   train_deepar, train_timemcl)
+from methods.timemcl.model import (
+    DeepARGaussian,
+    ModelConfig,
+    TimeMCL,
+    TimeMCLOneShot,
+    context_scale,
+    count_parameters,
+    lagged_inputs,
+    mean_scale,
+    mean_sigmoid_logit,
+    seasonal_naive,
+)
+from methods.timemcl.train import (
+    MODEL_CLASSES,
+    TrainConfig,
+    load_checkpoint,
+    make_checkpoint,
+    temperature_at,
+    train_deepar,
+    train_timemcl,
+)
 
 torch.set_num_threads(1)
 
-SIZES = [dict(dim=1, context_length=1, horizon=1, n_hypotheses=1),
-         dict(dim=3, context_length=5, horizon=2, n_hypotheses=4, hidden=7, layers=1, lags=(1, 7)),
-         dict(dim=2, context_length=9, horizon=4, n_hypotheses=1, layers=3, lags=[1, 2, 3]),
-         dict(dim=1, context_length=3, horizon=1, n_hypotheses=5, hidden=6, lags=(1, 7))]
+SIZES = [
+    dict(dim=1, context_length=1, horizon=1, n_hypotheses=1),
+    dict(dim=3, context_length=5, horizon=2, n_hypotheses=4, hidden=7, layers=1, lags=(1, 7)),
+    dict(dim=2, context_length=9, horizon=4, n_hypotheses=1, layers=3, lags=[1, 2, 3]),
+    dict(dim=1, context_length=3, horizon=1, n_hypotheses=5, hidden=6, lags=(1, 7)),
+]
 
 
 def _windows(n, cfg, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return (torch.rand(n, cfg.history_length, cfg.dim, generator=g) + 0.5,
-            torch.rand(n, cfg.horizon, cfg.dim, generator=g) + 0.5)
+    return (
+        torch.rand(n, cfg.history_length, cfg.dim, generator=g) + 0.5,
+        torch.rand(n, cfg.horizon, cfg.dim, generator=g) + 0.5,
+    )
 
 
 def _model(cls, cfg, seed=0):
@@ -70,7 +92,7 @@ def test_default_annealing_ends_like_the_authors():
     """T = 10 * 0.95**epoch drops below 5e-4 at epoch 194 of 200: anneal 97% of the steps, then WTA."""
     cfg = TrainConfig(steps=200, loss="annealed")
     first_wta = next(s for s in range(200) if temperature_at(s, cfg) == 0.0)
-    authors = next(e for e in range(200) if 10 * 0.95 ** e < 5e-4)
+    authors = next(e for e in range(200) if 10 * 0.95**e < 5e-4)
     assert first_wta == authors == 194
 
 
@@ -133,8 +155,16 @@ def _step_by_step(model, context, series_rows, n_steps, head):
 def test_teacher_forced_errors_match_a_loop_over_steps():
     # heads directly on the LSTM and log(scale) as input (the non-official options; test_parity.py
     # covers the official structure against the authors' network)
-    cfg = ModelConfig(dim=2, context_length=4, horizon=3, n_hypotheses=3, hidden=6, lags=(1, 3),
-                      conditioning_length=0, scale_feature=True)
+    cfg = ModelConfig(
+        dim=2,
+        context_length=4,
+        horizon=3,
+        n_hypotheses=3,
+        hidden=6,
+        lags=(1, 3),
+        conditioning_length=0,
+        scale_feature=True,
+    )
     model = _model(TimeMCL, cfg)
     ctx, tgt = (t.double() for t in _windows(2, cfg, seed=1))
     with torch.no_grad():
@@ -144,13 +174,13 @@ def test_teacher_forced_errors_match_a_loop_over_steps():
     for b in range(2):
         series = torch.cat([ctx[b], tgt[b]])  # (L + C + H, D) data units
         for k in range(3):
-            scale_b = context_scale(ctx[b:b + 1], cfg)[0, 0]
+            scale_b = context_scale(ctx[b : b + 1], cfg)[0, 0]
             total, probs, state = 0.0, [], None
             for t in range(L, L + T):  # every unrolled step reads the true lags and predicts x_t
                 x = torch.cat([series[t - lag] / scale_b for lag in cfg.lags] + [scale_b.log()])
                 out, state = model.backbone.rnn(x.view(1, 1, -1), state)
                 h = out[0, 0]
-                pred = model.hyp_heads.weight[2 * k:2 * k + 2] @ h + model.hyp_heads.bias[2 * k:2 * k + 2]
+                pred = model.hyp_heads.weight[2 * k : 2 * k + 2] @ h + model.hyp_heads.bias[2 * k : 2 * k + 2]
                 total += ((pred - series[t] / scale_b) ** 2).sum().item()  # sum over dims
                 probs.append(torch.sigmoid(model.score_heads.weight[k] @ h + model.score_heads.bias[k]).item())
             assert err[b, k].item() == pytest.approx(total / T, rel=1e-9)  # then mean over steps
@@ -159,18 +189,27 @@ def test_teacher_forced_errors_match_a_loop_over_steps():
 
 def test_rollout_matches_a_loop_that_feeds_back_each_hypothesis():
     """Hypothesis k = head k unrolled on its own predictions from the post-context state (reset per k)."""
-    cfg = ModelConfig(dim=2, context_length=3, horizon=4, n_hypotheses=3, hidden=5, lags=(1, 2),
-                      conditioning_length=0, scale_feature=True)
+    cfg = ModelConfig(
+        dim=2,
+        context_length=3,
+        horizon=4,
+        n_hypotheses=3,
+        hidden=5,
+        lags=(1, 2),
+        conditioning_length=0,
+        scale_feature=True,
+    )
     model = _model(TimeMCL, cfg, seed=2)
     ctx, _ = (t.double() for t in _windows(2, cfg, seed=3))
     with torch.no_grad():
         hyps, logits = model(ctx)
         for b in range(2):
-            scale = context_scale(ctx[b:b + 1], cfg)[0, 0]
+            scale = context_scale(ctx[b : b + 1], cfg)[0, 0]
             n_ctx = cfg.history_length
 
             def value(t, preds):  # true context value, else this hypothesis' own earlier prediction
                 return ctx[b, t] / scale if t < n_ctx else preds[t - n_ctx]
+
             for k in range(3):
                 preds, scores = _step_by_step(model, ctx[b], value, cfg.horizon, k)
                 assert torch.allclose(hyps[b, k], preds * scale, rtol=1e-10, atol=1e-12)
@@ -234,7 +273,7 @@ def test_timemcl_oneshot_heads_are_independent_linear_maps():
     ctx, _ = _windows(2, cfg)
     with torch.no_grad():
         before, _ = model(ctx)
-        model.hyp_heads.bias[1 * 3 * 2:2 * 3 * 2] += 1.0  # head 1 owns rows [H*D, 2*H*D)
+        model.hyp_heads.bias[1 * 3 * 2 : 2 * 3 * 2] += 1.0  # head 1 owns rows [H*D, 2*H*D)
         after, _ = model(ctx)
     changed = (after - before).abs().amax(dim=(0, 2, 3))
     assert changed[1] > 0 and changed[0] == 0 and changed[2] == 0
@@ -249,8 +288,17 @@ def test_seasonal_naive_values():
 
 
 def test_count_parameters_by_hand():
-    cfg = ModelConfig(dim=2, context_length=5, horizon=3, hidden=4, layers=2, n_hypotheses=3, lags=(1, 7),
-                      conditioning_length=0, scale_feature=True)
+    cfg = ModelConfig(
+        dim=2,
+        context_length=5,
+        horizon=3,
+        hidden=4,
+        layers=2,
+        n_hypotheses=3,
+        lags=(1, 7),
+        conditioning_length=0,
+        scale_feature=True,
+    )
     lstm = 4 * 4 * (3 * 2 + 4 + 2) + 4 * 4 * (4 + 4 + 2)  # 4 gates x hidden x (inputs + hidden + 2 biases)
     assert count_parameters(TimeMCL(cfg)) == lstm + (4 + 1) * 3 * 2 + (4 + 1) * 3  # K heads (hidden -> D), K scores
     assert count_parameters(DeepARGaussian(cfg)) == lstm + (4 + 1) * 4
@@ -265,11 +313,17 @@ def test_count_parameters_by_hand():
 def test_training_is_deterministic_given_seed():
     cfg = ModelConfig(dim=2, context_length=4, horizon=2, hidden=8, n_hypotheses=3, lags=(1, 2))
     ctx, tgt = _windows(50, cfg)
-    runs = [train_timemcl(ctx, tgt, cfg, TrainConfig(steps=5, batch_size=8, loss="annealed", seed=s),
-                          show_progress=False)[1]["loss"] for s in (0, 0, 1)]
+    runs = [
+        train_timemcl(ctx, tgt, cfg, TrainConfig(steps=5, batch_size=8, loss="annealed", seed=s), show_progress=False)[
+            1
+        ]["loss"]
+        for s in (0, 0, 1)
+    ]
     assert runs[0] == runs[1] and runs[0] != runs[2]
-    d = [train_deepar(ctx, tgt, cfg, TrainConfig(steps=4, batch_size=8, seed=3), show_progress=False)[1]["loss"]
-         for _ in range(2)]
+    d = [
+        train_deepar(ctx, tgt, cfg, TrainConfig(steps=4, batch_size=8, seed=3), show_progress=False)[1]["loss"]
+        for _ in range(2)
+    ]
     assert d[0] == d[1]
     with pytest.raises(ValueError, match="kind='deepar'.*timemcl, timemcl_oneshot"):
         train_timemcl(ctx, tgt, cfg, TrainConfig(steps=1), show_progress=False, kind="deepar")
@@ -289,10 +343,12 @@ def test_timemcl_k1_rollout_is_the_conditional_mean_of_an_ar1():
     it gives E[x_{C+h} | past] = a^(h+1) x_last, which neither persistence nor the marginal mean 0 is."""
     a, C, H = 0.6, 4, 3
     paths = _ar1(a=a, T=1 + C + H)
-    cfg = ModelConfig(dim=1, context_length=C, horizon=H, n_hypotheses=1, hidden=16, layers=1, scaling=False,
-                      conditioning_length=0)  # heads on the LSTM: this learning budget was set for them
-    model, _ = train_timemcl(paths[:, :1 + C], paths[:, 1 + C:], cfg,
-                             TrainConfig(steps=800, lr=1e-2, batch_size=256), show_progress=False)
+    cfg = ModelConfig(
+        dim=1, context_length=C, horizon=H, n_hypotheses=1, hidden=16, layers=1, scaling=False, conditioning_length=0
+    )  # heads on the LSTM: this learning budget was set for them
+    model, _ = train_timemcl(
+        paths[:, : 1 + C], paths[:, 1 + C :], cfg, TrainConfig(steps=800, lr=1e-2, batch_size=256), show_progress=False
+    )
     last = torch.tensor([-0.8, -0.3, 0.2, 0.7])
     probe = _ar1(n=4, T=1 + C, a=a, seed=1)
     probe[:, -1, 0] = last
@@ -327,13 +383,25 @@ def test_oneshot_k1_gives_the_conditional_mean_and_k2_the_two_modes():
     C, H = 3, 2
     ctx, tgt = _bimodal(C=C + 1, H=H)  # lag 1: one step of history before the C unrolled ones
     cfg = dict(dim=1, context_length=C, horizon=H, hidden=16, layers=1, scaling=False)
-    m1, _ = train_timemcl(ctx, tgt, ModelConfig(n_hypotheses=1, **cfg), TrainConfig(steps=300, lr=1e-2, batch_size=256),
-                          show_progress=False, kind="timemcl_oneshot")
+    m1, _ = train_timemcl(
+        ctx,
+        tgt,
+        ModelConfig(n_hypotheses=1, **cfg),
+        TrainConfig(steps=300, lr=1e-2, batch_size=256),
+        show_progress=False,
+        kind="timemcl_oneshot",
+    )
     with torch.no_grad():
         h1 = m1(LEVELS[:, None, None].expand(3, C + 1, 1))[0][:, 0, :, 0]  # (3, H)
     assert (h1 - LEVELS[:, None]).abs().max() < 0.1  # the mean a, not one of the modes a +- 0.5
-    m2, _ = train_timemcl(ctx, tgt, ModelConfig(n_hypotheses=2, **cfg), TrainConfig(steps=300, lr=1e-2, batch_size=64),
-                          show_progress=False, kind="timemcl_oneshot")
+    m2, _ = train_timemcl(
+        ctx,
+        tgt,
+        ModelConfig(n_hypotheses=2, **cfg),
+        TrainConfig(steps=300, lr=1e-2, batch_size=64),
+        show_progress=False,
+        kind="timemcl_oneshot",
+    )
     err, weights = _two_modes_error(m2, C)
     assert err < 0.1
     assert torch.allclose(weights, torch.full((3, 2), 0.5), atol=0.05)  # equally likely modes
@@ -347,10 +415,12 @@ def test_timemcl_k2_rollouts_are_the_two_modes():
     per-step scores are not calibrated one by one and the weights need not be 1/2 here."""
     C, H = 3, 2
     ctx, tgt = _bimodal(C=C + 1, H=H)
-    cfg = ModelConfig(dim=1, context_length=C, horizon=H, hidden=16, layers=1, scaling=False, n_hypotheses=2,
-                      conditioning_length=0)  # heads on the LSTM: this learning budget was set for them
-    model, _ = train_timemcl(ctx, tgt, cfg, TrainConfig(steps=800, lr=1e-2, batch_size=128, loss="annealed"),
-                             show_progress=False)
+    cfg = ModelConfig(
+        dim=1, context_length=C, horizon=H, hidden=16, layers=1, scaling=False, n_hypotheses=2, conditioning_length=0
+    )  # heads on the LSTM: this learning budget was set for them
+    model, _ = train_timemcl(
+        ctx, tgt, cfg, TrainConfig(steps=800, lr=1e-2, batch_size=128, loss="annealed"), show_progress=False
+    )
     assert _two_modes_error(model, C)[0] < 0.1
 
 
@@ -397,8 +467,10 @@ def test_checkpoint_round_trip(kind):
     assert back_kind == kind and type(back) is MODEL_CLASSES[kind] and back.cfg == cfg and not back.training
     with torch.no_grad():
         if kind == "deepar":
-            same = torch.equal(back.sample(ctx, 3, torch.Generator().manual_seed(1)),
-                               model.sample(ctx, 3, torch.Generator().manual_seed(1)))
+            same = torch.equal(
+                back.sample(ctx, 3, torch.Generator().manual_seed(1)),
+                model.sample(ctx, 3, torch.Generator().manual_seed(1)),
+            )
         else:
             same = torch.equal(back(ctx)[0], model(ctx)[0]) and torch.equal(back(ctx)[1], model(ctx)[1])
     assert same

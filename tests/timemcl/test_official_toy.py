@@ -1,4 +1,5 @@
 """The authors' toy: Brownian windows, the Voronoi-mass estimate of Prop. 5.2, and a short training run."""
+
 import math
 
 import numpy as np
@@ -9,8 +10,22 @@ from scipy.stats import norm
 from methods.timemcl import official_toy
 from methods.timemcl.toy import lloyd_quantizer
 
-CFG = dict(n_grid=40, window=20, n_hypotheses=2, width=32, lr=3e-3, steps=150, batch_size=256, eps=0.05,
-           score_weight=0.5, n_reference=4000, n_test=2000, n_conditions=3, n_mass_samples=2000, condition_range=1.0)
+CFG = dict(
+    n_grid=40,
+    window=20,
+    n_hypotheses=2,
+    width=32,
+    lr=3e-3,
+    steps=150,
+    batch_size=256,
+    eps=0.05,
+    score_weight=0.5,
+    n_reference=4000,
+    n_test=2000,
+    n_conditions=3,
+    n_mass_samples=2000,
+    condition_range=1.0,
+)
 
 
 def test_windows_are_brownian():
@@ -29,7 +44,8 @@ def test_voronoi_masses_known_cells():
     z = np.random.default_rng(0).standard_normal((400_000, 1))
     assert official_toy.voronoi_masses(np.array([[-1.0], [1.0]]), z) == pytest.approx([0.5, 0.5], abs=3e-3)
     assert official_toy.voronoi_masses(np.array([[0.0], [2.0]]), z) == pytest.approx(
-        [norm.cdf(1.0), 1 - norm.cdf(1.0)], abs=3e-3)
+        [norm.cdf(1.0), 1 - norm.cdf(1.0)], abs=3e-3
+    )
 
 
 def test_kmeans_reference_two_point_gaussian():

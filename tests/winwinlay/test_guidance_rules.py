@@ -1,20 +1,36 @@
 """Regression tests for the guidance schedules taken over from the official code: Layout-Guidance's stopping
 rule (inference.py: the while-loop tests the loss computed before the last update, and a loss seen below the
 threshold is never recomputed) and BoxDiff's update with Attend-and-Excite's refinement."""
+
 import torch
 
 from methods.winwinlay.energies import box_mask, box_prior
 from methods.winwinlay.guidance import boxdiff_step, boxdiff_total, layout_guidance_step
 
 BOXES = torch.tensor([[[0.0, 0.0, 0.5, 0.5]]] * 2)
-CFG = {"max_iter": 5, "loss_threshold": 0.2, "loss_scale": 30.0, "layer_reduction": "per_map",
-       "boxdiff": {"top_frac": 0.2, "corner_margin": 1, "temperature": 0.0, "smooth": True, "scale_factor": 20.0,
-                   "scale_range": [1.0, 0.5], "max_iter_to_alter": 25, "refine": True, "thresholds": {0: 0.8},
-                   "max_refinement_steps": 3}}
+CFG = {
+    "max_iter": 5,
+    "loss_threshold": 0.2,
+    "loss_scale": 30.0,
+    "layer_reduction": "per_map",
+    "boxdiff": {
+        "top_frac": 0.2,
+        "corner_margin": 1,
+        "temperature": 0.0,
+        "smooth": True,
+        "scale_factor": 20.0,
+        "scale_range": [1.0, 0.5],
+        "max_iter_to_alter": 25,
+        "refine": True,
+        "thresholds": {0: 0.8},
+        "max_refinement_steps": 3,
+    },
+}
 
 
 class Sigmoid:
     """A backbone whose object map is sigmoid(z) against a background token; counts its guidance passes."""
+
     obj_index = torch.tensor([[1], [1]])
     map_size = (4, 4)
 
@@ -28,8 +44,13 @@ class Sigmoid:
 
 
 def ctx():
-    return {"mask": box_mask(BOXES, 4, 4), "prior": box_prior(BOXES, 4, 4, 0.35), "obj_index": Sigmoid.obj_index,
-            "boxes": BOXES, "trace": []}
+    return {
+        "mask": box_mask(BOXES, 4, 4),
+        "prior": box_prior(BOXES, 4, 4, 0.35),
+        "obj_index": Sigmoid.obj_index,
+        "boxes": BOXES,
+        "trace": [],
+    }
 
 
 def latents():
@@ -41,8 +62,9 @@ def latents():
 
 def test_layout_guidance_updates_once_more_then_never_again():
     bb = Sigmoid()
-    z, last = layout_guidance_step(bb, latents(), 0, 0.5, torch.full((2,), float("inf")), "common", "plain", 0.0,
-                                   ctx(), CFG, None)
+    z, last = layout_guidance_step(
+        bb, latents(), 0, 0.5, torch.full((2,), float("inf")), "common", "plain", 0.0, ctx(), CFG, None
+    )
     assert last[0] < CFG["loss_threshold"] < last[1]
     assert len(bb.calls) == CFG["max_iter"]
     assert not torch.equal(bb.calls[1][0], bb.calls[0][0])  # updated once although its loss was already low ...
@@ -79,6 +101,7 @@ def test_variant_override_names_a_bad_key():
     import pytest
 
     from methods.winwinlay.variants import apply_override
+
     cfg = {"boxdiff": {"top_frac": 0.2}, "methods": {"boxdiff": {"update": "boxdiff"}}}
     apply_override(cfg, "methods.boxdiff.update=plain")
     apply_override(cfg, "boxdiff.top_frac=0.8")

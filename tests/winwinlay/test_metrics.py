@@ -1,4 +1,5 @@
 """Toy box metrics, IoU, Frechet distance, canvases and the guided sampler's bookkeeping."""
+
 import numpy as np
 import pytest
 import torch
@@ -40,7 +41,7 @@ def test_frechet_distance_identities():
     f = rng.normal(size=(400, 3))
     assert frechet_distance(f, f) == pytest.approx(0.0, abs=1e-6)
     shift = np.array([1.0, -2.0, 0.5])
-    assert frechet_distance(f, f + shift) == pytest.approx(float((shift ** 2).sum()), rel=1e-6)
+    assert frechet_distance(f, f + shift) == pytest.approx(float((shift**2).sum()), rel=1e-6)
 
 
 def test_layouts_do_not_overlap_and_render_in_their_boxes():
@@ -67,8 +68,19 @@ def test_model_maps_are_attention_shares():
 def test_unguided_sampler_ignores_the_boxes_and_guidance_moves_attention():
     torch.manual_seed(0)
     model = Denoiser(channels=8, token_dim=8).eval().requires_grad_(False)
-    cfg = {"side": 16, "ddim_steps": 4, "guided_steps": 2, "max_iter": 3, "loss_threshold": 0.0,
-           "loss_scale": 30.0, "sigma_frac": 0.35, "rho": 1.0, "snr": 0.06, "nu_max": 100.0, "langevin_noise": True}
+    cfg = {
+        "side": 16,
+        "ddim_steps": 4,
+        "guided_steps": 2,
+        "max_iter": 3,
+        "loss_threshold": 0.0,
+        "loss_scale": 30.0,
+        "sigma_frac": 0.35,
+        "rho": 1.0,
+        "snr": 0.06,
+        "nu_max": 100.0,
+        "langevin_noise": True,
+    }
     classes = torch.tensor([[1, 2], [3, 4]])
     boxes = torch.tensor([[[0.0, 0.0, 0.5, 0.5], [0.5, 0.5, 1.0, 1.0]]] * 2)
     abar = alpha_bars(20, 1e-4, 0.02)
@@ -103,7 +115,8 @@ def test_pca_is_scikit_learns_and_equals_the_svd_up_to_sign():
     np.testing.assert_allclose(np.abs(dirs), np.abs(ref_dirs), rtol=0, atol=1e-10)
     feats = lambda c, m, d: (c.reshape(len(c), -1) - m) @ d  # noqa: E731
     assert frechet_distance(feats(canv, mean, dirs), feats(other, mean, dirs)) == pytest.approx(
-        frechet_distance(feats(canv, ref_mean, ref_dirs), feats(other, ref_mean, ref_dirs)), rel=1e-10)
+        frechet_distance(feats(canv, ref_mean, ref_dirs), feats(other, ref_mean, ref_dirs)), rel=1e-10
+    )
 
 
 def test_frechet_distance_of_diagonal_gaussians_in_closed_form():

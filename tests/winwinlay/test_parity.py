@@ -15,17 +15,44 @@ project):
 Inputs are drawn below from one seeded generator, in the order the script drew them. Tolerance 1e-5 relative
 in fp32 (1e-6 absolute for the small top-k means).
 """
+
 import torch
 
-from methods.winwinlay.energies import (box_mask, boxdiff_cells, boxdiff_energy, boxdiff_terms, gaussian_kernel,
-                                        gaussian_smooth)
+from methods.winwinlay.energies import (
+    box_mask,
+    boxdiff_cells,
+    boxdiff_energy,
+    boxdiff_terms,
+    gaussian_kernel,
+    gaussian_smooth,
+)
 from methods.winwinlay.guidance import boxdiff_step_size, layout_guidance_energy
 
 BBOX = [[40, 80, 300, 330], [250, 24, 500, 270]]
 LG_BOXES = [[0.1, 0.2, 0.5, 0.8], [0.55, 0.4, 0.95, 0.8]]
-BOXDIFF = {(0.2, 1): {"fg": [0.101002998650074, 0.020484047010540962], "bg": [0.10016876459121704, 0.07863865792751312], "dist_x": [0.16675563156604767, 0.17969352006912231], "dist_y": [0.2082442045211792, 0.16698315739631653], "loss_fg": 0.9795159697532654, "loss": 2.7789969444274902},
-           (0.8, 6): {"fg": [0.02377467043697834, 0.005132767371833324], "bg": [0.024915767833590508, 0.019659986719489098], "dist_x": [0.4997241199016571, 0.5203426480293274], "dist_y": [0.5356815457344055, 0.46931591629981995], "loss_fg": 0.994867205619812, "loss": 4.040732383728027}}
-KERNEL = [[0.044919226318597794, 0.12210312485694885, 0.044919226318597794], [0.12210312485694885, 0.3319106996059418, 0.12210312485694885], [0.044919226318597794, 0.12210312485694885, 0.044919226318597794]]
+BOXDIFF = {
+    (0.2, 1): {
+        "fg": [0.101002998650074, 0.020484047010540962],
+        "bg": [0.10016876459121704, 0.07863865792751312],
+        "dist_x": [0.16675563156604767, 0.17969352006912231],
+        "dist_y": [0.2082442045211792, 0.16698315739631653],
+        "loss_fg": 0.9795159697532654,
+        "loss": 2.7789969444274902,
+    },
+    (0.8, 6): {
+        "fg": [0.02377467043697834, 0.005132767371833324],
+        "bg": [0.024915767833590508, 0.019659986719489098],
+        "dist_x": [0.4997241199016571, 0.5203426480293274],
+        "dist_y": [0.5356815457344055, 0.46931591629981995],
+        "loss_fg": 0.994867205619812,
+        "loss": 4.040732383728027,
+    },
+}
+KERNEL = [
+    [0.044919226318597794, 0.12210312485694885, 0.044919226318597794],
+    [0.12210312485694885, 0.3319106996059418, 0.12210312485694885],
+    [0.044919226318597794, 0.12210312485694885, 0.044919226318597794],
+]
 STEP_SIZES = [20.0, 18.952141659173712, 17.379321515137768, 14.142135623730951]
 LG_UP, LG_MID = 0.6427218914031982, 0.5696079730987549
 
@@ -39,8 +66,9 @@ def inputs():
 
 
 def close(ours, golden, atol=1e-6):
-    return torch.allclose(torch.as_tensor(ours, dtype=torch.float32), torch.tensor(golden, dtype=torch.float32),
-                          rtol=1e-5, atol=atol)
+    return torch.allclose(
+        torch.as_tensor(ours, dtype=torch.float32), torch.tensor(golden, dtype=torch.float32), rtol=1e-5, atol=atol
+    )
 
 
 def boxdiff_case():
@@ -65,8 +93,9 @@ def test_boxdiff_terms_match_official():
 
 def test_boxdiff_boxes_are_rounded_as_official():
     """Regression: round(b / 32) with halves to even (80 / 32 = 2.5 -> 2, 24 / 32 = 0.75 -> 1), not int()."""
-    assert boxdiff_cells(torch.tensor([BBOX], dtype=torch.float32) / 512, 16, 16).tolist() == [[[1, 2, 9, 10],
-                                                                                                [8, 1, 16, 8]]]
+    assert boxdiff_cells(torch.tensor([BBOX], dtype=torch.float32) / 512, 16, 16).tolist() == [
+        [[1, 2, 9, 10], [8, 1, 16, 8]]
+    ]
 
 
 def test_boxdiff_smoothing_kernel_matches_official():

@@ -1,5 +1,6 @@
 """Full-scale path (Stable Diffusion through diffusers) on a randomly initialised tiny pipeline built and saved
 locally, loaded back through the same from_pretrained path as config/full.yaml's model id (offline)."""
+
 import json
 
 import numpy as np
@@ -12,8 +13,8 @@ from diffusers import AutoencoderKL, DDIMScheduler, StableDiffusionPipeline, UNe
 from diffusers.models.attention_processor import AttnProcessor  # noqa: E402
 from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer  # noqa: E402
 
-from methods.winwinlay.guidance import guidance_energy, guided_ddim, object_maps  # noqa: E402
 from methods.winwinlay.energies import box_mask, box_prior  # noqa: E402
+from methods.winwinlay.guidance import guidance_energy, guided_ddim  # noqa: E402
 from methods.winwinlay.sd import SDBackbone, initial_latents, install_capture, load_pipeline, token_positions  # noqa: E402
 from methods.winwinlay.update import adaptive_step, plain_step  # noqa: E402
 
@@ -46,35 +47,99 @@ def sd_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny_sd")
     torch.manual_seed(0)
     tok, n_vocab = _tokenizer(root)
-    text = CLIPTextModel(CLIPTextConfig(vocab_size=n_vocab, hidden_size=32, intermediate_size=37, num_hidden_layers=2,
-                                        num_attention_heads=4, max_position_embeddings=16, bos_token_id=0,
-                                        eos_token_id=1, pad_token_id=1))
+    text = CLIPTextModel(
+        CLIPTextConfig(
+            vocab_size=n_vocab,
+            hidden_size=32,
+            intermediate_size=37,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=16,
+            bos_token_id=0,
+            eos_token_id=1,
+            pad_token_id=1,
+        )
+    )
     # like SD 1.5 in miniature: attention in the first down block, the mid block and the last up block;
     # latents 16x16, mid block 8x8, up_blocks.1 16x16
-    unet = UNet2DConditionModel(sample_size=16, in_channels=4, out_channels=4, layers_per_block=1,
-                                block_out_channels=(32, 64), norm_num_groups=32, cross_attention_dim=32,
-                                attention_head_dim=4,
-                                down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
-                                up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"))
-    vae = AutoencoderKL(in_channels=3, out_channels=3, block_out_channels=(32, 32), latent_channels=4,
-                        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
-                        norm_num_groups=32, sample_size=32)
-    sched = DDIMScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", clip_sample=False,
-                          set_alpha_to_one=False, steps_offset=1)
-    pipe = StableDiffusionPipeline(vae=vae, text_encoder=text, tokenizer=tok, unet=unet, scheduler=sched,
-                                   safety_checker=None, feature_extractor=None, requires_safety_checker=False)
+    unet = UNet2DConditionModel(
+        sample_size=16,
+        in_channels=4,
+        out_channels=4,
+        layers_per_block=1,
+        block_out_channels=(32, 64),
+        norm_num_groups=32,
+        cross_attention_dim=32,
+        attention_head_dim=4,
+        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+    )
+    vae = AutoencoderKL(
+        in_channels=3,
+        out_channels=3,
+        block_out_channels=(32, 32),
+        latent_channels=4,
+        down_block_types=("DownEncoderBlock2D",) * 2,
+        up_block_types=("UpDecoderBlock2D",) * 2,
+        norm_num_groups=32,
+        sample_size=32,
+    )
+    sched = DDIMScheduler(
+        beta_start=0.00085,
+        beta_end=0.012,
+        beta_schedule="scaled_linear",
+        clip_sample=False,
+        set_alpha_to_one=False,
+        steps_offset=1,
+    )
+    pipe = StableDiffusionPipeline(
+        vae=vae,
+        text_encoder=text,
+        tokenizer=tok,
+        unet=unet,
+        scheduler=sched,
+        safety_checker=None,
+        feature_extractor=None,
+        requires_safety_checker=False,
+    )
     pipe.save_pretrained(root / "pipe")
     return root / "pipe"
 
 
-SD_CFG = {"dtype": "float32", "height": 32, "width": 32, "guidance_scale": 7.5,
-          "attn_layers": ["mid_block", "up_blocks.1"], "map_res": 16, "boxdiff_temperature": 100.0}
-SAMPLING = {"ddim_steps": 6, "guided_steps": 3, "max_iter": 3, "loss_threshold": 0.0, "loss_scale": 30.0,
-            "sigma_frac": 0.35, "rho": 1.0, "snr": 0.06, "nu_max": 100.0, "langevin_noise": True,
-            "layer_reduction": "per_map",
-            "boxdiff": {"top_frac": 0.8, "corner_margin": 6, "temperature": 100.0, "smooth": True, "scale_factor": 20.0,
-                        "scale_range": [1.0, 0.5], "max_iter_to_alter": 3, "refine": True, "thresholds": {0: 0.05},
-                        "max_refinement_steps": 2}}
+SD_CFG = {
+    "dtype": "float32",
+    "height": 32,
+    "width": 32,
+    "guidance_scale": 7.5,
+    "attn_layers": ["mid_block", "up_blocks.1"],
+    "map_res": 16,
+    "boxdiff_temperature": 100.0,
+}
+SAMPLING = {
+    "ddim_steps": 6,
+    "guided_steps": 3,
+    "max_iter": 3,
+    "loss_threshold": 0.0,
+    "loss_scale": 30.0,
+    "sigma_frac": 0.35,
+    "rho": 1.0,
+    "snr": 0.06,
+    "nu_max": 100.0,
+    "langevin_noise": True,
+    "layer_reduction": "per_map",
+    "boxdiff": {
+        "top_frac": 0.8,
+        "corner_margin": 6,
+        "temperature": 100.0,
+        "smooth": True,
+        "scale_factor": 20.0,
+        "scale_range": [1.0, 0.5],
+        "max_iter_to_alter": 3,
+        "refine": True,
+        "thresholds": {0: 0.05},
+        "max_refinement_steps": 2,
+    },
+}
 PROMPT = "a cat and a dog on the grass"
 BOXES = torch.tensor([[[0.0, 0.25, 0.5, 0.75], [0.5, 0.0, 1.0, 0.5]]])
 
@@ -170,8 +235,8 @@ def test_adaptive_step_reduces_to_plain_on_the_unet(loaded):
     nu = (score.flatten(1).norm(dim=1) / g.flatten(1).norm(dim=1)).clamp(max=100.0)
     xi = 2 * (0.06 * noise.flatten(1).norm(dim=1) / (nu * g.flatten(1).norm(dim=1))) ** 2
     for i in range(2):
-        plain = plain_step(z.detach()[i:i + 1], g[i:i + 1], float(xi[i] * nu[i]) / (1 - a_t), a_t)
-        assert torch.allclose(ada[i:i + 1], plain, atol=1e-6)
+        plain = plain_step(z.detach()[i : i + 1], g[i : i + 1], float(xi[i] * nu[i]) / (1 - a_t), a_t)
+        assert torch.allclose(ada[i : i + 1], plain, atol=1e-6)
 
 
 def test_guided_sampling_end_to_end(loaded):
@@ -181,10 +246,12 @@ def test_guided_sampling_end_to_end(loaded):
     z0 = initial_latents(pipe, cfg, 2, torch.Generator().manual_seed(4))
     boxes = BOXES.expand(2, -1, -1)
     res = {}
-    for name, method in {"none": {"energy": "none", "update": "plain"},
-                         "lg": {"energy": "common", "update": "plain"},
-                         "boxdiff": {"energy": "boxdiff", "update": "boxdiff"},
-                         "winwinlay": {"energy": "nonlocal", "update": "adaptive"}}.items():
+    for name, method in {
+        "none": {"energy": "none", "update": "plain"},
+        "lg": {"energy": "common", "update": "plain"},
+        "boxdiff": {"energy": "boxdiff", "update": "boxdiff"},
+        "winwinlay": {"energy": "nonlocal", "update": "adaptive"},
+    }.items():
         z, info = guided_ddim(backbone, z0.clone(), boxes, method, SAMPLING, torch.Generator().manual_seed(0))
         assert torch.isfinite(z).all() and info["maps"].shape == (2, 2, 16, 16)
         assert not torch.equal(z, z0)
@@ -192,6 +259,7 @@ def test_guided_sampling_end_to_end(loaded):
     assert not torch.equal(res["none"][0], res["lg"][0])
     assert len(res["lg"][1]["energy_trace"]) == SAMPLING["guided_steps"] * SAMPLING["max_iter"]
     from methods.winwinlay.energies import in_box_mass
+
     mass = {k: in_box_mass(v[1]["maps"], v[1]["mask"]).mean().item() for k, v in res.items()}
     print(mass)
     assert mass["lg"] > mass["none"]
@@ -205,14 +273,34 @@ def test_sd_job_writes_every_method_and_layout(sd_dir, tmp_path):
     from methods.common.io import load_arrays, read_json
     from methods.winwinlay.sd_step import sd_job
 
-    sd_cfg = {**SD_CFG, "model_id": "owner/not-on-this-machine", "revision": None,
-              "layouts": [{"prompt": PROMPT, "objects": [{"token": "cat", "box": [0.0, 0.25, 0.5, 0.75]},
-                                                         {"token": "dog", "box": [0.5, 0.0, 1.0, 0.5]}]},
-                          {"prompt": "a dog on the grass", "objects": [{"token": "dog", "box": [0.2, 0.2, 0.8, 0.8]}]}]}
+    sd_cfg = {
+        **SD_CFG,
+        "model_id": "owner/not-on-this-machine",
+        "revision": None,
+        "layouts": [
+            {
+                "prompt": PROMPT,
+                "objects": [
+                    {"token": "cat", "box": [0.0, 0.25, 0.5, 0.75]},
+                    {"token": "dog", "box": [0.5, 0.0, 1.0, 0.5]},
+                ],
+            },
+            {"prompt": "a dog on the grass", "objects": [{"token": "dog", "box": [0.2, 0.2, 0.8, 0.8]}]},
+        ],
+    }
     methods = {"none": {"energy": "none", "update": "plain"}, "winwinlay": {"energy": "nonlocal", "update": "adaptive"}}
     sampling = {**SAMPLING, "ddim_steps": 3, "guided_steps": 2, "max_iter": 2}
-    sd_job(sd_cfg, sampling, methods, 0, 1, str(tmp_path / "s.json"), str(tmp_path / "s.npz"), device="cpu",
-           weights=str(sd_dir))
+    sd_job(
+        sd_cfg,
+        sampling,
+        methods,
+        0,
+        1,
+        str(tmp_path / "s.json"),
+        str(tmp_path / "s.npz"),
+        device="cpu",
+        weights=str(sd_dir),
+    )
     out, arrays = read_json(tmp_path / "s.json"), load_arrays(tmp_path / "s.npz")
     assert [r["prompt"] for r in out["layouts"]] == [PROMPT, "a dog on the grass"]
     for row in out["layouts"]:

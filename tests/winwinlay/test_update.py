@@ -1,4 +1,5 @@
 """The plain (Layout-Guidance) and adaptive (Langevin) latent updates."""
+
 import pytest
 import torch
 
@@ -14,10 +15,10 @@ def test_plain_step_is_layout_guidance_update_in_scheduler_coordinates():
     """Layout-Guidance updates x = z / sqrt(abar) by -loss_scale * grad_x E * sigma^2, sigma^2 = (1-abar)/abar."""
     z, grad_z, _, _ = _vectors()
     abar, scale = 0.3, 30.0
-    x = z / abar ** 0.5
-    grad_x = grad_z * abar ** 0.5  # E(z) = E(sqrt(abar) x)
+    x = z / abar**0.5
+    grad_x = grad_z * abar**0.5  # E(z) = E(sqrt(abar) x)
     x_new = x - scale * grad_x * (1 - abar) / abar
-    assert torch.allclose(plain_step(z, grad_z, scale, abar), x_new * abar ** 0.5)
+    assert torch.allclose(plain_step(z, grad_z, scale, abar), x_new * abar**0.5)
 
 
 def test_adaptive_reduces_to_plain_gradient_without_score_and_noise():
@@ -29,7 +30,7 @@ def test_adaptive_reduces_to_plain_gradient_without_score_and_noise():
     for i in range(len(z)):
         abar = 0.5
         step = (xi * nu)[i].item() / (1 - abar)
-        assert torch.allclose(out[i], plain_step(z[i:i + 1], grad_e[i:i + 1], step, abar)[0])
+        assert torch.allclose(out[i], plain_step(z[i : i + 1], grad_e[i : i + 1], step, abar)[0])
 
 
 def test_adaptive_step_signal_to_noise_ratio_and_balance():

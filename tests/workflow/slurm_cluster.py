@@ -7,6 +7,7 @@ The daemons are stopped by the PIDs that this module started, never by name.
 
 CLI (also used by hand): python tests/workflow/slurm_cluster.py start|stop STATE_DIR
 """
+
 from __future__ import annotations
 
 import json
@@ -107,8 +108,20 @@ def start(state: Path) -> dict:
         subprocess.run(["runuser", "-u", "munge", "--", "mungekey", "--create"], check=True)
     if (run / "munged.pid").exists():
         raise RuntimeError(f"{run}/munged.pid exists: a munged is already running (stop it or remove the stale file)")
-    subprocess.run(["runuser", "-u", "munge", "--", "munged", "--pid-file", str(run / "munged.pid"),
-                    "--log-file", str(run / "munged.log")], check=True)
+    subprocess.run(
+        [
+            "runuser",
+            "-u",
+            "munge",
+            "--",
+            "munged",
+            "--pid-file",
+            str(run / "munged.pid"),
+            "--log-file",
+            str(run / "munged.log"),
+        ],
+        check=True,
+    )
     _wait(lambda: (run / "munged.pid").exists(), 10, "munged", state)
     pids["munged"] = int((run / "munged.pid").read_text())
     (state / "pids.json").write_text(json.dumps(pids))

@@ -8,8 +8,8 @@ Read from the rule files and the paper-scale dry run (config/full.yaml), per pap
 - downloads run on the submit host (`localrule: True`), where compute nodes often have no internet;
 - seeds are wildcards: every configured seed has its own jobs, so a failure costs one seed.
 """
+
 import functools
-import os
 import re
 from pathlib import Path
 
@@ -41,8 +41,11 @@ def _full_config():
 
 def _value_at_full(block, key):
     """The paper-scale value a rule block declares for `key` (a resource or `threads`), as written."""
-    m = re.search(rf"\b{key}\s*[=:][ \t]*(at_scale|per_attempt|runtime_per_attempt)?\(?[ \t]*([^,\n)]+)"
-                  rf"(?:,[ \t]*([^,\n)]+))?", block)
+    m = re.search(
+        rf"\b{key}\s*[=:][ \t]*(at_scale|per_attempt|runtime_per_attempt)?\(?[ \t]*([^,\n)]+)"
+        rf"(?:,[ \t]*([^,\n)]+))?",
+        block,
+    )
     if not m:
         return None
     helper, tiny, full = m.groups()
@@ -52,7 +55,9 @@ def _value_at_full(block, key):
 def paper_rules(slug):
     """(name, file, text) of the rules of a paper that run a script in its paper-scale DAG."""
     names = {job["rule"] for job in full_jobs()}
-    return [(n, *blocks()[n]) for n in sorted(names) if n.startswith(f"{slug}_") and dvc_stages.rule_script(*blocks()[n])]
+    return [
+        (n, *blocks()[n]) for n in sorted(names) if n.startswith(f"{slug}_") and dvc_stages.rule_script(*blocks()[n])
+    ]
 
 
 @pytest.mark.parametrize("slug", PAPERS)
@@ -64,7 +69,8 @@ def test_gpu_requests_match_the_code_and_threads_are_given(slug):
         asks_gpu = gpu is not None and gpu not in ("0", "None")
         assert asks_gpu == uses_cuda, (
             f"{name}: asks for gpu={gpu} at paper scale but its script "
-            f"{'takes' if uses_cuda else 'never takes'} its device from job_device(snakemake.resources)")
+            f"{'takes' if uses_cuda else 'never takes'} its device from job_device(snakemake.resources)"
+        )
         if "snakemake.threads" in script:
             threads = _value_at_full(block, "threads")
             assert threads not in (None, "1"), f"{name}: its script is multi-threaded but the rule asks for 1 thread"
@@ -74,19 +80,22 @@ def test_gpu_requests_match_the_code_and_threads_are_given(slug):
 def test_memory_and_time_grow_with_the_attempt_within_the_partition(slug):
     for name, path, block in paper_rules(slug):
         for key, helper in (("mem_mb", "per_attempt("), ("runtime", "runtime_per_attempt(")):
-            assert re.search(rf"\b{key}={re.escape(helper)}", block), \
+            assert re.search(rf"\b{key}={re.escape(helper)}", block), (
                 f"{name} ({path.name}): {key} must be {helper}tiny, full) so a resubmission gets more"
+            )
         runtime = _value_at_full(block, "runtime")
-        assert runtime.isdigit() and int(runtime) <= PARTITION_MAX_MINUTES, \
+        assert runtime.isdigit() and int(runtime) <= PARTITION_MAX_MINUTES, (
             f"{name}: runtime {runtime} min at paper scale exceeds a {PARTITION_MAX_MINUTES}-min partition; checkpoint and resume"
+        )
 
 
 def test_downloads_run_on_the_submit_host():
-    downloads = [(n, p, b) for n, (p, b) in blocks().items()
-                 if "download_pypi.py" in b or n.endswith("_download")]
+    downloads = [(n, p, b) for n, (p, b) in blocks().items() if "download_pypi.py" in b or n.endswith("_download")]
     assert downloads
     for name, path, block in downloads:
-        assert re.search(r"^\s*localrule:\s*True", block, re.M), f"{name} ({path.name}) is a download: add `localrule: True`"
+        assert re.search(r"^\s*localrule:\s*True", block, re.M), (
+            f"{name} ({path.name}) is a download: add `localrule: True`"
+        )
 
 
 @pytest.mark.parametrize("slug", [p for p in PAPERS if isinstance(_full_config().get(p, {}).get("seeds"), list)])
@@ -94,9 +103,16 @@ def test_seeds_are_wildcards_at_paper_scale(slug):
     seeds = _full_config()[slug]["seeds"]
     outputs = [o for job in full_jobs() if job["rule"].startswith(f"{slug}_") for o in job["output"]]
     for seed in seeds:
-        assert any(re.search(rf"seed{seed}(?!\d)", o) for o in outputs), \
+        assert any(re.search(rf"seed{seed}(?!\d)", o) for o in outputs), (
             f"{slug}: no job of seed {seed} alone at paper scale (use seed_groups / the {{seeds}} wildcard)"
-    multi = [o for job in full_jobs() if job["rule"].startswith(f"{slug}_") for o in job["output"] if re.search(r"\ball\b|_all\.", o)]
+        )
+    multi = [
+        o
+        for job in full_jobs()
+        if job["rule"].startswith(f"{slug}_")
+        for o in job["output"]
+        if re.search(r"\ball\b|_all\.", o)
+    ]
     assert not multi, f"{slug}: jobs over all seeds at paper scale: {multi[:3]}"
 
 

@@ -1,4 +1,5 @@
 """The whole DAG resolves at every scale; bad configuration fails naming the culprit."""
+
 from pathlib import Path
 
 import pytest
@@ -55,17 +56,20 @@ def _bad(tmp_path, text):
     return p
 
 
-@pytest.mark.parametrize("text, named", [
-    ("outdri: results\n", "outdri"),
-    ("timemcl:\n  train:\n    stpes: 3\n", "stpes"),
-    ("timemcl:\n  seeds: [zero]\n", "zero"),
-    ("papers: [timemlc]\n", "timemlc"),
-    ("timemcl:\n  datasets: [nosuchdata]\n", "nosuchdata"),
-    # values that pass a plain JSON-schema check and would crash deep inside a job
-    ("outcome_process:\n  bonus_scale: .nan\n", "config key 'outcome_process.bonus_scale'"),
-    ("outcome_process:\n  seeds: [1.0, 2]\n", "config key 'outcome_process.seeds.0'"),
-    ("timemcl:\n  train:\n    steps: .inf\n", "config key 'timemcl.train.steps'"),
-])
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        ("outdri: results\n", "outdri"),
+        ("timemcl:\n  train:\n    stpes: 3\n", "stpes"),
+        ("timemcl:\n  seeds: [zero]\n", "zero"),
+        ("papers: [timemlc]\n", "timemlc"),
+        ("timemcl:\n  datasets: [nosuchdata]\n", "nosuchdata"),
+        # values that pass a plain JSON-schema check and would crash deep inside a job
+        ("outcome_process:\n  bonus_scale: .nan\n", "config key 'outcome_process.bonus_scale'"),
+        ("outcome_process:\n  seeds: [1.0, 2]\n", "config key 'outcome_process.seeds.0'"),
+        ("timemcl:\n  train:\n    steps: .inf\n", "config key 'timemcl.train.steps'"),
+    ],
+)
 def test_bad_config_is_rejected_naming_the_key(run_snakemake, tmp_path, text, named):
     proc = run_snakemake("-n", "--configfile", _bad(tmp_path, text), check=False)
     assert proc.returncode != 0
@@ -125,10 +129,12 @@ def test_only_pinned_downloads_live_outside_the_outdir(run_snakemake, overlay, t
         if line.startswith("rule ") or line.startswith("localrule "):
             rule, local = line.split()[1].rstrip(":"), line.startswith("localrule ")
         elif line.startswith("    output: ") and rule:
-            for path in line[len("    output: "):].split(", "):
+            for path in line[len("    output: ") :].split(", "):
                 checked += 1
                 if not path.startswith(str(out)):
-                    assert path.startswith(str(res)) and local, f"{rule} writes {path} (not a download on the submit host)"
+                    assert path.startswith(str(res)) and local, (
+                        f"{rule} writes {path} (not a download on the submit host)"
+                    )
     assert checked > 50
 
 

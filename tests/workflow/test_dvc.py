@@ -4,6 +4,7 @@
 All runs happen in git repositories made in tmp dirs from the working tree (one paper, the fast
 outcome_process at tiny scale, reproduced once with `dvc repro`); the main tree is never touched.
 """
+
 import hashlib
 import os
 import socket
@@ -24,8 +25,12 @@ GIT = ["git", "-c", "user.email=test@example.org", "-c", "user.name=test"]
 
 
 def _env(**extra):
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_CONFIG_FILE": "/nonexistent"}
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+        "AWS_CONFIG_FILE": "/nonexistent",
+    }
     env.update(extra)
     return {k: v for k, v in env.items() if v is not None}
 
@@ -34,11 +39,14 @@ S3_CREDS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", 
 
 
 def run(cwd, *cmd, check=True, timeout=300, env=None):
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=env or _env())
+    proc = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env or _env()
+    )
     if check and proc.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, cmd))} exited {proc.returncode} in {cwd}:\n{proc.stdout[-3000:]}\n"
-                    f"{proc.stderr[-3000:]}")
+        pytest.fail(
+            f"{' '.join(map(str, cmd))} exited {proc.returncode} in {cwd}:\n{proc.stdout[-3000:]}\n"
+            f"{proc.stderr[-3000:]}"
+        )
     return proc
 
 
@@ -48,8 +56,11 @@ def dvc(cwd, *args, **kw):
 
 def checksums(root: Path, sub: str) -> dict:
     base = root / sub
-    return {p.relative_to(base).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(base.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(base).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(base.rglob("*"))
+        if p.is_file()
+    }
 
 
 def outs_of(paper):
@@ -62,8 +73,9 @@ def all_checksums(root):
 
 def worktree_repo(dest: Path) -> Path:
     """A git repository holding the working tree's committable files (what this test suite tests)."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.split(b"\0")
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True
+    ).stdout.split(b"\0")
     for name in filter(None, files):
         src = ROOT / os.fsdecode(name)
         if src.is_file():
@@ -138,9 +150,11 @@ def _job(rule, output, inputs=()):
 def test_paper_stage_depends_on_the_shared_substrate_it_reads():
     shared, srule = _some_rule("shared")
     paper, prule = _some_rule("paper")
-    jobs = [_job(srule, [f"results/{shared}/model.pt"]),
-            _job(prule, [f"results/{paper}/claims.json"], [f"results/{shared}/model.pt"]),
-            _job("report", ["results/REPORT.md"], [f"results/{paper}/claims.json"])]
+    jobs = [
+        _job(srule, [f"results/{shared}/model.pt"]),
+        _job(prule, [f"results/{paper}/claims.json"], [f"results/{shared}/model.pt"]),
+        _job("report", ["results/REPORT.md"], [f"results/{paper}/claims.json"]),
+    ]
     stages = dvc_stages.build(ROOT, jobs=jobs, full_jobs=[])["stages"]
     assert f"results/{shared}" in stages[paper]["deps"] and stages[shared]["outs"] == [f"results/{shared}"]
     assert "--allowed-rules" in stages[paper]["cmd"]  # Snakemake must not rerun the substrate's jobs
@@ -232,7 +246,7 @@ def _set_config(repo, key_path, old, new):
     section = text.index(f"\n{PAPER}:\n")
     line = f"    {key_path[-1]}: {old}"
     at = text.index(line, section)
-    cfg.write_text(text[:at] + f"    {key_path[-1]}: {new}" + text[at + len(line):])
+    cfg.write_text(text[:at] + f"    {key_path[-1]}: {new}" + text[at + len(line) :])
 
 
 def test_after_pull_a_config_change_reruns_what_it_would_have_rerun_had_the_jobs_run_here(origin, tmp_path):
@@ -343,8 +357,9 @@ def s3(origin):
     """moto's S3 server on 127.0.0.1 (a real HTTP S3 API), stopped by PID afterwards."""
     port = _free_port()
     log = open(origin["base"] / "moto.log", "w")
-    proc = subprocess.Popen([BIN / "moto_server", "-H", "127.0.0.1", "-p", str(port)], stdout=log,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [BIN / "moto_server", "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT
+    )
     url = f"http://127.0.0.1:{port}"
     for _ in range(100):
         try:
@@ -353,8 +368,10 @@ def s3(origin):
         except OSError:
             time.sleep(0.1)
     import boto3
-    boto3.client("s3", endpoint_url=url, aws_access_key_id="testing", aws_secret_access_key="testing",
-                 region_name="us-east-1").create_bucket(Bucket="icml25-test")
+
+    boto3.client(
+        "s3", endpoint_url=url, aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+    ).create_bucket(Bucket="icml25-test")
     yield url
     proc.terminate()
     proc.wait(timeout=10)
@@ -378,8 +395,13 @@ def test_s3_round_trip_leaves_nothing_to_do(origin, s3):
 
 def test_s3_missing_credentials_is_a_clear_error_and_nothing_local_is_lost(origin, s3):
     _use_s3(origin["repo"], s3)
-    no_creds = _env(AWS_ACCESS_KEY_ID=None, AWS_SECRET_ACCESS_KEY=None, AWS_SESSION_TOKEN=None, AWS_PROFILE=None,
-                    AWS_EC2_METADATA_DISABLED="true")
+    no_creds = _env(
+        AWS_ACCESS_KEY_ID=None,
+        AWS_SECRET_ACCESS_KEY=None,
+        AWS_SESSION_TOKEN=None,
+        AWS_PROFILE=None,
+        AWS_EC2_METADATA_DISABLED="true",
+    )
     repo = clone(origin["repo"], origin["base"] / "s3_nocreds", origin["base"] / "no_local_store")
     _use_s3(repo, s3)
     proc = dvc(repo, "pull", "-r", "s3", PAPER, check=False, env=no_creds, timeout=120)

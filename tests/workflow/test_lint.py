@@ -1,4 +1,5 @@
 """`snakemake --lint` raises nothing but the one lint the README's Design section justifies."""
+
 import re
 
 # One environment for the whole workflow instead of a conda env per rule (README, "Design").

@@ -6,6 +6,7 @@ pass `pins=input_pins` and its script must call `verify_pins(snakemake.params.pi
 job runs on planted files that are not what was pinned (a pickle that would run code): each is refused,
 named, removed, and nothing runs.
 """
+
 import shutil
 import sys
 from pathlib import Path
@@ -67,14 +68,23 @@ def download_readers(scale):
     blocks = rule_blocks()
     found = []
     for job in dvc_stages.dry_run_jobs(ROOT, OVERLAYS[scale]):
-        reads = [f for f in job["input"] if (Path(f) if Path(f).is_absolute() else ROOT / f).resolve().is_relative_to(resources.resolve())]
+        reads = [
+            f
+            for f in job["input"]
+            if (Path(f) if Path(f).is_absolute() else ROOT / f).resolve().is_relative_to(resources.resolve())
+        ]
         for f in reads:
-            assert Path(f).name in pinned, f"{scale}: rule {job['rule']} reads {f}, which no config entry pins (filename + sha256)"
+            assert Path(f).name in pinned, (
+                f"{scale}: rule {job['rule']} reads {f}, which no config entry pins (filename + sha256)"
+            )
             path, block = blocks[job["rule"]]
-            assert "pins=input_pins" in block, f"{scale}: rule {job['rule']} ({path.name}) reads {f} without `pins=input_pins`"
+            assert "pins=input_pins" in block, (
+                f"{scale}: rule {job['rule']} ({path.name}) reads {f} without `pins=input_pins`"
+            )
             script = _script(path, block)
-            assert "verify_pins(snakemake.params.pins)" in script.read_text(), \
+            assert "verify_pins(snakemake.params.pins)" in script.read_text(), (
                 f"{scale}: {script.relative_to(ROOT)} (rule {job['rule']}) does not call verify_pins before reading {f}"
+            )
             found.append((job, f))
     return found
 
@@ -91,8 +101,11 @@ def test_a_rule_without_its_pin_check_is_caught(monkeypatch):
     blocks = rule_blocks()
     victim = download_readers("smoke")[0][0]["rule"]
     path, block = blocks[victim]
-    monkeypatch.setattr(sys.modules[__name__], "rule_blocks",
-                        lambda: {**blocks, victim: (path, block.replace("pins=input_pins", "pins={}"))})
+    monkeypatch.setattr(
+        sys.modules[__name__],
+        "rule_blocks",
+        lambda: {**blocks, victim: (path, block.replace("pins=input_pins", "pins={}"))},
+    )
     with pytest.raises(AssertionError, match=f"rule {victim}.*without `pins=input_pins`"):
         download_readers("smoke")
 
@@ -103,17 +116,33 @@ def test_planted_files_are_refused_before_anything_reads_them(tmp_path, run_snak
     unpickled: every reading job fails naming its file and the pin, removes it, and the marker never appears."""
     res, out = tmp_path / "resources", tmp_path / "out"
     marker = tmp_path / "PWNED"
-    payload = (b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR.")  # pickle protocol 0: os.system(...)
+    payload = b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR."  # pickle protocol 0: os.system(...)
     # one reading job per planted file: a second job reading a file the first removed would stop the run
     readers = list({f: (job, f) for job, f in reversed(download_readers("smoke"))}.values())
     for job, f in readers:
         rel = Path(f).resolve().relative_to((ROOT / _config("smoke")["resources"]).resolve())
         (res / rel).parent.mkdir(parents=True, exist_ok=True)
         (res / rel).write_bytes(payload)
-    targets = sorted({job["output"][0].replace(str(ROOT / "results_smoke"), str(out)).replace("results_smoke", str(out))
-                      for job, _ in readers})
-    proc = run_snakemake("--cores", "2", "--keep-going", "--configfile", "config/smoke.yaml", "--config",
-                         f"outdir={out}", f"resources={res}", "--", *targets, check=False, timeout=900)
+    targets = sorted(
+        {
+            job["output"][0].replace(str(ROOT / "results_smoke"), str(out)).replace("results_smoke", str(out))
+            for job, _ in readers
+        }
+    )
+    proc = run_snakemake(
+        "--cores",
+        "2",
+        "--keep-going",
+        "--configfile",
+        "config/smoke.yaml",
+        "--config",
+        f"outdir={out}",
+        f"resources={res}",
+        "--",
+        *targets,
+        check=False,
+        timeout=900,
+    )
     assert proc.returncode != 0
     logs = "\n".join(p.read_text(errors="replace") for p in out.rglob("*.log"))
     # a reader that also needs another reader's output (a dataset embedded by the refused model) never starts
@@ -122,9 +151,11 @@ def test_planted_files_are_refused_before_anything_reads_them(tmp_path, run_snak
     assert first, "every reader depends on another: nothing was exercised"
     for job, f in first:  # verify_pins names every failing file of a job, so each planted file shows up
         name = Path(f).name
-        assert f"{name}: sha256" in logs and "does not match the pinned" in logs, \
+        assert f"{name}: sha256" in logs and "does not match the pinned" in logs, (
             f"{job['rule']}: no pin refusal for {name}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        assert not (res / Path(f).resolve().relative_to((ROOT / _config("smoke")["resources"]).resolve())).exists(), \
+        )
+        assert not (res / Path(f).resolve().relative_to((ROOT / _config("smoke")["resources"]).resolve())).exists(), (
             f"{job['rule']}: the planted {name} was not removed"
+        )
     assert not marker.exists(), "a planted pickle ran"
     shutil.rmtree(tmp_path, ignore_errors=True)

@@ -5,6 +5,7 @@ ICML25_REQUIRE_SLURM=1, which turns the skip into a failure so that CI cannot pa
 Everything runs in copies of the working tree in tmp dirs; the main tree's results/ and
 .snakemake/ are never touched.
 """
+
 import importlib.util
 import os
 import subprocess
@@ -28,8 +29,9 @@ FAST = ["--slurm-init-seconds-before-status-checks", "1", "--seconds-between-sta
 
 def copy_worktree(dest: Path) -> Path:
     """The working tree's files that git would commit (tracked and untracked-not-ignored) copied to dest."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.split(b"\0")
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True
+    ).stdout.split(b"\0")
     dest.mkdir(parents=True, exist_ok=True)
     for name in filter(None, files):
         src = ROOT / os.fsdecode(name)
@@ -41,8 +43,12 @@ def copy_worktree(dest: Path) -> Path:
 
 
 def _env(**extra):
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "ICML25_SLURM_PARTITION": slurm_cluster.PARTITION, "ICML25_SLURM_ACCOUNT": ""}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "ICML25_SLURM_PARTITION": slurm_cluster.PARTITION,
+        "ICML25_SLURM_ACCOUNT": "",
+    }
     env.update(extra)
     return {k: v for k, v in env.items() if v is not None}
 
@@ -79,16 +85,35 @@ def test_smoke_paper_through_slurm_equals_local_run(slurm, tree):
     """outcome_process's smoke DAG, every job submitted with sbatch; claims.json byte-equal to a local run's."""
     before = _squeue_ids()
     t0 = time.time()
-    proc = snakemake(tree, "--workflow-profile", "profiles/slurm", *FAST, "--configfile", "config/smoke.yaml",
-                     "--config", "outdir=out_slurm", "--", "outcome_process")
+    proc = snakemake(
+        tree,
+        "--workflow-profile",
+        "profiles/slurm",
+        *FAST,
+        "--configfile",
+        "config/smoke.yaml",
+        "--config",
+        "outdir=out_slurm",
+        "--",
+        "outcome_process",
+    )
     wall = time.time() - t0
     assert proc.returncode == 0, proc.stderr[-4000:]
     log = proc.stdout + proc.stderr
     submitted = log.count("has been submitted with SLURM jobid")
     new_jobs = _squeue_ids() - before  # MinJobAge=300 keeps finished jobs listed
     assert submitted >= 10 and len(new_jobs) >= submitted, (submitted, new_jobs)
-    local = snakemake(tree, "--cores", "2", "--configfile", "config/smoke.yaml", "--config", "outdir=out_local",
-                      "--", "outcome_process")
+    local = snakemake(
+        tree,
+        "--cores",
+        "2",
+        "--configfile",
+        "config/smoke.yaml",
+        "--config",
+        "outdir=out_local",
+        "--",
+        "outcome_process",
+    )
     assert local.returncode == 0, local.stderr[-4000:]
     a = (tree / "out_slurm" / "outcome_process" / "claims.json").read_bytes()
     b = (tree / "out_local" / "outcome_process" / "claims.json").read_bytes()
@@ -104,8 +129,9 @@ def _toy(tmp_path, body):
 def test_failing_job_is_reported_failed_not_hung(slurm, tmp_path):
     toy = _toy(tmp_path, 'rule fail:\n    output: "fail.txt"\n    shell: "echo deliberate failure >&2; exit 3"\n')
     t0 = time.time()
-    proc = snakemake(toy, "--workflow-profile", ROOT / "profiles" / "slurm", *FAST, "--retries", "0", "fail.txt",
-                     timeout=180)
+    proc = snakemake(
+        toy, "--workflow-profile", ROOT / "profiles" / "slurm", *FAST, "--retries", "0", "fail.txt", timeout=180
+    )
     wall = time.time() - t0
     assert proc.returncode != 0
     assert "Error in rule fail" in proc.stdout + proc.stderr
@@ -117,8 +143,7 @@ def test_cancelled_job_is_reported_and_retried(slurm, tmp_path):
     """A job killed by Slurm (scancel, as for node failure or a time limit) fails and is resubmitted once."""
     toy = _toy(tmp_path, 'rule slow:\n    output: "slow.txt"\n    shell: "sleep 8; echo done > {output}"\n')
     before = _squeue_ids()
-    cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", str(ROOT / "profiles" / "slurm"), *FAST,
-           "slow.txt"]
+    cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", str(ROOT / "profiles" / "slurm"), *FAST, "slow.txt"]
     proc = subprocess.Popen(cmd, cwd=toy, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     cancelled = None
     deadline = time.time() + 60
@@ -144,8 +169,15 @@ def test_missing_partition_is_a_clear_error_before_submission(slurm, tmp_path):
     toy = _toy(tmp_path, 'rule one:\n    output: "one.txt"\n    shell: "touch {output}"\n')
     before = _squeue_ids()
     t0 = time.time()
-    proc = snakemake(toy, "--workflow-profile", ROOT / "profiles" / "slurm", *FAST, "one.txt",
-                     env=_env(ICML25_SLURM_PARTITION=None), timeout=120)
+    proc = snakemake(
+        toy,
+        "--workflow-profile",
+        ROOT / "profiles" / "slurm",
+        *FAST,
+        "one.txt",
+        env=_env(ICML25_SLURM_PARTITION=None),
+        timeout=120,
+    )
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert "ICML25_SLURM_PARTITION" in out and "invalid partition" in out

@@ -1,4 +1,5 @@
 """Smoke run of the real DAG: killed midway, resumed, then every output checked."""
+
 import json
 import os
 import re
@@ -20,8 +21,13 @@ def smoke_outdir(tmp_path_factory, repo_root, run_snakemake):
     args = ["--cores", "2", "--configfile", "config/smoke.yaml", "--config", f"outdir={out}"]
     # First run: killed after a few seconds with the whole process group, as a user's Ctrl-C or a
     # scheduler would; no partial output may be used afterwards.
-    proc = subprocess.Popen([sys.executable, "-m", "snakemake", *args], cwd=ROOT, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(12)
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -78,7 +84,8 @@ def test_no_partial_files_left(smoke_outdir):
 def test_orphaned_part_files_are_removed_by_the_next_run(smoke_outdir, run_snakemake, repo_root):
     """A writer killed with SIGKILL leaves `.<name>.*.part`; the next run (not a dry run) removes it."""
     resources = repo_root / yaml.safe_load((repo_root / "config" / "smoke.yaml").read_text()).get(
-        "resources", yaml.safe_load((repo_root / "config.yaml").read_text())["resources"])
+        "resources", yaml.safe_load((repo_root / "config.yaml").read_text())["resources"]
+    )
     orphans = [smoke_outdir / "orphans" / ".claims.json.x1y2.part", resources / "orphans" / ".data.whl.z3.part"]
     for p in orphans:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -113,16 +120,23 @@ def test_an_edit_to_a_method_file_reruns_exactly_the_jobs_that_import_it(smoke_o
     assert "Nothing to be done" in touched.stdout + touched.stderr
     stats = edited.stdout.split("Job stats:")[1].split("total")[0]
     rules = {line.split()[0] for line in stats.splitlines()[3:] if len(line.split()) == 2}
-    paper_rules = set(re.findall(r"^rule (outcome_process_\w+):", (repo_root / "workflow" / "rules" /
-                                                                    "outcome_process.smk").read_text(), re.M))
+    paper_rules = set(
+        re.findall(
+            r"^rule (outcome_process_\w+):",
+            (repo_root / "workflow" / "rules" / "outcome_process.smk").read_text(),
+            re.M,
+        )
+    )
     assert rules == paper_rules | {"report", "all"}
 
 
 def test_an_edit_to_figure_code_reruns_only_figure_claims_and_report_jobs(smoke_outdir, run_snakemake, repo_root):
     """Every paper's figures.py and common/plotting.py edited at once: a job's code input is the closure of what
     its step imports, so only the steps that draw (figures, claims) and the report are scheduled, never training."""
-    files = [repo_root / "src" / "methods" / "common" / "plotting.py",
-             *sorted((repo_root / "src" / "methods").glob("*/figures.py"))]
+    files = [
+        repo_root / "src" / "methods" / "common" / "plotting.py",
+        *sorted((repo_root / "src" / "methods").glob("*/figures.py")),
+    ]
     saved = {f: (f.read_text(), f.stat()) for f in files}
     try:
         for f, (text, _) in saved.items():
@@ -137,7 +151,9 @@ def test_an_edit_to_figure_code_reruns_only_figure_claims_and_report_jobs(smoke_
     papers = {p.stem for p in (repo_root / "workflow" / "rules").glob("*.smk")}
     drawing = {r for r in rules if re.search(r"_(figures?|claims|plots?)$", r)}
     assert drawing, "no figure job was scheduled by an edit to the plotting code"
-    assert rules - drawing - papers - {"report", "all"} == set(), f"an edit to figure code reruns {sorted(rules - drawing)}"
+    assert rules - drawing - papers - {"report", "all"} == set(), (
+        f"an edit to figure code reruns {sorted(rules - drawing)}"
+    )
 
 
 # Measured quantities that are wall-clock timings (they move between runs; their claims state a band).
@@ -153,5 +169,7 @@ def test_a_second_run_in_another_outdir_gives_the_same_numbers_and_verdicts(smok
     assert first.keys() == second.keys()
     moved = [k for k in first if first[k] != second[k] and k not in TIMING_METRICS]
     assert moved == []
-    verdicts = lambda out: {c["id"]: c["verdict"] for c in json.loads((out / "timemcl" / "claims.json").read_text())["claims"]}  # noqa: E731
+    verdicts = lambda out: {
+        c["id"]: c["verdict"] for c in json.loads((out / "timemcl" / "claims.json").read_text())["claims"]
+    }  # noqa: E731
     assert verdicts(smoke_outdir) == verdicts(other)

@@ -32,7 +32,9 @@ include: "helpers/graphgpt.smk"
 wildcard_constraints:
     domain="|".join(GRAPHGPT["domains"]),
     task="|".join(GRAPHGPT_TASKS),
-    models="|".join(["all"] + [m for m, (_, pretrained) in GRAPHGPT_MODELS.items() if pretrained]),
+    models="|".join(
+        ["all"] + [m for m, (_, pretrained) in GRAPHGPT_MODELS.items() if pretrained]
+    ),
     ogb_dataset="|".join(GRAPHGPT_OGB.values()),
 
 

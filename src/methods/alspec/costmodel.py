@@ -14,8 +14,8 @@ on the speculative worker while the exact attention ran; on a miss they are redo
 arrives. "Attention overhead" is the part of the step latency beyond the non-attention work
 L (t_qkv + t_rest) + t_head; the paper's 5x is the ratio of that overhead, sequential / ALSpec.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import torch
@@ -40,7 +40,10 @@ def measure_kernels(model, contexts, sink: int, window: int, repeats: int = 5, s
         "t_qkv": median_time(lambda: dec._qkv(layer, h, cos, sin), repeats, warmup=2),
         "t_rest": median_time(lambda: dec.rest_of_layer(layer, h, o), repeats, warmup=2),
         "t_head": median_time(lambda: dec._logits(h), repeats, warmup=2),
-        "n_layers": len(dec.layers), "contexts": list(map(int, contexts)), "t_attn": [], "t_spec": [],
+        "n_layers": len(dec.layers),
+        "contexts": list(map(int, contexts)),
+        "t_attn": [],
+        "t_spec": [],
     }
     for T in contexts:
         K = torch.randn(1, dec.n_kv, int(T), dec.head_dim)

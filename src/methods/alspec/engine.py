@@ -16,10 +16,10 @@ attention; every decode step attends with `methods.kernels` (the compiled ops):
   head: from o on the rejected heads and ô on the accepted ones). Each batch row is verified
   and rolled back on its own.
 """
+
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import torch
 import torch.nn.functional as F
@@ -31,11 +31,11 @@ MODES = ("exact", "static", "alspec")
 
 @dataclasses.dataclass(frozen=True)
 class SpecConfig:
-    mode: str = "exact"          # exact | static | alspec
-    sink: int = 8                # first keys of the speculative attention (attention sinks)
-    window: int = 8              # last keys of the speculative attention (local window)
-    lam: float = 0.10            # verification threshold λ
-    granularity: str = "layer"   # layer: one verdict per layer; head: one per attention head
+    mode: str = "exact"  # exact | static | alspec
+    sink: int = 8  # first keys of the speculative attention (attention sinks)
+    window: int = 8  # last keys of the speculative attention (local window)
+    lam: float = 0.10  # verification threshold λ
+    granularity: str = "layer"  # layer: one verdict per layer; head: one per attention head
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -43,7 +43,9 @@ class SpecConfig:
         if self.granularity not in ("layer", "head"):
             raise ValueError(f"SpecConfig.granularity: {self.granularity!r} is not 'layer' or 'head'")
         if self.sink < 0 or self.window < 0 or self.lam < 0:
-            raise ValueError(f"SpecConfig: sink, window and lam must be >= 0, got {self.sink}, {self.window}, {self.lam}")
+            raise ValueError(
+                f"SpecConfig: sink, window and lam must be >= 0, got {self.sink}, {self.window}, {self.lam}"
+            )
 
 
 def verify(o: torch.Tensor, o_hat: torch.Tensor, lam: float, granularity: str = "layer") -> torch.Tensor:
@@ -66,8 +68,10 @@ class KVCache:
     def write(self, layer: int, k: torch.Tensor, v: torch.Tensor, start: int) -> None:
         t = k.shape[2]
         if start + t > self.capacity:
-            raise ValueError(f"KVCache: {start + t} tokens exceed the capacity {self.capacity}; "
-                             "allocate the cache for prompt + new tokens")
+            raise ValueError(
+                f"KVCache: {start + t} tokens exceed the capacity {self.capacity}; "
+                "allocate the cache for prompt + new tokens"
+            )
         self.k[layer][:, :, start : start + t] = k
         self.v[layer][:, :, start : start + t] = v
 
@@ -78,6 +82,7 @@ class KVCache:
 @dataclasses.dataclass
 class StepStats:
     """Per decode step: verdicts [L, B] (row hit at layer l) and the approximated fraction [L, B]."""
+
     hits: torch.Tensor
     approx: torch.Tensor
 

@@ -10,6 +10,7 @@ step). Two passes per mode:
   token-for-token agreement with the exact mode's generation is measured, never assumed (for the
   copy task this generation is also the task: exact-match of the copied string).
 """
+
 from __future__ import annotations
 
 import math
@@ -49,9 +50,12 @@ def decode_modes(model, batch: Batch, specs: dict[str, SpecConfig], batch_size: 
             gen.append(dec.run(ids[:, : d0 + 1], d0, spec, n_generate=T - d0 - 1))
         cat = lambda runs, key: torch.cat([r[key] for r in runs], dim=0 if key in ("logits", "pred") else -1)  # noqa: E731
         out[name] = {
-            "logits": cat(tf, "logits"), "pred": cat(tf, "pred"),
-            "hits": torch.cat([r["hits"] for r in tf], -1), "approx": torch.cat([r["approx"] for r in tf], -1),
-            "gen": cat(gen, "pred"), "gen_hits": torch.cat([r["hits"] for r in gen], -1),
+            "logits": cat(tf, "logits"),
+            "pred": cat(tf, "pred"),
+            "hits": torch.cat([r["hits"] for r in tf], -1),
+            "approx": torch.cat([r["approx"] for r in tf], -1),
+            "gen": cat(gen, "pred"),
+            "gen_hits": torch.cat([r["hits"] for r in gen], -1),
         }
     return out
 
@@ -59,7 +63,7 @@ def decode_modes(model, batch: Batch, specs: dict[str, SpecConfig], batch_size: 
 def task_metrics(batch: Batch, decoded: dict, kind: str) -> dict:
     """Metrics per mode. kind: 'accuracy' (answer positions) or 'perplexity' (every decoded token)."""
     d0 = batch.decode_start
-    target = batch.ids[:, d0 + 1 :]                      # what steps 0 .. n-2 predict
+    target = batch.ids[:, d0 + 1 :]  # what steps 0 .. n-2 predict
     mask = batch.answer[:, d0 + 1 :] if kind == "accuracy" else torch.ones_like(target, dtype=torch.bool)
     exact = decoded["exact"]
     rows = {}
@@ -95,8 +99,10 @@ def lm_batch(test_ids: torch.Tensor, n: int, context: int, decode: int) -> Batch
         raise ValueError(f"lm continuation: decode ({decode}) must be shorter than context ({context})")
     avail = test_ids.numel() // context
     if avail < 1:
-        raise ValueError(f"lm continuation: the test split has {test_ids.numel()} tokens, fewer than one "
-                         f"window of {context}; lower alspec.lm.context")
+        raise ValueError(
+            f"lm continuation: the test split has {test_ids.numel()} tokens, fewer than one "
+            f"window of {context}; lower alspec.lm.context"
+        )
     n = min(n, avail)
     ids = test_ids[: n * context].view(n, context).long()
     answer = torch.zeros_like(ids, dtype=torch.bool)
@@ -106,25 +112,64 @@ def lm_batch(test_ids: torch.Tensor, n: int, context: int, decode: int) -> Batch
 
 # --- the steps --------------------------------------------------------------------------------------
 
-def evaluate_task(model_dir, task: str, tasks: dict, sink: int, window: int, lams, granularity: str,
-                  n_examples: int, batch_size: int, seed: int, metrics_path, threads: int = 1, device="cpu") -> dict:
+
+def evaluate_task(
+    model_dir,
+    task: str,
+    tasks: dict,
+    sink: int,
+    window: int,
+    lams,
+    granularity: str,
+    n_examples: int,
+    batch_size: int,
+    seed: int,
+    metrics_path,
+    threads: int = 1,
+    device="cpu",
+) -> dict:
     """The alspec_evaluate step: exact / static / ALSpec on held-out examples of one synthetic task, on `device`."""
     torch.set_num_threads(threads)
     cfg = task_config(tasks, sink, window)
     batch = make_batch(task, cfg, n_examples, seed=2**20 + seed * 31 + TASKS.index(task))
     t0 = time.time()
-    decoded = decode_modes(load_llama(model_dir, device), batch, mode_specs(lams, sink, window, granularity), batch_size)
+    decoded = decode_modes(
+        load_llama(model_dir, device), batch, mode_specs(lams, sink, window, granularity), batch_size
+    )
     rows = task_metrics(batch, decoded, "accuracy")
     for name, m in rows.items():
-        log(f"{task} {name}: accuracy {m['accuracy']:.3f} hit {m['hit_rate']:.3f} agree {m['agreement_generation']:.3f}")
-    doc = {"task": task, "kind": "accuracy", "context": cfg.seq_len, "sink": sink, "window": window,
-           "decode_start": batch.decode_start, "modes": rows, "seconds": time.time() - t0}
+        log(
+            f"{task} {name}: accuracy {m['accuracy']:.3f} hit {m['hit_rate']:.3f} agree {m['agreement_generation']:.3f}"
+        )
+    doc = {
+        "task": task,
+        "kind": "accuracy",
+        "context": cfg.seq_len,
+        "sink": sink,
+        "window": window,
+        "decode_start": batch.decode_start,
+        "modes": rows,
+        "seconds": time.time() - t0,
+    }
     write_json(metrics_path, doc)
     return doc
 
 
-def evaluate_lm(model_dir, tokens, sink: int, window: int, lams, granularity: str, n_windows: int,
-                context: int, decode: int, batch_size: int, metrics_path, threads: int = 1, device="cpu") -> dict:
+def evaluate_lm(
+    model_dir,
+    tokens,
+    sink: int,
+    window: int,
+    lams,
+    granularity: str,
+    n_windows: int,
+    context: int,
+    decode: int,
+    batch_size: int,
+    metrics_path,
+    threads: int = 1,
+    device="cpu",
+) -> dict:
     """The alspec_evaluate_lm step: exact / static / ALSpec on continuations of the shared LM's test split
     (perplexity, agreement), on `device`."""
     from methods.common.lm import load_causal_lm, load_token_splits
@@ -137,7 +182,15 @@ def evaluate_lm(model_dir, tokens, sink: int, window: int, lams, granularity: st
     rows = task_metrics(batch, decoded, "perplexity")
     for name, m in rows.items():
         log(f"lm {name}: ppl {m['perplexity']:.3f} hit {m['hit_rate']:.3f} agree {m['agreement_generation']:.3f}")
-    doc = {"task": "lm", "kind": "perplexity", "context": context, "sink": sink, "window": window,
-           "decode_start": batch.decode_start, "modes": rows, "seconds": time.time() - t0}
+    doc = {
+        "task": "lm",
+        "kind": "perplexity",
+        "context": context,
+        "sink": sink,
+        "window": window,
+        "decode_start": batch.decode_start,
+        "modes": rows,
+        "seconds": time.time() - t0,
+    }
     write_json(metrics_path, doc)
     return doc

@@ -1,5 +1,6 @@
 """The claims step of the ALSpec DAG (rule alspec_claims): the flat metrics the criteria of claims.yaml read,
 the verdicts, metrics_summary.json."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,13 +36,16 @@ def claims_metrics(task_files, lm_file, timing_file, lams, extrapolate_to: int) 
     m["exact_long_range_min_accuracy"] = min(m[f"{t}_exact_accuracy"] for t in long_range)
     m["static_long_range_max_drop"] = max(m[f"{t}_exact_accuracy"] - m[f"{t}_static_accuracy"] for t in long_range)
     m["static_long_range_min_drop"] = min(m[f"{t}_exact_accuracy"] - m[f"{t}_static_accuracy"] for t in long_range)
-    m["alspec_strict_max_accuracy_drop"] = max(m[f"{t}_exact_accuracy"] - m[f"{t}_{k}_accuracy"]
-                                               for t in tasks for k in strict)
-    m["alspec_long_range_min_drop"] = min(m[f"{t}_exact_accuracy"] - m[f"{t}_{k}_accuracy"]
-                                          for t in long_range for k in strict)
+    m["alspec_strict_max_accuracy_drop"] = max(
+        m[f"{t}_exact_accuracy"] - m[f"{t}_{k}_accuracy"] for t in tasks for k in strict
+    )
+    m["alspec_long_range_min_drop"] = min(
+        m[f"{t}_exact_accuracy"] - m[f"{t}_{k}_accuracy"] for t in long_range for k in strict
+    )
     m["static_max_accuracy_drop"] = max(m[f"{t}_exact_accuracy"] - m[f"{t}_static_accuracy"] for t in tasks)
-    m["static_min_agreement"] = min(m[f"{t}_static_agreement_generation"] for t in [*tasks, "lm"]
-                                    if f"{t}_static_agreement_generation" in m)
+    m["static_min_agreement"] = min(
+        m[f"{t}_static_agreement_generation"] for t in [*tasks, "lm"] if f"{t}_static_agreement_generation" in m
+    )
     m["alspec_strict_max_ppl_ratio"] = max(m[f"lm_{k}_perplexity"] / m["lm_exact_perplexity"] for k in strict)
     m["static_ppl_ratio"] = m["lm_static_perplexity"] / m["lm_exact_perplexity"]
     m["alspec_strict_min_agreement"] = min(m[f"{t}_{k}_agreement_generation"] for t in [*tasks, "lm"] for k in strict)
@@ -59,21 +63,30 @@ def claims_metrics(task_files, lm_file, timing_file, lams, extrapolate_to: int) 
     m["overhead_reduction_128k"] = seq / spec
     m["overhead_sequential_128k"], m["overhead_alspec_128k"] = seq, spec
     grid = np.geomspace(min(k["contexts"]), extrapolate_to, 64)
-    ratio = (costmodel.attention_overhead(k, grid, 1.0, t_comm, "sequential")
-             / costmodel.attention_overhead(k, grid, 1.0, t_comm, "alspec"))
+    ratio = costmodel.attention_overhead(k, grid, 1.0, t_comm, "sequential") / costmodel.attention_overhead(
+        k, grid, 1.0, t_comm, "alspec"
+    )
     m["overhead_reduction_peak"] = float(ratio.max())
     m["overhead_reduction_peak_context"] = float(grid[ratio.argmax()])
-    m["model_speedup_128k"] = float(costmodel.step_latency(k, extrapolate_to, 1.0, t_comm, "sequential")
-                                    / costmodel.step_latency(k, extrapolate_to, 1.0, t_comm, "alspec"))
+    m["model_speedup_128k"] = float(
+        costmodel.step_latency(k, extrapolate_to, 1.0, t_comm, "sequential")
+        / costmodel.step_latency(k, extrapolate_to, 1.0, t_comm, "alspec")
+    )
     ctx = timing["measured"]["context"]
-    pred = {r["hit_rate"]: float(costmodel.step_latency(k, ctx, r["hit_rate"], t_comm, "sequential")
-                                 / costmodel.step_latency(k, ctx, r["hit_rate"], t_comm, "alspec")) for r in rows}
+    pred = {
+        r["hit_rate"]: float(
+            costmodel.step_latency(k, ctx, r["hit_rate"], t_comm, "sequential")
+            / costmodel.step_latency(k, ctx, r["hit_rate"], t_comm, "alspec")
+        )
+        for r in rows
+    }
     m["model_speedup_at_measured_context_hit_max"] = pred[max(pred)]
     return m, {"tasks": tasks, "lm": lm, "timing": timing}
 
 
-def write_paper_claims(task_files, lm_file, timing_file, lams, extrapolate_to: int, scale: str,
-                       claims_path, summary_path) -> dict:
+def write_paper_claims(
+    task_files, lm_file, timing_file, lams, extrapolate_to: int, scale: str, claims_path, summary_path
+) -> dict:
     measured, _ = claims_metrics(task_files, lm_file, timing_file, lams, extrapolate_to)
     write_json(summary_path, measured)
     doc = evaluate_claims(load_declaration(DECLARATION), measured, scale)

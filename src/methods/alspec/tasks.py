@@ -17,6 +17,7 @@ attention sink, tells the model which task it is doing) and has the same length 
 Each example marks its "decode region" (the tail fed token by token through the KV cache) and the
 answer positions inside it, where accuracy is scored.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,15 +37,15 @@ _BOS = {"local": BOS_LOCAL, "recall": BOS_RECALL, "copy": BOS_COPY}
 
 @dataclasses.dataclass(frozen=True)
 class TaskConfig:
-    seq_len: int = 128          # tokens per example (context + decode region)
-    n_symbols: int = 32         # symbols per class (keys, values, filler); vocabulary = 8 + 3 * n_symbols
-    n_pairs: int = 16           # recall: key-value pairs, placed after the sink at a random offset
-    n_queries: int = 8          # recall: queries (the decode region is 1 + 2 * n_queries tokens)
-    copy_len: int = 12          # copy: length of the copied string
-    local_decode: int = 16      # local: tokens in the decode region
-    noise: float = 0.1          # local: probability of a uniformly random next symbol
-    sink: int = 8               # positions the static approximation keeps at the start ...
-    window: int = 8             # ... and at the end; recall answers are placed outside both
+    seq_len: int = 128  # tokens per example (context + decode region)
+    n_symbols: int = 32  # symbols per class (keys, values, filler); vocabulary = 8 + 3 * n_symbols
+    n_pairs: int = 16  # recall: key-value pairs, placed after the sink at a random offset
+    n_queries: int = 8  # recall: queries (the decode region is 1 + 2 * n_queries tokens)
+    copy_len: int = 12  # copy: length of the copied string
+    local_decode: int = 16  # local: tokens in the decode region
+    noise: float = 0.1  # local: probability of a uniformly random next symbol
+    sink: int = 8  # positions the static approximation keeps at the start ...
+    window: int = 8  # ... and at the end; recall answers are placed outside both
 
     @classmethod
     def from_dict(cls, d: dict) -> "TaskConfig":
@@ -56,12 +57,11 @@ class TaskConfig:
         return N_SPECIAL + 3 * self.n_symbols
 
 
-
 @dataclasses.dataclass
 class Batch:
-    ids: torch.Tensor           # (B, T) tokens
-    answer: torch.Tensor        # (B, T) bool: position t's token is an answer (predicted at t - 1)
-    decode_start: int           # first position fed through the decode path (prefill = ids[:, :decode_start])
+    ids: torch.Tensor  # (B, T) tokens
+    answer: torch.Tensor  # (B, T) bool: position t's token is an answer (predicted at t - 1)
+    decode_start: int  # first position fed through the decode path (prefill = ids[:, :decode_start])
 
 
 def _keys(cfg):
@@ -103,8 +103,10 @@ def make_recall(cfg: TaskConfig, n: int, g: torch.Generator) -> Batch:
     lead = max(cfg.sink, 1)  # filler before the pairs, so the sink holds no pair
     filler = T - 1 - 2 * P - tail
     if Q > P or P > cfg.n_symbols or filler < lead:
-        raise ValueError(f"recall task: n_queries {Q} <= n_pairs {P} <= n_symbols {cfg.n_symbols} and "
-                         f"seq_len {T} >= 1 + sink + 2 * n_pairs + 1 + 2 * n_queries are required")
+        raise ValueError(
+            f"recall task: n_queries {Q} <= n_pairs {P} <= n_symbols {cfg.n_symbols} and "
+            f"seq_len {T} >= 1 + sink + 2 * n_pairs + 1 + 2 * n_queries are required"
+        )
     keys, values, fill = _keys(cfg), _values(cfg), _filler(cfg)
     ids = torch.empty(n, T, dtype=torch.long)
     ids[:, 0] = BOS_RECALL
@@ -156,6 +158,7 @@ def make_batch(task: str, cfg: TaskConfig, n: int, seed: int) -> Batch:
 
 # --- the task model ----------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
     hidden: int = 64
@@ -189,11 +192,18 @@ def build_task_model(task_cfg: TaskConfig, model_cfg: ModelConfig):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     cfg = LlamaConfig(
-        vocab_size=task_cfg.vocab_size, hidden_size=model_cfg.hidden, intermediate_size=model_cfg.intermediate,
-        num_hidden_layers=model_cfg.layers, num_attention_heads=model_cfg.heads,
-        num_key_value_heads=model_cfg.kv_heads, head_dim=model_cfg.hidden // model_cfg.heads,
-        max_position_embeddings=2 * task_cfg.seq_len, tie_word_embeddings=False,
-        bos_token_id=BOS_LOCAL, eos_token_id=PAD, pad_token_id=PAD,
+        vocab_size=task_cfg.vocab_size,
+        hidden_size=model_cfg.hidden,
+        intermediate_size=model_cfg.intermediate,
+        num_hidden_layers=model_cfg.layers,
+        num_attention_heads=model_cfg.heads,
+        num_key_value_heads=model_cfg.kv_heads,
+        head_dim=model_cfg.hidden // model_cfg.heads,
+        max_position_embeddings=2 * task_cfg.seq_len,
+        tie_word_embeddings=False,
+        bos_token_id=BOS_LOCAL,
+        eos_token_id=PAD,
+        pad_token_id=PAD,
     )
     cfg._attn_implementation = "sdpa"
     return LlamaForCausalLM(cfg)
@@ -205,8 +215,9 @@ def mixed_batch(cfg: TaskConfig, n: int, seed: int) -> tuple[torch.Tensor, torch
     return torch.cat([p.ids for p in parts]), torch.cat([p.answer for p in parts])
 
 
-def train_task_model(task_cfg: TaskConfig, model_cfg: ModelConfig, train_cfg: TrainConfig, seed: int,
-                     device: str = "cpu"):
+def train_task_model(
+    task_cfg: TaskConfig, model_cfg: ModelConfig, train_cfg: TrainConfig, seed: int, device: str = "cpu"
+):
     """Next-token cross-entropy on the answer positions of mixed batches (AdamW, warmup + cosine)."""
     from tqdm import tqdm
 
@@ -265,16 +276,28 @@ def load_llama(path, device="cpu"):
     return LlamaForCausalLM.from_pretrained(str(path), dtype=torch.float32).to(device).eval()
 
 
-def train_model(tasks: dict, model: dict, train: dict, sink: int, window: int, seed: int, out_dir, info_path,
-                threads: int = 1, eval_examples: int = 128, device="cpu") -> dict:
+def train_model(
+    tasks: dict,
+    model: dict,
+    train: dict,
+    sink: int,
+    window: int,
+    seed: int,
+    out_dir,
+    info_path,
+    threads: int = 1,
+    eval_examples: int = 128,
+    device="cpu",
+) -> dict:
     """The alspec_train step: train the small Llama on the mixed synthetic tasks on `device` (the job's GPU at
     paper scale); save_pretrained + training record."""
     torch.set_num_threads(threads)
     set_seed(seed)
     cfg = task_config(tasks, sink, window)
     net, info = train_task_model(cfg, ModelConfig.from_dict(model), TrainConfig.from_dict(train), seed, device)
-    info["full_forward_accuracy"] = {t: teacher_forced_accuracy(net, make_batch(t, cfg, eval_examples, 10**6 + i))
-                                     for i, t in enumerate(TASKS)}
+    info["full_forward_accuracy"] = {
+        t: teacher_forced_accuracy(net, make_batch(t, cfg, eval_examples, 10**6 + i)) for i, t in enumerate(TASKS)
+    }
     log(f"accuracy of the full forward pass: {info['full_forward_accuracy']}")
     net.save_pretrained(out_dir)
     info.update(tasks=dataclasses.asdict(cfg), model=model, train=train, seed=seed)

@@ -6,6 +6,7 @@ hit rate (verdicts forced, on a larger random model), and the kernel times the c
 (`costmodel.py`) extrapolates to 128K context. No GPU: the paper's point is the overlap of two devices'
 work, which two pinned CPU cores show; the job takes two cores.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -25,15 +26,22 @@ def _timing_model(dims: dict, vocab: int, max_pos: int, seed: int):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
-    cfg = LlamaConfig(vocab_size=vocab, hidden_size=dims["hidden"], intermediate_size=dims["intermediate"],
-                      num_hidden_layers=dims["layers"], num_attention_heads=dims["heads"],
-                      num_key_value_heads=dims["kv_heads"], head_dim=dims["hidden"] // dims["heads"],
-                      max_position_embeddings=max_pos)
+    cfg = LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=dims["hidden"],
+        intermediate_size=dims["intermediate"],
+        num_hidden_layers=dims["layers"],
+        num_attention_heads=dims["heads"],
+        num_key_value_heads=dims["kv_heads"],
+        head_dim=dims["hidden"] // dims["heads"],
+        max_position_embeddings=max_pos,
+    )
     return LlamaForCausalLM(cfg).eval()
 
 
-def measure_timing(task_model_dir, tasks: dict, sink: int, window: int, lam: float, timing: dict, seed: int,
-                   out_path) -> dict:
+def measure_timing(
+    task_model_dir, tasks: dict, sink: int, window: int, lam: float, timing: dict, seed: int, out_path
+) -> dict:
     """Two workers vs one: token equality on the task model, then latency vs hit rate and kernel times."""
     cfg = task_config(tasks, sink, window)
     spec = SpecConfig("alspec", sink, window, lam)
@@ -45,9 +53,12 @@ def measure_timing(task_model_dir, tasks: dict, sink: int, window: int, lam: flo
         n_gen = cfg.seq_len - b.decode_start - 1
         single = SpecDecoder(load_llama(task_model_dir)).run(ids, b.decode_start, spec, n_generate=n_gen)
         two = two_worker_decode(task_model_dir, ids, b.decode_start, spec, n_generate=n_gen)
-        checks[task] = {"tokens_identical": bool((single["pred"] == two["pred"]).all()),
-                        "verdicts_identical": bool((single["hits"] == two["hits"]).all()),
-                        "hit_rate": float(single["hits"].float().mean()), "n_tokens": int(single["pred"].numel())}
+        checks[task] = {
+            "tokens_identical": bool((single["pred"] == two["pred"]).all()),
+            "verdicts_identical": bool((single["hits"] == two["hits"]).all()),
+            "hit_rate": float(single["hits"].float().mean()),
+            "n_tokens": int(single["pred"].numel()),
+        }
         log(f"two workers vs one on {task}: {checks[task]}")
     # 2. latency vs hit rate on a larger random model (values do not change the time, verdicts forced)
     dims = timing["model"]
@@ -55,15 +66,21 @@ def measure_timing(task_model_dir, tasks: dict, sink: int, window: int, lam: flo
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp)
         t0 = time.time()
-        measured = time_two_workers(tmp, timing["context"], timing["n_steps"], timing["repeats"],
-                                    timing["hit_rates"], spec, seed)
+        measured = time_two_workers(
+            tmp, timing["context"], timing["n_steps"], timing["repeats"], timing["hit_rates"], spec, seed
+        )
         log(f"two-worker timing: {time.time() - t0:.1f} s; sequential {measured['sequential_s'] * 1e3:.2f} ms/step")
     for row in measured["by_hit_rate"]:
         log(f"  hit {row['hit_rate']:.2f}: {row['alspec_s'] * 1e3:.2f} ms/step, speedup {row['speedup']:.3f}")
     # 3. kernel times for the cost model (one thread, the same model)
     torch.set_num_threads(1)
     kernels = costmodel.measure_kernels(model, timing["kernel_contexts"], sink, window, timing["kernel_repeats"], seed)
-    doc = {"checks": checks, "measured": measured, "kernels": kernels, "model": dims,
-           "note": "medians of per-step wall times; the machine is shared, so absolute times are noisy"}
+    doc = {
+        "checks": checks,
+        "measured": measured,
+        "kernels": kernels,
+        "model": dims,
+        "note": "medians of per-step wall times; the machine is shared, so absolute times are noisy",
+    }
     write_json(out_path, doc)
     return doc

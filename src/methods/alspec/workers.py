@@ -17,6 +17,7 @@ returns the tokens of the single-process run. `hit_schedule` (timing only) overr
 verdicts with a fixed pattern, to measure latency as a function of the hit rate on a model
 whose real hit rate is whatever it is; verification is still computed so its cost is counted.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,6 +57,7 @@ def _load(model_source):
 
 
 # --- the two sides of one decode step -----------------------------------------------------------
+
 
 def _attention_side(dec: SpecDecoder, cache, n_steps: int) -> None:
     """Rank 1: receive (q, k, v) per layer, extend the cache, return exact attention o."""
@@ -112,6 +114,7 @@ def _main_step(dec: SpecDecoder, token, cache, spec: SpecConfig, forced=None):
 
 # --- entry points ---------------------------------------------------------------------------------
 
+
 def _init(rank: int, port: int) -> None:
     _pin(rank)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
@@ -139,8 +142,9 @@ def _decode_worker(rank, port, model_source, ids, decode_start, n_generate, spec
         dist.destroy_process_group()
 
 
-def two_worker_decode(model_source, ids: torch.Tensor, decode_start: int, spec: SpecConfig,
-                      n_generate: int = 0) -> dict:
+def two_worker_decode(
+    model_source, ids: torch.Tensor, decode_start: int, spec: SpecConfig, n_generate: int = 0
+) -> dict:
     """`SpecDecoder.run` (pred, hits) computed by two processes; spec.mode must be 'alspec'."""
     import torch.multiprocessing as mp
 
@@ -148,8 +152,12 @@ def two_worker_decode(model_source, ids: torch.Tensor, decode_start: int, spec: 
         raise ValueError(f"two_worker_decode runs ALSpec; got mode {spec.mode!r}")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "result.pt")
-        mp.spawn(_decode_worker, args=(free_port(), str(model_source), ids, decode_start, n_generate, spec, path),
-                 nprocs=2, join=True)
+        mp.spawn(
+            _decode_worker,
+            args=(free_port(), str(model_source), ids, decode_start, n_generate, spec, path),
+            nprocs=2,
+            join=True,
+        )
         return torch.load(path)
 
 
@@ -200,21 +208,30 @@ def _timing_worker(rank, port, model_source, context, n_steps, repeats, hit_rate
         dist.destroy_process_group()
 
 
-def time_two_workers(model_source, context: int, n_steps: int, repeats: int, hit_rates, spec: SpecConfig,
-                     seed: int = 0) -> dict:
+def time_two_workers(
+    model_source, context: int, n_steps: int, repeats: int, hit_rates, spec: SpecConfig, seed: int = 0
+) -> dict:
     """Median decode-step latency: sequential single core vs two-worker ALSpec at each hit rate."""
     import torch.multiprocessing as mp
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "timing.pt")
-        mp.spawn(_timing_worker, args=(free_port(), str(model_source), context, n_steps, repeats,
-                                       list(hit_rates), spec, seed, path), nprocs=2, join=True)
+        mp.spawn(
+            _timing_worker,
+            args=(free_port(), str(model_source), context, n_steps, repeats, list(hit_rates), spec, seed, path),
+            nprocs=2,
+            join=True,
+        )
         raw = torch.load(path)
     seq = statistics.median(raw["sequential"])
     rows = []
     for h in hit_rates:
         lat = statistics.median(raw["alspec"][h])
-        rows.append({"hit_rate": float(h), "alspec_s": lat, "speedup": seq / lat,
-                     "alspec_all_s": raw["alspec"][h]})
-    return {"context": context, "sequential_s": seq, "sequential_all_s": raw["sequential"],
-            "comm_round_trip_s": statistics.median(raw["ping_pong"]), "by_hit_rate": rows}
+        rows.append({"hit_rate": float(h), "alspec_s": lat, "speedup": seq / lat, "alspec_all_s": raw["alspec"][h]})
+    return {
+        "context": context,
+        "sequential_s": seq,
+        "sequential_all_s": raw["sequential"],
+        "comm_round_trip_s": statistics.median(raw["ping_pong"]),
+        "by_hit_rate": rows,
+    }

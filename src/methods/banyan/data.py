@@ -4,6 +4,7 @@ tiny: the synthetic grammar of `grammar.py` (word tokens). full: the paper's cor
 Hugging Face `datasets` (word tokens: the official BPEmb vocabulary downloads at run time, see README).
 Word-level pairs: the grammar's synonym lists (tiny) and WordSim-353 / SimLex-999 from gensim's test data.
 """
+
 from __future__ import annotations
 
 import os
@@ -59,17 +60,25 @@ def synthetic_dataset(cfg: dict) -> dict:
     train = grammar.corpus(cfg["n_train"], cfg["seed"], g["p_optional"], g["p_passive"])
     a, b, gold = grammar.sentence_pairs(cfg["n_eval_pairs"], cfg["seed"] + 1, g["p_optional"], g["p_passive"])
     wa, wb, wgold = grammar.word_pairs(cfg["seed"] + 2, cfg["n_word_pairs"])
-    return {"train": train, "vocab": [UNK] + grammar.vocabulary(),
-            "sentence_sets": {"grammar": {"a": [" ".join(s) for s in a], "b": [" ".join(s) for s in b], "gold": gold}},
-            "word_sets": {"grammar_words": {"a": wa, "b": wb, "gold": wgold}}}
+    return {
+        "train": train,
+        "vocab": [UNK] + grammar.vocabulary(),
+        "sentence_sets": {"grammar": {"a": [" ".join(s) for s in a], "b": [" ".join(s) for s in b], "gold": gold}},
+        "word_sets": {"grammar_words": {"a": wa, "b": wb, "gold": wgold}},
+    }
 
 
 def _load(source: dict, cache_dir: str | None):
     """One `datasets.load_dataset` source (corpus or STS set) of the config, read through `cache_dir`."""
     import datasets
 
-    return datasets.load_dataset(source["path"], source.get("name"), split=source["split"],
-                                 data_files=source.get("data_files"), cache_dir=cache_dir)
+    return datasets.load_dataset(
+        source["path"],
+        source.get("name"),
+        split=source["split"],
+        data_files=source.get("data_files"),
+        cache_dir=cache_dir,
+    )
 
 
 def hf_dataset(cfg: dict, cache_dir: str | None = None) -> dict:
@@ -77,8 +86,10 @@ def hf_dataset(cfg: dict, cache_dir: str | None = None) -> dict:
     c = cfg["corpus"]
     ds = _load(c, cache_dir)
     if c["text_column"] not in ds.column_names:
-        raise ValueError(f"config banyan.data.corpus.text_column {c['text_column']!r} is not a column of "
-                         f"{c['path']}; columns: {ds.column_names}")
+        raise ValueError(
+            f"config banyan.data.corpus.text_column {c['text_column']!r} is not a column of "
+            f"{c['path']}; columns: {ds.column_names}"
+        )
     texts = ds.select(range(min(cfg["n_train"], len(ds))))[c["text_column"]]  # only the documents used
     if c.get("split_sentences"):
         texts = [x for t in texts for x in _SENTENCE_END.split(t)]
@@ -89,8 +100,9 @@ def hf_dataset(cfg: dict, cache_dir: str | None = None) -> dict:
         cols = [s["columns"][k] for k in ("a", "b", "score")]
         missing = [x for x in cols if x not in d.column_names]
         if missing:
-            raise ValueError(f"config banyan.data.sts.{name}.columns: {missing} not in {s['path']}; "
-                             f"columns: {d.column_names}")
+            raise ValueError(
+                f"config banyan.data.sts.{name}.columns: {missing} not in {s['path']}; columns: {d.column_names}"
+            )
         sets[name] = {"a": list(d[cols[0]]), "b": list(d[cols[1]]), "gold": [float(x) for x in d[cols[2]]]}
     return {"train": train, "vocab": None, "sentence_sets": sets, "word_sets": {}}
 
@@ -115,8 +127,9 @@ def prepare(cfg: dict, word_files: dict[str, str], seeds: list[int], cache_dir: 
     pairs and word pairs from data seed cfg.seed + 10 s; seed 0 keeps cfg.seed), so a verdict rests on
     independent data draws; a real corpus (`datasets`) is one draw, key "all", shared by the seeds."""
     if cfg["source"] == "grammar":
-        return {"draws": {str(s): prepare_draw({**cfg, "seed": cfg["seed"] + DRAW_STRIDE * s}, word_files)
-                          for s in seeds}}
+        return {
+            "draws": {str(s): prepare_draw({**cfg, "seed": cfg["seed"] + DRAW_STRIDE * s}, word_files) for s in seeds}
+        }
     return {"draws": {"all": prepare_draw(cfg, word_files, cache_dir)}}
 
 
@@ -133,8 +146,10 @@ def prepare_draw(cfg: dict, word_files: dict[str, str], cache_dir: str | None = 
     raw = synthetic_dataset(cfg) if cfg["source"] == "grammar" else hf_dataset(cfg, cache_dir)
     train = [s for s in raw["train"] if keep_sentence(len(s), cfg["min_tokens"], cfg["max_tokens"])]
     if not train:
-        raise ValueError(f"banyan data: no training sentence has between {cfg['min_tokens'] + 1} and "
-                         f"{cfg['max_tokens']} tokens; check banyan.data.min_tokens / max_tokens")
+        raise ValueError(
+            f"banyan data: no training sentence has between {cfg['min_tokens'] + 1} and "
+            f"{cfg['max_tokens']} tokens; check banyan.data.min_tokens / max_tokens"
+        )
     vocab = raw["vocab"] or build_vocab(train, cfg["vocab_size"])
     index = {w: i for i, w in enumerate(vocab)}
     tokens, offsets = pack([to_ids(s, index) for s in train])
@@ -142,8 +157,13 @@ def prepare_draw(cfg: dict, word_files: dict[str, str], cache_dir: str | None = 
     for name, path in word_files.items():
         pairs = read_word_pairs(path)
         word_sets[name] = {"a": [p[0] for p in pairs], "b": [p[1] for p in pairs], "gold": [p[2] for p in pairs]}
-    return {"vocab": vocab, "train_tokens": tokens, "train_offsets": offsets,
-            "sentence_sets": raw["sentence_sets"], "word_sets": word_sets}
+    return {
+        "vocab": vocab,
+        "train_tokens": tokens,
+        "train_offsets": offsets,
+        "sentence_sets": raw["sentence_sets"],
+        "word_sets": word_sets,
+    }
 
 
 def encode_texts(texts: list[str], vocab: list[str]) -> list[torch.Tensor]:
@@ -160,20 +180,25 @@ def check_data(data: dict, path: str, seeds: list[int] | None = None) -> dict:
         raise ValueError(f"{path}: not a banyan data file (no 'draws'); delete it and rerun rule banyan_data")
     missing_seeds = [s for s in seeds or [] if "all" not in data["draws"] and str(s) not in data["draws"]]
     if missing_seeds:
-        raise ValueError(f"{path}: no data draw for seeds {missing_seeds} (banyan.seeds changed?); "
-                         "delete it and rerun rule banyan_data")
+        raise ValueError(
+            f"{path}: no data draw for seeds {missing_seeds} (banyan.seeds changed?); "
+            "delete it and rerun rule banyan_data"
+        )
     for key, draw in data["draws"].items():
         if not isinstance(draw, dict) or need - set(draw):
-            raise ValueError(f"{path}: draw {key} misses {sorted(need - set(draw or {}))}; delete it and rerun "
-                             "rule banyan_data")
+            raise ValueError(
+                f"{path}: draw {key} misses {sorted(need - set(draw or {}))}; delete it and rerun rule banyan_data"
+            )
         if int(draw["train_offsets"][-1]) != len(draw["train_tokens"]):
-            raise ValueError(f"{path}: draw {key}: offsets do not match the token tensor (corrupt); delete it and "
-                             "rerun banyan_data")
+            raise ValueError(
+                f"{path}: draw {key}: offsets do not match the token tensor (corrupt); delete it and rerun banyan_data"
+            )
     return data
 
 
-def data_job(cfg: dict, word_files: dict[str, str], seeds: list[int], out_path: str, out_stats: str,
-             cache_dir: str | None = None) -> None:
+def data_job(
+    cfg: dict, word_files: dict[str, str], seeds: list[int], out_path: str, out_stats: str, cache_dir: str | None = None
+) -> None:
     """Step banyan_data: training corpus and evaluation sets, one draw per seed (grammar) or one in all (a
     `datasets` corpus, read offline from `cache_dir`, which rule banyan_download filled on the submit host)."""
     if cfg["source"] == "datasets":
@@ -181,10 +206,13 @@ def data_job(cfg: dict, word_files: dict[str, str], seeds: list[int], out_path: 
     data = prepare(cfg, word_files, seeds, cache_dir)
     stats = {}
     for key, d in data["draws"].items():
-        stats[key] = {"n_train_sentences": len(d["train_offsets"]) - 1, "n_train_tokens": len(d["train_tokens"]),
-                      "vocab_size": len(d["vocab"]),
-                      "sentence_sets": {k: len(v["gold"]) for k, v in d["sentence_sets"].items()},
-                      "word_sets": {k: len(v["gold"]) for k, v in d["word_sets"].items()}}
+        stats[key] = {
+            "n_train_sentences": len(d["train_offsets"]) - 1,
+            "n_train_tokens": len(d["train_tokens"]),
+            "vocab_size": len(d["vocab"]),
+            "sentence_sets": {k: len(v["gold"]) for k, v in d["sentence_sets"].items()},
+            "word_sets": {k: len(v["gold"]) for k, v in d["word_sets"].items()},
+        }
         log(f"banyan data draw {key}: {stats[key]}")
     save_torch(out_path, data)
     write_json(out_stats, stats)

@@ -6,42 +6,109 @@ Sentences come in active or passive voice with random determiners. Gold sentence
 overlap of the two frames' (slot, concept) sets; gold word similarity is 2 for synonyms, 1 for different
 concepts of the same category, 0 otherwise. Project construction (the note's CPU experiment), not the paper's.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 # category -> concepts -> synonyms
 NOUNS = {
-    "animal": [["dog", "hound", "puppy"], ["cat", "kitten", "feline"], ["horse", "pony", "stallion"],
-               ["bird", "sparrow", "finch"], ["wolf", "coyote", "jackal"], ["fish", "trout", "salmon"]],
-    "person": [["man", "gentleman", "guy"], ["woman", "lady", "madam"], ["child", "kid", "youngster"],
-               ["doctor", "physician", "medic"], ["teacher", "tutor", "instructor"], ["soldier", "warrior", "trooper"]],
-    "vehicle": [["car", "automobile", "sedan"], ["boat", "ship", "vessel"], ["bicycle", "bike", "cycle"],
-                ["truck", "lorry", "van"], ["plane", "aircraft", "jet"], ["train", "locomotive", "railcar"]],
-    "food": [["bread", "loaf", "bun"], ["apple", "pippin", "crabapple"], ["soup", "broth", "stew"],
-             ["cake", "pastry", "tart"], ["cheese", "cheddar", "brie"], ["meat", "beef", "steak"]],
-    "object": [["book", "novel", "volume"], ["stone", "rock", "pebble"], ["box", "crate", "chest"],
-               ["rope", "cord", "cable"], ["cup", "mug", "goblet"], ["hat", "cap", "bonnet"]],
+    "animal": [
+        ["dog", "hound", "puppy"],
+        ["cat", "kitten", "feline"],
+        ["horse", "pony", "stallion"],
+        ["bird", "sparrow", "finch"],
+        ["wolf", "coyote", "jackal"],
+        ["fish", "trout", "salmon"],
+    ],
+    "person": [
+        ["man", "gentleman", "guy"],
+        ["woman", "lady", "madam"],
+        ["child", "kid", "youngster"],
+        ["doctor", "physician", "medic"],
+        ["teacher", "tutor", "instructor"],
+        ["soldier", "warrior", "trooper"],
+    ],
+    "vehicle": [
+        ["car", "automobile", "sedan"],
+        ["boat", "ship", "vessel"],
+        ["bicycle", "bike", "cycle"],
+        ["truck", "lorry", "van"],
+        ["plane", "aircraft", "jet"],
+        ["train", "locomotive", "railcar"],
+    ],
+    "food": [
+        ["bread", "loaf", "bun"],
+        ["apple", "pippin", "crabapple"],
+        ["soup", "broth", "stew"],
+        ["cake", "pastry", "tart"],
+        ["cheese", "cheddar", "brie"],
+        ["meat", "beef", "steak"],
+    ],
+    "object": [
+        ["book", "novel", "volume"],
+        ["stone", "rock", "pebble"],
+        ["box", "crate", "chest"],
+        ["rope", "cord", "cable"],
+        ["cup", "mug", "goblet"],
+        ["hat", "cap", "bonnet"],
+    ],
 }
 VERBS = {
-    "motion": [["chased", "pursued", "hunted"], ["carried", "hauled", "lugged"], ["pushed", "shoved", "nudged"],
-               ["pulled", "dragged", "tugged"], ["threw", "tossed", "hurled"], ["lifted", "raised", "hoisted"]],
-    "perception": [["saw", "spotted", "noticed"], ["heard", "overheard", "detected"],
-                   ["watched", "observed", "viewed"], ["smelled", "sniffed", "scented"]],
-    "attitude": [["loved", "adored", "cherished"], ["hated", "loathed", "despised"], ["feared", "dreaded", "avoided"],
-                 ["liked", "enjoyed", "fancied"]],
-    "contact": [["hit", "struck", "smacked"], ["kicked", "booted", "punted"], ["bit", "nipped", "chewed"],
-                ["touched", "patted", "stroked"]],
+    "motion": [
+        ["chased", "pursued", "hunted"],
+        ["carried", "hauled", "lugged"],
+        ["pushed", "shoved", "nudged"],
+        ["pulled", "dragged", "tugged"],
+        ["threw", "tossed", "hurled"],
+        ["lifted", "raised", "hoisted"],
+    ],
+    "perception": [
+        ["saw", "spotted", "noticed"],
+        ["heard", "overheard", "detected"],
+        ["watched", "observed", "viewed"],
+        ["smelled", "sniffed", "scented"],
+    ],
+    "attitude": [
+        ["loved", "adored", "cherished"],
+        ["hated", "loathed", "despised"],
+        ["feared", "dreaded", "avoided"],
+        ["liked", "enjoyed", "fancied"],
+    ],
+    "contact": [
+        ["hit", "struck", "smacked"],
+        ["kicked", "booted", "punted"],
+        ["bit", "nipped", "chewed"],
+        ["touched", "patted", "stroked"],
+    ],
 }
 ADJECTIVES = {
     "size": [["big", "large", "huge"], ["small", "little", "tiny"], ["tall", "lofty", "towering"]],
-    "colour": [["red", "crimson", "scarlet"], ["blue", "azure", "navy"], ["green", "emerald", "olive"],
-               ["black", "dark", "ebony"]],
-    "mood": [["happy", "cheerful", "merry"], ["sad", "gloomy", "unhappy"], ["angry", "furious", "irate"],
-             ["calm", "quiet", "serene"]],
+    "colour": [
+        ["red", "crimson", "scarlet"],
+        ["blue", "azure", "navy"],
+        ["green", "emerald", "olive"],
+        ["black", "dark", "ebony"],
+    ],
+    "mood": [
+        ["happy", "cheerful", "merry"],
+        ["sad", "gloomy", "unhappy"],
+        ["angry", "furious", "irate"],
+        ["calm", "quiet", "serene"],
+    ],
 }
-PLACES = {"place": [["park", "garden"], ["house", "home"], ["forest", "woods"], ["river", "stream"],
-                    ["city", "town"], ["field", "meadow"], ["market", "bazaar"], ["school", "academy"]]}
+PLACES = {
+    "place": [
+        ["park", "garden"],
+        ["house", "home"],
+        ["forest", "woods"],
+        ["river", "stream"],
+        ["city", "town"],
+        ["field", "meadow"],
+        ["market", "bazaar"],
+        ["school", "academy"],
+    ]
+}
 DETERMINERS = ["the", "a", "this", "that"]
 FUNCTION_WORDS = DETERMINERS + ["was", "by", "in", "near"]
 SLOTS = ("agent", "action", "patient", "agent_adj", "patient_adj", "place")
@@ -53,8 +120,14 @@ def _concepts(table: dict) -> list[tuple[str, list[str]]]:
 
 NOUN_CONCEPTS, VERB_CONCEPTS = _concepts(NOUNS), _concepts(VERBS)
 ADJ_CONCEPTS, PLACE_CONCEPTS = _concepts(ADJECTIVES), _concepts(PLACES)
-SLOT_CONCEPTS = {"agent": NOUN_CONCEPTS, "action": VERB_CONCEPTS, "patient": NOUN_CONCEPTS,
-                 "agent_adj": ADJ_CONCEPTS, "patient_adj": ADJ_CONCEPTS, "place": PLACE_CONCEPTS}
+SLOT_CONCEPTS = {
+    "agent": NOUN_CONCEPTS,
+    "action": VERB_CONCEPTS,
+    "patient": NOUN_CONCEPTS,
+    "agent_adj": ADJ_CONCEPTS,
+    "patient_adj": ADJ_CONCEPTS,
+    "place": PLACE_CONCEPTS,
+}
 OPTIONAL = ("agent_adj", "patient_adj", "place")
 
 

@@ -1,5 +1,6 @@
 """Step banyan_minilm: all-MiniLM-L6-v2 (pretrained, shared rule lm_minilm; not trained here) scored on
 the same sentence and word pairs as the trained variants, an upper reference."""
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,16 @@ from .data import check_data, draw_for
 from .train import covered_pairs
 
 
-def minilm_job(data_path: str, model_dir: str, max_length: int, min_word_pairs: int, seeds: list[int],
-               threads: int, out_json: str, device: torch.device | str = "cpu") -> None:
+def minilm_job(
+    data_path: str,
+    model_dir: str,
+    max_length: int,
+    min_word_pairs: int,
+    seeds: list[int],
+    threads: int,
+    out_json: str,
+    device: torch.device | str = "cpu",
+) -> None:
     """Step banyan_minilm: the pretrained all-MiniLM-L6-v2 on the same pairs as each seed (an upper
     reference, not trained here), on `device` (the job's); every value is a list over seeds."""
     torch.set_num_threads(threads)

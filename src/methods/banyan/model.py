@@ -7,6 +7,7 @@ reconstruction loss), `MeanAutoencoder` (the bag-of-embeddings baseline).
 States are (N, E) with E = c * e: c channels of size e. The diagonal functions act on every channel with
 the same e-vectors, so they hold 7e parameters (14 at e = 2) whatever E is.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,11 +22,11 @@ class Forest:
     """One encoded batch. Nodes 0..n_leaves-1 are leaves; internal node n has children left[n], right[n]
     (both -1 for leaves) and every child has a smaller id than its parents (a topological order)."""
 
-    states: torch.Tensor       # (N, E) encoder states
-    left: torch.Tensor         # (N,) long, -1 for leaves
-    right: torch.Tensor        # (N,) long, -1 for leaves
+    states: torch.Tensor  # (N, E) encoder states
+    left: torch.Tensor  # (N,) long, -1 for leaves
+    right: torch.Tensor  # (N,) long, -1 for leaves
     leaf_tokens: torch.Tensor  # (n_leaves,) token id of each leaf node
-    roots: torch.Tensor        # (B,) root node of each sentence
+    roots: torch.Tensor  # (B,) root node of each sentence
 
     @property
     def n_leaves(self) -> int:
@@ -55,7 +56,7 @@ class DiagonalFunctions(nn.Module):
     def decompose(self, parent: torch.Tensor, side: torch.Tensor) -> torch.Tensor:
         """Message to the left (side 0) or right (side 1) child of each parent row."""
         scale = torch.sigmoid(torch.stack([self.d_l, self.d_r]))[side]  # (n, e)
-        bias = torch.stack([self.b_dl, self.b_dr])[side]                 # (n, e)
+        bias = torch.stack([self.b_dl, self.b_dr])[side]  # (n, e)
         c = self._ch(parent) * scale[:, None, :] + bias[:, None, :]
         return self.drop(c.reshape(parent.shape))
 
@@ -90,7 +91,7 @@ def merge_positions(states: torch.Tensor, seq: torch.Tensor, lengths: torch.Tens
     """Index j of the adjacent pair (j, j+1) with the highest cosine similarity in each row (greedy merge,
     on detached states; positions past the row's length get -inf; ties go to the leftmost pair)."""
     x = F.normalize(states.detach()[seq.clamp(min=0)], dim=-1)  # (B, L, E)
-    cos = (x[:, :-1] * x[:, 1:]).sum(-1)                          # (B, L-1)
+    cos = (x[:, :-1] * x[:, 1:]).sum(-1)  # (B, L-1)
     valid = torch.arange(cos.shape[1], device=seq.device)[None, :] < (lengths - 1)[:, None]
     return cos.masked_fill(~valid, float("-inf")).argmax(dim=1)
 
@@ -99,7 +100,7 @@ def replace_pair(seq: torch.Tensor, j: torch.Tensor, new: torch.Tensor) -> torch
     """Each row with its entries j, j+1 replaced by the single entry `new` (shifted left, padded -1)."""
     L = seq.shape[1]
     pos = torch.arange(L, device=seq.device)[None, :]
-    src = pos + (pos > j[:, None]).long()                    # skip the merged right child
+    src = pos + (pos > j[:, None]).long()  # skip the merged right child
     out = seq.gather(1, src.clamp(max=L - 1)).masked_fill(src > L - 1, -1)
     out[torch.arange(len(seq), device=seq.device), j] = new
     return out
@@ -112,8 +113,15 @@ class TreeAutoencoder(nn.Module):
     identical subtrees across the batch are one node (the entangled tree); a node with several parents
     averages their messages. entangle=False: one independent tree per sentence (no sharing at all)."""
 
-    def __init__(self, vocab_size: int, channels: int, channel_size: int, dropout: float = 0.1,
-                 composition: str = "diagonal", entangle: bool = True):
+    def __init__(
+        self,
+        vocab_size: int,
+        channels: int,
+        channel_size: int,
+        dropout: float = 0.1,
+        composition: str = "diagonal",
+        entangle: bool = True,
+    ):
         super().__init__()
         dim = channels * channel_size
         self.embedding = nn.Embedding(vocab_size, dim)
@@ -168,8 +176,13 @@ class TreeAutoencoder(nn.Module):
             seq[rows] = replace_pair(seq[rows], j, torch.tensor(new_ids, device=seq.device))
             lengths[rows] -= 1
         dev = states.device
-        return Forest(states=states, left=torch.tensor(left, device=dev), right=torch.tensor(right, device=dev),
-                      leaf_tokens=leaf_tokens, roots=seq[:, 0].clone())
+        return Forest(
+            states=states,
+            left=torch.tensor(left, device=dev),
+            right=torch.tensor(right, device=dev),
+            leaf_tokens=leaf_tokens,
+            roots=seq[:, 0].clone(),
+        )
 
     def decode(self, forest: Forest) -> torch.Tensor:
         """Top-down pass: a node without parents keeps its state; any other node gets the mean of its
@@ -208,7 +221,7 @@ class TreeAutoencoder(nn.Module):
         self.eval()
         out = []
         for i in range(0, len(sentences), batch_size):
-            f = self.encode(sentences[i: i + batch_size])
+            f = self.encode(sentences[i : i + batch_size])
             out.append(f.states[f.roots])
         self.train(was)
         return torch.cat(out)

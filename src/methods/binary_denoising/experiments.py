@@ -5,6 +5,7 @@ Device: the denoiser and the digits classifier train and run on `device` (the jo
 the CPU at tiny scale), and every batch is moved there; the random draws (data, noise, sampler moves)
 stay on the CPU generator of the seed, so a CPU and a GPU run of one seed draw the same noise.
 """
+
 from __future__ import annotations
 
 import sys
@@ -48,8 +49,16 @@ def _sample_quality_mixture(samples: dict, mixture, x_test: torch.Tensor) -> dic
     return rows
 
 
-def run_mixture(seed: int, mix: dict, model: dict, train: dict, sampling: dict, out_json: str,
-                device: torch.device = torch.device("cpu"), threads: int = 1) -> None:
+def run_mixture(
+    seed: int,
+    mix: dict,
+    model: dict,
+    train: dict,
+    sampling: dict,
+    out_json: str,
+    device: torch.device = torch.device("cpu"),
+    threads: int = 1,
+) -> None:
     """Mixture of product Bernoulli laws: learned vs analytic denoiser, mixing vs alpha, quality vs m."""
     t0 = time.time()
     torch.set_num_threads(threads)
@@ -61,8 +70,9 @@ def run_mixture(seed: int, mix: dict, model: dict, train: dict, sampling: dict, 
     alphas = [float(a) for a in sampling["alphas"]]
     mm_alpha, m_max = float(sampling["mm_alpha"]), int(sampling["m_max"])
     net = build_denoiser("mlp", mixture.d, model).to(device)
-    history = train_denoiser(net, x_train, sorted(set(alphas + [mm_alpha])), m_max,
-                             train["steps"], train["batch_size"], train["lr"], gen)
+    history = train_denoiser(
+        net, x_train, sorted(set(alphas + [mm_alpha])), m_max, train["steps"], train["batch_size"], train["lr"], gen
+    )
     learned = as_denoiser(net)
     _log(f"trained mlp: loss {history[0]:.4f} -> {np.mean(history[-20:]):.4f} ({time.time() - t0:.1f}s)")
 
@@ -101,22 +111,42 @@ def run_mixture(seed: int, mix: dict, model: dict, train: dict, sampling: dict, 
     # sample quality vs m at fixed alpha, learned and analytic denoisers
     quality = {}
     for name, den in (("learned", learned), ("analytic", mixture.posterior_mean)):
-        samples = multi_measurement(sampling["n_samples"], mixture.d, mm_alpha, m_max,
-                                    sampling["steps_per_measurement"],
-                                    _step_fn(sampling["mm_sampler"], mm_alpha, den, sampling["eta"], gen), den, gen)
+        samples = multi_measurement(
+            sampling["n_samples"],
+            mixture.d,
+            mm_alpha,
+            m_max,
+            sampling["steps_per_measurement"],
+            _step_fn(sampling["mm_sampler"], mm_alpha, den, sampling["eta"], gen),
+            den,
+            gen,
+        )
         quality[name] = _sample_quality_mixture(samples, mixture, x_test)
-    quality["data"] = {"log_lik": float(mixture.log_prob(x_test).mean()),
-                       "energy_split": energy_distance(x_test[: len(x_test) // 2], x_test[len(x_test) // 2:])}
+    quality["data"] = {
+        "log_lik": float(mixture.log_prob(x_test).mean()),
+        "energy_split": energy_distance(x_test[: len(x_test) // 2], x_test[len(x_test) // 2 :]),
+    }
     _log(f"quality: {quality}")
-    write_json(out_json, {
-        "seed": seed, "alphas": alphas, "mm_alpha": mm_alpha, "m_max": m_max,
-        "train_loss": history[-1], "denoise": denoise, "mixing": mixing, "quality": quality,
-        "weights": mixture.weights.tolist(), "seconds": time.time() - t0,
-    })
+    write_json(
+        out_json,
+        {
+            "seed": seed,
+            "alphas": alphas,
+            "mm_alpha": mm_alpha,
+            "m_max": m_max,
+            "train_loss": history[-1],
+            "denoise": denoise,
+            "mixing": mixing,
+            "quality": quality,
+            "weights": mixture.weights.tolist(),
+            "seconds": time.time() - t0,
+        },
+    )
 
 
-def _train_classifier(x: torch.Tensor, labels: torch.Tensor, cfg: dict, gen: torch.Generator,
-                      device: torch.device = torch.device("cpu")) -> nn.Module:
+def _train_classifier(
+    x: torch.Tensor, labels: torch.Tensor, cfg: dict, gen: torch.Generator, device: torch.device = torch.device("cpu")
+) -> nn.Module:
     """A one-hidden-layer classifier of clean binarised digits (for the classifier-based score), on `device`."""
     net = nn.Sequential(nn.Linear(x.shape[1], cfg["hidden"]), nn.ReLU(), nn.Linear(cfg["hidden"], 10)).to(device)
     opt = torch.optim.Adam(net.parameters(), lr=cfg["lr"])
@@ -129,9 +159,20 @@ def _train_classifier(x: torch.Tensor, labels: torch.Tensor, cfg: dict, gen: tor
     return net.eval()
 
 
-def run_digits(dataset: str, seed: int, spec: dict, data_file: str, model: dict, train: dict,
-               classifier: dict, sampling: dict, out_json: str, out_npz: str,
-               device: torch.device = torch.device("cpu"), threads: int = 1) -> None:
+def run_digits(
+    dataset: str,
+    seed: int,
+    spec: dict,
+    data_file: str,
+    model: dict,
+    train: dict,
+    classifier: dict,
+    sampling: dict,
+    out_json: str,
+    out_npz: str,
+    device: torch.device = torch.device("cpu"),
+    threads: int = 1,
+) -> None:
     """Binarised digits: learned denoiser, sequential multi-measurement samples, quality vs m."""
     t0 = time.time()
     torch.set_num_threads(threads)
@@ -153,19 +194,43 @@ def run_digits(dataset: str, seed: int, spec: dict, data_file: str, model: dict,
     with torch.no_grad():
         test_acc = float((clf(x_test.to(device)).argmax(1).cpu() == y_test).float().mean())
         score_of = lambda xs: classifier_score(torch.softmax(clf(xs.to(device)), 1).cpu())  # noqa: E731
-        samples = multi_measurement(sampling["n_samples"], d, alpha, m_max, sampling["steps_per_measurement"],
-                                    _step_fn(sampling["mm_sampler"], alpha, den, sampling["eta"], gen), den, gen)
-        quality = {k: {"energy": energy_distance(xs, x_test), "classifier_score": score_of(xs)}
-                   for k, xs in samples.items()}
-        reference = {"classifier_score": score_of(x_test), "classifier_accuracy": test_acc,
-                     "energy_split": energy_distance(x_test[: n_test // 2], x_test[n_test // 2:])}
+        samples = multi_measurement(
+            sampling["n_samples"],
+            d,
+            alpha,
+            m_max,
+            sampling["steps_per_measurement"],
+            _step_fn(sampling["mm_sampler"], alpha, den, sampling["eta"], gen),
+            den,
+            gen,
+        )
+        quality = {
+            k: {"energy": energy_distance(xs, x_test), "classifier_score": score_of(xs)} for k, xs in samples.items()
+        }
+        reference = {
+            "classifier_score": score_of(x_test),
+            "classifier_accuracy": test_acc,
+            "energy_split": energy_distance(x_test[: n_test // 2], x_test[n_test // 2 :]),
+        }
     _log(f"{dataset}: loss {history[0]:.4f} -> {history[-1]:.4f}; quality {quality}; reference {reference}")
-    write_json(out_json, {"dataset": dataset, "seed": seed, "alpha": alpha, "m_max": m_max, "d": d,
-                          "train_loss": history[-1], "quality": quality, "reference": reference,
-                          "seconds": time.time() - t0})
+    write_json(
+        out_json,
+        {
+            "dataset": dataset,
+            "seed": seed,
+            "alpha": alpha,
+            "m_max": m_max,
+            "d": d,
+            "train_loss": history[-1],
+            "quality": quality,
+            "reference": reference,
+            "seconds": time.time() - t0,
+        },
+    )
     side = int(round(np.sqrt(d)))
-    grid = np.stack([samples[k][: sampling["grid_columns"]].numpy().reshape(-1, side, side)
-                     for k in range(1, m_max + 1)])  # (m, columns, side, side)
+    grid = np.stack(
+        [samples[k][: sampling["grid_columns"]].numpy().reshape(-1, side, side) for k in range(1, m_max + 1)]
+    )  # (m, columns, side, side)
     with atomic_path(out_npz) as tmp:
         with open(tmp, "wb") as f:
             np.savez_compressed(f, grid=grid, data=x_test[: sampling["grid_columns"]].numpy().reshape(-1, side, side))

@@ -1,6 +1,7 @@
 """The figures of binary_denoising (binary_denoising_figures, binary_denoising_grid_figure): mixing vs alpha,
 sample quality vs the number of measurements m (and its data file, the paper's main figure for `dvc plots`), the
 exact enumeration of the one-stage chain, and the sample grids."""
+
 from __future__ import annotations
 
 import csv
@@ -76,8 +77,9 @@ def plot_quality(mixture_files: list[str], digits_files: dict, out_png: str, out
     names = [k for k in rows[0] if k != "m" and not k.endswith("_std")]
     for name in names:
         pts = [r for r in rows if name in r]
-        ax.errorbar([r["m"] for r in pts], [r[name] for r in pts], yerr=[r[f"{name}_std"] for r in pts],
-                    marker="o", label=name)
+        ax.errorbar(
+            [r["m"] for r in pts], [r[name] for r in pts], yerr=[r[f"{name}_std"] for r in pts], marker="o", label=name
+        )
     ax.set_xlabel("measurements m (fixed alpha)")
     ax.set_ylabel("energy distance / sqrt(d)")
     ax.legend()
@@ -93,17 +95,30 @@ def plot_exact(exact_files: list[str], out_png: str) -> None:
         a = [r["alpha"] for r in rows]
         lab = i == 0
         ax1.plot(a, [r["slem"] for r in rows], "o-", color="C0", label="measured (SLEM)" if lab else None)
-        ax1.plot(a, [r["dobrushin"] for r in rows], "s--", color="C3",
-                 label="theory (Dobrushin coefficient)" if lab else None)
+        ax1.plot(
+            a,
+            [r["dobrushin"] for r in rows],
+            "s--",
+            color="C3",
+            label="theory (Dobrushin coefficient)" if lab else None,
+        )
         for j, e in enumerate(sorted(doc["etas"], key=float)):
-            ax2.plot(a, [r["bias_tv"][str(e)] for r in rows], "o-", color=f"C{j}", alpha=0.8,
-                     label=f"unadjusted, eta={e}" if lab else None)
+            ax2.plot(
+                a,
+                [r["bias_tv"][str(e)] for r in rows],
+                "o-",
+                color=f"C{j}",
+                alpha=0.8,
+                label=f"unadjusted, eta={e}" if lab else None,
+            )
     ax1.axhline(1.0, color="grey", lw=0.8)
-    ax1.set(xscale="log", xlabel="alpha (small = high noise)", ylabel="contraction rate per step",
-            title=f"one-stage chain, d={docs[0]['d']} ({docs[0]['n_states']} states), one line per seed")
+    ax1.set(
+        xscale="log",
+        xlabel="alpha (small = high noise)",
+        ylabel="contraction rate per step",
+        title=f"one-stage chain, d={docs[0]['d']} ({docs[0]['n_states']} states), one line per seed",
+    )
     ax2.set(xscale="log", xlabel="alpha", ylabel="TV(stationary law, q_alpha)", title="bias of the unadjusted chain")
     ax1.legend(fontsize=8)
     ax2.legend(fontsize=8)
     save_figure(fig, out_png)
-
-

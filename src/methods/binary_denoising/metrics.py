@@ -1,4 +1,5 @@
 """Sample-quality and mixing metrics."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +9,7 @@ import torch
 def energy_distance(a: torch.Tensor, b: torch.Tensor) -> float:
     """Energy distance 2 E|A-B| - E|A-A'| - E|B-B'| (Euclidean; on {-1,1}^d |u-v| = 2 sqrt(Hamming)),
     normalised by sqrt(d) so that values are comparable across dimensions."""
+
     def mean_dist(u, v, same):
         dist = torch.cdist(u, v)
         if same:

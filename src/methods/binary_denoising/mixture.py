@@ -5,6 +5,7 @@ natural parameter h = alpha * (y_1 + .. + y_m) of m measurements, each component
 again a product law with means tanh(atanh(mu_ki) + h_i), and the component posterior is
 P(k | h) ∝ w_k prod_i (1 + mu_ki tanh h_i) cosh h_i (the cosh cancels across k).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@ one network serves every noise level alpha and every number of measurements m. T
 logits f with m_theta = tanh(f / 2); the logit carries a skip connection 2h (the exact logit
 under a uniform prior), the network learns the correction.
 """
+
 from __future__ import annotations
 
 import math
@@ -73,8 +74,9 @@ def build_denoiser(arch: str, d: int, model: dict) -> nn.Module:
     raise ValueError(f"unknown denoiser architecture {arch!r}; use mlp or cnn")
 
 
-def noisy_natural_parameter(x: torch.Tensor, alphas: list[float], max_measurements: int,
-                            generator: torch.Generator) -> torch.Tensor:
+def noisy_natural_parameter(
+    x: torch.Tensor, alphas: list[float], max_measurements: int, generator: torch.Generator
+) -> torch.Tensor:
     """h = alpha * (y_1 + .. + y_k) with alpha drawn from `alphas` and k from 1..max_measurements per row."""
     n, d = x.shape
     alpha = torch.tensor(alphas)[torch.randint(len(alphas), (n,), generator=generator)]  # (n,)
@@ -86,8 +88,16 @@ def noisy_natural_parameter(x: torch.Tensor, alphas: list[float], max_measuremen
     return alpha[:, None] * (ys * used).sum(1)
 
 
-def train_denoiser(net: nn.Module, x_train: torch.Tensor, alphas: list[float], max_measurements: int,
-                   steps: int, batch_size: int, lr: float, generator: torch.Generator) -> list[float]:
+def train_denoiser(
+    net: nn.Module,
+    x_train: torch.Tensor,
+    alphas: list[float],
+    max_measurements: int,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    generator: torch.Generator,
+) -> list[float]:
     """Adam on the logistic loss (L) over fresh noise each step; returns the loss history. The batches and
     their noise are drawn on the CPU `generator` and moved to the network's device."""
     device = next(net.parameters()).device

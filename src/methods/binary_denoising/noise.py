@@ -1,4 +1,5 @@
 """Bernoulli noise on {-1, 1}^d and the denoising identities (T), (D) of the package docstring."""
+
 from __future__ import annotations
 
 import itertools

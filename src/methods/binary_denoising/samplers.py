@@ -4,6 +4,7 @@ A denoiser is a function h -> E[x | h] with h = alpha * (sum of the measurements
 sampling the k-th measurement y given the sum s of the previous ones (s = 0 for k = 1), the score
 of log q(y | s) in y is alpha * E[x | alpha (s + y)].
 """
+
 from __future__ import annotations
 
 import torch
@@ -20,23 +21,35 @@ def langevin_logits(y: torch.Tensor, mean: torch.Tensor, alpha: float, eta: floa
     return alpha * mean + 2 * y / eta
 
 
-def langevin_log_prob(y: torch.Tensor, y_new: torch.Tensor, denoiser, alpha: float, eta: float,
-                      s: torch.Tensor) -> torch.Tensor:
+def langevin_log_prob(
+    y: torch.Tensor, y_new: torch.Tensor, denoiser, alpha: float, eta: float, s: torch.Tensor
+) -> torch.Tensor:
     """log of the (S1) proposal probability of y_new from y (both (B, d)), given the sum s of earlier measurements."""
     logits = langevin_logits(y, denoiser(alpha * (s + y)), alpha, eta)
     return torch.nn.functional.logsigmoid(y_new * logits).sum(1)
 
 
-def langevin_step(y: torch.Tensor, denoiser, alpha: float, eta: float, s: torch.Tensor | None = None,
-                  log_target=None, generator: torch.Generator | None = None) -> torch.Tensor:
+def langevin_step(
+    y: torch.Tensor,
+    denoiser,
+    alpha: float,
+    eta: float,
+    s: torch.Tensor | None = None,
+    log_target=None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """One step of the Langevin-like sampler (S1) for y | s; Metropolis-Hastings corrected when
     `log_target` (y -> log q(y | s) up to a constant) is given, unadjusted otherwise."""
     s = torch.zeros_like(y) if s is None else s
     y_new = _bernoulli_pm(langevin_logits(y, denoiser(alpha * (s + y)), alpha, eta), generator)
     if log_target is None:
         return y_new
-    log_acc = (log_target(y_new) - log_target(y) + langevin_log_prob(y_new, y, denoiser, alpha, eta, s)
-               - langevin_log_prob(y, y_new, denoiser, alpha, eta, s))
+    log_acc = (
+        log_target(y_new)
+        - log_target(y)
+        + langevin_log_prob(y_new, y, denoiser, alpha, eta, s)
+        - langevin_log_prob(y, y_new, denoiser, alpha, eta, s)
+    )
     accept = torch.log(torch.rand(len(y), generator=generator)) < log_acc
     return torch.where(accept[:, None], y_new, y)
 
@@ -46,8 +59,14 @@ def mean_field_two_stage_mean(y: torch.Tensor, alpha: float, denoiser, s: torch.
     return float(torch.tanh(torch.tensor(alpha))) * denoiser(alpha * (s + y))
 
 
-def two_stage_step(y: torch.Tensor, alpha: float, s: torch.Tensor | None = None, denoiser=None,
-                   posterior_sampler=None, generator: torch.Generator | None = None) -> torch.Tensor:
+def two_stage_step(
+    y: torch.Tensor,
+    alpha: float,
+    s: torch.Tensor | None = None,
+    denoiser=None,
+    posterior_sampler=None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """(S2): x ~ p(x | alpha (s + y)) -- exactly with `posterior_sampler`, else as independent bits
     with means denoiser(h) -- then a fresh measurement y' ~ p(y' | x) of (N)."""
     s = torch.zeros_like(y) if s is None else s
@@ -60,8 +79,9 @@ def two_stage_step(y: torch.Tensor, alpha: float, s: torch.Tensor | None = None,
     return torch.where(keep, x, -x)
 
 
-def multi_measurement(n: int, d: int, alpha: float, m: int, steps_per_measurement: int, step_fn,
-                      denoiser, generator: torch.Generator) -> dict[int, torch.Tensor]:
+def multi_measurement(
+    n: int, d: int, alpha: float, m: int, steps_per_measurement: int, step_fn, denoiser, generator: torch.Generator
+) -> dict[int, torch.Tensor]:
     """(MM): sample y_1 ~ q_alpha, then y_k ~ q(y_k | y_1..y_{k-1}) for k = 2..m, each by
     `steps_per_measurement` steps of step_fn(y, s) started from the previous measurement (y_1 from
     uniform bits). Returns {k: sign(E[x | alpha (y_1 + .. + y_k)])} for k = 1..m."""

@@ -3,6 +3,7 @@
 datasets themselves (full scale) through minari, or a local D4RL-layout .npz file (observations, actions, rewards,
 next_observations, terminals); the data step (`data_job`: behaviour policies, datasets, reference returns). All of it
 runs on the CPU (MuJoCo and numpy)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,24 +15,34 @@ from methods.common.io import log, save_arrays, write_json
 from .envs import PENDULUM, make_env, pick_gaits, rollout, scripted_policy, train_gait
 
 KEYS = ("obs", "act", "rew", "next_obs", "done")
-D4RL_KEYS = {"obs": "observations", "act": "actions", "rew": "rewards", "next_obs": "next_observations",
-             "done": "terminals"}
+D4RL_KEYS = {
+    "obs": "observations",
+    "act": "actions",
+    "rew": "rewards",
+    "next_obs": "next_observations",
+    "done": "terminals",
+}
 
 
 def transitions_matrix(data: dict) -> np.ndarray:
     """Rows (s, a, r, s', done): the vector the diffusion model generates (SynthER)."""
-    return np.concatenate([data["obs"], data["act"], data["rew"][:, None], data["next_obs"], data["done"][:, None]],
-                          axis=1).astype(np.float32)
+    return np.concatenate(
+        [data["obs"], data["act"], data["rew"][:, None], data["next_obs"], data["done"][:, None]], axis=1
+    ).astype(np.float32)
 
 
 def split_matrix(x: np.ndarray, obs_dim: int, act_dim: int) -> dict:
     o, a = obs_dim, act_dim
-    return {"obs": x[:, :o], "act": x[:, o:o + a], "rew": x[:, o + a], "next_obs": x[:, o + a + 1:2 * o + a + 1],
-            "done": x[:, -1]}
+    return {
+        "obs": x[:, :o],
+        "act": x[:, o : o + a],
+        "rew": x[:, o + a],
+        "next_obs": x[:, o + a + 1 : 2 * o + a + 1],
+        "done": x[:, -1],
+    }
 
 
-def generate_dataset(env_id: str, policy: dict, n_transitions: int, n_envs: int, seed: int,
-                     gaits: dict | None = None):
+def generate_dataset(env_id: str, policy: dict, n_transitions: int, n_envs: int, seed: int, gaits: dict | None = None):
     """Roll out a behaviour policy (see envs.scripted_policy; MuJoCo tasks need the trained `gaits`) for
     n_transitions in total; returns (data, episode returns)."""
     if n_transitions % n_envs:
@@ -47,13 +58,17 @@ def load_d4rl_npz(path: str | Path) -> dict:
     """A D4RL-layout .npz (observations, actions, rewards, next_observations, terminals)."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"cfdg dataset file {path} does not exist; set cfdg.datasets.<name>.path to a "
-                                f"D4RL-layout .npz or use source: minari")
+        raise FileNotFoundError(
+            f"cfdg dataset file {path} does not exist; set cfdg.datasets.<name>.path to a "
+            f"D4RL-layout .npz or use source: minari"
+        )
     with np.load(path) as f:
         missing = [v for v in D4RL_KEYS.values() if v not in f]
         if missing:
-            raise ValueError(f"cfdg dataset file {path} lacks arrays {missing}; a D4RL-layout .npz needs "
-                             f"{sorted(D4RL_KEYS.values())}")
+            raise ValueError(
+                f"cfdg dataset file {path} lacks arrays {missing}; a D4RL-layout .npz needs "
+                f"{sorted(D4RL_KEYS.values())}"
+            )
         data = {k: np.asarray(f[v], dtype=np.float64) for k, v in D4RL_KEYS.items()}
     data["act"] = data["act"].reshape(len(data["act"]), -1)
     return data
@@ -64,13 +79,16 @@ def load_minari(dataset_id: str) -> dict:
     try:
         import minari
     except ImportError as e:
-        raise ImportError(f"cfdg dataset {dataset_id!r} needs minari: pip install minari, then "
-                          f"`minari download {dataset_id}`") from e
+        raise ImportError(
+            f"cfdg dataset {dataset_id!r} needs minari: pip install minari, then `minari download {dataset_id}`"
+        ) from e
     ds = minari.load_dataset(dataset_id, download=False)
     cols = {k: [] for k in KEYS}
     for ep in ds.iterate_episodes():
-        cols["obs"].append(ep.observations[:-1]); cols["next_obs"].append(ep.observations[1:])
-        cols["act"].append(ep.actions); cols["rew"].append(ep.rewards)
+        cols["obs"].append(ep.observations[:-1])
+        cols["next_obs"].append(ep.observations[1:])
+        cols["act"].append(ep.actions)
+        cols["rew"].append(ep.rewards)
         cols["done"].append(ep.terminations.astype(float))
     return {k: np.concatenate(v).astype(np.float64) for k, v in cols.items()}
 
@@ -80,8 +98,7 @@ def load_dataset(spec: dict, env_id: str, seed: int, gaits: dict | None = None) 
     empty where unknown)."""
     source = spec["source"]
     if source == "scripted":
-        return generate_dataset(env_id, spec["policy"], int(spec["n_transitions"]), int(spec["n_envs"]), seed,
-                                gaits)
+        return generate_dataset(env_id, spec["policy"], int(spec["n_transitions"]), int(spec["n_envs"]), seed, gaits)
     if source == "npz":
         return load_d4rl_npz(spec["path"]), np.array([])
     if source == "minari":
@@ -90,6 +107,7 @@ def load_dataset(spec: dict, env_id: str, seed: int, gaits: dict | None = None) 
 
 
 # --- the data step -------------------------------------------------------------------------------
+
 
 def reference_returns(env_id: str, reference: dict, seed: int, gaits: dict | None = None) -> dict:
     """Random and expert returns that define the normalised score: the given D4RL reference scores (fixed), or
@@ -103,8 +121,10 @@ def reference_returns(env_id: str, reference: dict, seed: int, gaits: dict | Non
     n_envs = int(reference["episodes"])
     horizon = make_env(env_id, 1, seed).horizon
     measured = {}
-    for name, policy in (("random", {"noise": 0.0, "random_prob": 1.0}),
-                         ("expert", {"noise": 0.0, "random_prob": 0.0, "level": "expert"})):
+    for name, policy in (
+        ("random", {"noise": 0.0, "random_prob": 1.0}),
+        ("expert", {"noise": 0.0, "random_prob": 0.0, "level": "expert"}),
+    ):
         _, returns = generate_dataset(env_id, policy, n_envs * horizon, n_envs, seed + (name == "expert"), gaits)
         measured[name] = float(returns.mean())
     if reference["source"] == "fixed":
@@ -124,13 +144,23 @@ def behaviour_gaits(env_id: str, behaviour: dict | None, seed: int) -> dict | No
     search = train_gait(env_id, behaviour, seed)
     gaits = pick_gaits(search, float(behaviour["medium_fraction"]))
     gaits["search_returns"] = search["returns"]
-    log(f"gait search returns ({behaviour['horizon']}-step episodes): {np.round(search['returns'], 1).tolist()}; "
-        f"expert = iteration {gaits['expert_iter']}, medium = iteration {gaits['medium_iter']}")
+    log(
+        f"gait search returns ({behaviour['horizon']}-step episodes): {np.round(search['returns'], 1).tolist()}; "
+        f"expert = iteration {gaits['expert_iter']}, medium = iteration {gaits['medium_iter']}"
+    )
     return gaits
 
 
-def data_job(env_id: str, datasets: dict, online: dict, reference: dict, seed: int, out_dir: str, out_reference: str,
-             behaviour: dict | None = None) -> None:
+def data_job(
+    env_id: str,
+    datasets: dict,
+    online: dict,
+    reference: dict,
+    seed: int,
+    out_dir: str,
+    out_reference: str,
+    behaviour: dict | None = None,
+) -> None:
     """Step cfdg_data: behaviour policies (MuJoCo: gait search), offline datasets, the online train / held-out sets
     of the quality experiment, and the reference returns, all written as transition matrices (s, a, r, s', done)."""
     specs = [*datasets.values(), *online.values()]
@@ -139,8 +169,10 @@ def data_job(env_id: str, datasets: dict, online: dict, reference: dict, seed: i
     stats = {}
     for i, (name, spec) in enumerate(sorted(datasets.items())):
         data, returns = load_dataset(spec, env_id, seed + 100 * i, gaits)
-        save_arrays(f"{out_dir}/offline_{name}.npz", {"x": transitions_matrix(data), "obs_dim": data["obs"].shape[1],
-                                                      "act_dim": data["act"].shape[1]})
+        save_arrays(
+            f"{out_dir}/offline_{name}.npz",
+            {"x": transitions_matrix(data), "obs_dim": data["obs"].shape[1], "act_dim": data["act"].shape[1]},
+        )
         stats[name] = {"n": len(data["rew"]), "behaviour_return": float(returns.mean()) if len(returns) else None}
         log(f"dataset {name}: {stats[name]}")
     on_train, r_train = load_dataset(online["train"], env_id, seed + 7, gaits)

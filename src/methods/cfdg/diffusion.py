@@ -13,6 +13,7 @@
 * Device: the denoiser and the training data live on `device` (the job's; the CPU by default); every random
   draw comes from the CPU generator and is moved there, so a seed's model does not depend on the device.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,15 +67,17 @@ class Normaliser:
 class TransitionDiffusion:
     """E independent conditional diffusion models over D-dimensional transition vectors."""
 
-    def __init__(self, n_members: int, dim: int, cfg: dict, generator: torch.Generator,
-                 device: torch.device | None = None):
+    def __init__(
+        self, n_members: int, dim: int, cfg: dict, generator: torch.Generator, device: torch.device | None = None
+    ):
         self.E, self.D, self.cfg = n_members, dim, cfg
         self.device = device or torch.device("cpu")
         self.T = int(cfg["n_steps"])
         self.tdim = int(cfg["time_dim"])
         self.alpha_bar = cosine_alpha_bar(self.T).to(self.device)
-        self.net = EnsembleMLP(n_members, dim + self.tdim + N_LABELS, list(cfg["hidden"]), dim, generator,
-                               act=torch.nn.SiLU).to(self.device)
+        self.net = EnsembleMLP(
+            n_members, dim + self.tdim + N_LABELS, list(cfg["hidden"]), dim, generator, act=torch.nn.SiLU
+        ).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=float(cfg["lr"]))
         self.gen = generator
         self.norm: Normaliser | None = None
@@ -106,8 +109,16 @@ class TransitionDiffusion:
         label = torch.where(drop, torch.full_like(label, NULL), label)
         return ((self.eps(zt, t, label) - noise) ** 2).mean(dim=(1, 2)).sum()
 
-    def fit(self, datasets: list[np.ndarray], labels: list[np.ndarray], p_uncond: np.ndarray, n_iters: int,
-            batch: int, rng: np.random.Generator, refit_normaliser: bool = True) -> list[float]:
+    def fit(
+        self,
+        datasets: list[np.ndarray],
+        labels: list[np.ndarray],
+        p_uncond: np.ndarray,
+        n_iters: int,
+        batch: int,
+        rng: np.random.Generator,
+        refit_normaliser: bool = True,
+    ) -> list[float]:
         """Train member e on (datasets[e], labels[e]) for n_iters Adam steps (warm start if already trained)."""
         if refit_normaliser or self.norm is None:
             self.norm = Normaliser.fit(datasets, self.device)

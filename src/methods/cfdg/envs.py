@@ -8,6 +8,7 @@ reset automatically and `last_obs` holds the true final observation of the step 
 `t` (n,) is each copy's time step within its episode. A behaviour policy is called as `policy(obs, t)`.
 Actions are always in [-1, 1]; each env scales them to its own torque range.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,8 +49,8 @@ class PendulumVec:
     @classmethod
     def dynamics(cls, th, thdot, u):
         """One Euler step of Pendulum-v1 from (theta, thetadot) with torque u (already clipped)."""
-        cost = angle_normalize(th) ** 2 + 0.1 * thdot ** 2 + 0.001 * u ** 2
-        new_thdot = thdot + (3 * cls.g / (2 * cls.l) * np.sin(th) + 3.0 / (cls.m * cls.l ** 2) * u) * cls.dt
+        cost = angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * u**2
+        new_thdot = thdot + (3 * cls.g / (2 * cls.l) * np.sin(th) + 3.0 / (cls.m * cls.l**2) * u) * cls.dt
         new_thdot = np.clip(new_thdot, -cls.max_speed, cls.max_speed)
         return th + new_thdot * cls.dt, new_thdot, -cost
 
@@ -79,7 +80,7 @@ def pendulum_expert(obs: np.ndarray, t=None) -> np.ndarray:
     thetadot), then a PD balance near the top."""
     c, s, thdot = obs[:, 0], obs[:, 1], obs[:, 2]
     th = np.arctan2(s, c)
-    energy = 0.5 * thdot ** 2 + 15.0 * c
+    energy = 0.5 * thdot**2 + 15.0 * c
     pump = 0.5 * (15.0 - energy) * thdot
     balance = -(10.0 * th + 2.0 * thdot)
     u = np.where((c > 0.85) & (np.abs(thdot) < 5.0), balance, pump)
@@ -90,7 +91,7 @@ def gait_action(params: np.ndarray, t: np.ndarray, dt: float) -> np.ndarray:
     """Open-loop central-pattern-generator gait: a_j(t) = clip(amp_j sin(2 pi f t dt + phase_j), -1, 1) with
     params = (f, amp_1..k, phase_1..k); t (n,) integer steps -> actions (n, k)."""
     k = (len(params) - 1) // 2
-    f, amp, phase = params[0], params[1:1 + k], params[1 + k:]
+    f, amp, phase = params[0], params[1 : 1 + k], params[1 + k :]
     return np.clip(amp[None, :] * np.sin(2 * np.pi * f * dt * np.asarray(t)[:, None] + phase[None, :]), -1.0, 1.0)
 
 
@@ -108,15 +109,17 @@ def train_gait(env_id: str, cfg: dict, seed: int) -> dict:
     for _ in range(int(cfg["iters"])):
         pop = mu + sd * rng.standard_normal((int(cfg["population"]), len(mu)))
         pop[:, 0] = np.clip(pop[:, 0], 0.1, 10.0)
-        pop[:, 1:1 + k] = np.clip(pop[:, 1:1 + k], 0.0, 3.0)
+        pop[:, 1 : 1 + k] = np.clip(pop[:, 1 : 1 + k], 0.0, 3.0)
         cand = np.concatenate([pop, mu[None]])
-        obs, total = env.reset(), np.zeros(len(cand))
+        env.reset()
+        total = np.zeros(len(cand))
         for step in range(int(cfg["horizon"])):
-            a = np.clip(cand[:, 1:1 + k] * np.sin(2 * np.pi * cand[:, :1] * dt * step + cand[:, 1 + k:]), -1, 1)
+            a = np.clip(cand[:, 1 : 1 + k] * np.sin(2 * np.pi * cand[:, :1] * dt * step + cand[:, 1 + k :]), -1, 1)
             _, r, term, trunc = env.step(a)
             total += r  # locomotion tasks used here do not terminate (HalfCheetah); horizon < time limit
-        snapshots.append(mu.copy()); returns.append(float(total[-1]))
-        elite = pop[np.argsort(total[:-1])[-int(cfg["elites"]):]]
+        snapshots.append(mu.copy())
+        returns.append(float(total[-1]))
+        elite = pop[np.argsort(total[:-1])[-int(cfg["elites"]) :]]
         mu, sd = elite.mean(0), elite.std(0) + float(cfg["min_sd"])
     return {"snapshots": [s.tolist() for s in snapshots], "returns": returns}
 
@@ -127,12 +130,15 @@ def pick_gaits(search: dict, medium_fraction: float) -> dict:
     r = np.asarray(search["returns"])
     best = int(np.argmax(r))
     medium = int(np.flatnonzero(r >= medium_fraction * r[best])[0])
-    return {"expert": search["snapshots"][best], "medium": search["snapshots"][medium],
-            "expert_iter": best, "medium_iter": medium}
+    return {
+        "expert": search["snapshots"][best],
+        "medium": search["snapshots"][medium],
+        "expert_iter": best,
+        "medium_iter": medium,
+    }
 
 
-def scripted_policy(kind: dict, rng: np.random.Generator, gaits: dict | None = None, dt: float = 0.0,
-                    act_dim: int = 1):
+def scripted_policy(kind: dict, rng: np.random.Generator, gaits: dict | None = None, dt: float = 0.0, act_dim: int = 1):
     """A D4RL-style behaviour policy: the expert's action (Pendulum: the scripted swing-up; MuJoCo: the gait of
     level kind['level'] from `gaits`) with Gaussian noise `noise`, replaced by a uniform random action with
     probability `random_prob` (random_prob = 1 is the 'random' dataset)."""
@@ -183,8 +189,10 @@ class GymVec:
         try:
             import gymnasium as gym
         except ImportError as e:
-            raise ImportError(f"cfdg env {env_id!r} needs gymnasium (and mujoco, imageio for MuJoCo tasks): "
-                              f"pip install 'gymnasium[mujoco]'; the tiny scale uses env 'pendulum'") from e
+            raise ImportError(
+                f"cfdg env {env_id!r} needs gymnasium (and mujoco, imageio for MuJoCo tasks): "
+                f"pip install 'gymnasium[mujoco]'; the tiny scale uses env 'pendulum'"
+            ) from e
         _route_mujoco_warnings()
         self.envs = [gym.make(env_id) for _ in range(n)]
         self.n, self.seed = n, seed
@@ -205,7 +213,8 @@ class GymVec:
         out = [e.step(a) for e, a in zip(self.envs, scaled)]
         self.last_obs = np.stack([o[0] for o in out])
         obs, rew = self.last_obs.copy(), np.array([o[1] for o in out], dtype=float)
-        term = np.array([o[2] for o in out]); trunc = np.array([o[3] for o in out])
+        term = np.array([o[2] for o in out])
+        trunc = np.array([o[3] for o in out])
         self.t += 1
         for i in np.flatnonzero(term | trunc):
             obs[i] = self.envs[i].reset()[0]
@@ -220,9 +229,10 @@ class GymVec:
         scaled = self.low + (np.clip(action, -1, 1) + 1.0) * 0.5 * (self.high - self.low)
         nxt, rew = [], []
         for o, a in zip(obs, scaled):
-            env.set_state(np.concatenate([[0.0], o[:nq - 1]]), o[nq - 1:])
+            env.set_state(np.concatenate([[0.0], o[: nq - 1]]), o[nq - 1 :])
             o2, r, *_ = env.step(a)
-            nxt.append(o2); rew.append(r)
+            nxt.append(o2)
+            rew.append(r)
         return np.stack(nxt), np.array(rew)
 
 
@@ -239,11 +249,15 @@ def rollout(env, policy, n_steps: int):
     for _ in range(n_steps):
         a = policy(obs, env.t.copy())
         nxt, r, term, trunc = env.step(a)
-        cols["obs"].append(obs); cols["act"].append(a); cols["rew"].append(r)
-        cols["next_obs"].append(env.last_obs.copy()); cols["done"].append(term.astype(float))
+        cols["obs"].append(obs)
+        cols["act"].append(a)
+        cols["rew"].append(r)
+        cols["next_obs"].append(env.last_obs.copy())
+        cols["done"].append(term.astype(float))
         ep_ret += r
         for i in np.flatnonzero(term | trunc):
-            returns.append(ep_ret[i]); ep_ret[i] = 0.0
+            returns.append(ep_ret[i])
+            ep_ret[i] = 0.0
         obs = nxt
     data = {k: np.concatenate(v) for k, v in cols.items()}
     return data, np.asarray(returns)

@@ -1,6 +1,7 @@
 """Figures of cfdg: return curves with +-1 sd bands per offline dataset; a 2-D PCA projection of real and generated
 transitions; the DAG step that draws them (every seed group's files, in seed order) and the data of the main figure
 (the return curves, claims.yaml's main_figure) as CSV."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,10 @@ def returns_table(o2o: dict[str, tuple[np.ndarray, np.ndarray, list[str]]]) -> p
         for v, label in enumerate(variants):
             m = curves[v].mean(0)
             s = curves[v].std(0, ddof=1) if curves.shape[1] > 1 else 0 * m
-            rows += [{"dataset": name, "variant": str(label), "step": int(t), "score_mean": float(a), "score_sd": float(b)}
-                     for t, a, b in zip(steps, m, s)]
+            rows += [
+                {"dataset": name, "variant": str(label), "step": int(t), "score_mean": float(a), "score_sd": float(b)}
+                for t, a, b in zip(steps, m, s)
+            ]
     return pd.DataFrame(rows, columns=["dataset", "variant", "step", "score_mean", "score_sd"])
 
 
@@ -72,8 +75,9 @@ def projection_figure(quality_npz: str, path: str) -> None:
     save_figure(fig, path)
 
 
-def figures_job(o2o_npz: dict[str, list[str]], quality_npz: list[str], curves_png: str, projection_png: str,
-                curves_csv: str) -> None:
+def figures_job(
+    o2o_npz: dict[str, list[str]], quality_npz: list[str], curves_png: str, projection_png: str, curves_csv: str
+) -> None:
     """Step cfdg_figures: the return curves of every seed (and their data as CSV); the projection of the first
     seed group's samples (its first seed's, as the figure always showed)."""
     o2o = {name: read_curves(paths) for name, paths in o2o_npz.items()}

@@ -13,6 +13,7 @@ Device: the networks live on `device` (the job's; the CPU by default), initialis
 generator (draws moved to the device), so a seed's agent does not depend on where it runs; actions come
 back as numpy arrays for the (CPU) simulator.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,12 +29,19 @@ BATCH_KEYS = ("obs", "act", "rew", "next_obs", "done")
 def expectile_loss(u: torch.Tensor, tau: float) -> torch.Tensor:
     """L2_tau(u) = |tau - 1(u < 0)| u^2 elementwise (IQL eq. 5)."""
     weight = torch.where(u < 0, 1.0 - tau, tau)
-    return weight * u ** 2
+    return weight * u**2
 
 
 class IQLEnsemble:
-    def __init__(self, n_members: int, obs_dim: int, act_dim: int, cfg: dict, generator: torch.Generator,
-                 device: torch.device | None = None):
+    def __init__(
+        self,
+        n_members: int,
+        obs_dim: int,
+        act_dim: int,
+        cfg: dict,
+        generator: torch.Generator,
+        device: torch.device | None = None,
+    ):
         h = list(cfg["hidden"])
         self.E, self.act_dim, self.cfg, self.gen = n_members, act_dim, cfg, generator
         self.device = device or torch.device("cpu")
@@ -49,8 +57,10 @@ class IQLEnsemble:
         lr = float(cfg["lr"])
         # One Adam over all trained parameters: the three losses touch disjoint parameters (targets and advantages
         # are detached), so one backward of their sum gives each loss's own gradients, with a third of the overhead.
-        self.opt = torch.optim.Adam([*self.q1.parameters(), *self.q2.parameters(), *self.v.parameters(),
-                                     *self.pi.parameters(), self.log_std], lr=lr)
+        self.opt = torch.optim.Adam(
+            [*self.q1.parameters(), *self.q2.parameters(), *self.v.parameters(), *self.pi.parameters(), self.log_std],
+            lr=lr,
+        )
 
     def modules(self) -> dict:
         return {"q1": self.q1, "q2": self.q2, "q1_t": self.q1_t, "q2_t": self.q2_t, "v": self.v, "pi": self.pi}
@@ -78,7 +88,7 @@ class IQLEnsemble:
         """log pi(a | s) of the diagonal Gaussian policy, (E, B)."""
         mean, std = self._dist_mean_std(obs)
         z = (act - mean) / std
-        return (-0.5 * z ** 2 - std.log() - 0.5 * math.log(2 * math.pi)).sum(-1)
+        return (-0.5 * z**2 - std.log() - 0.5 * math.log(2 * math.pi)).sum(-1)
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, deterministic: bool) -> np.ndarray:
@@ -103,7 +113,9 @@ class IQLEnsemble:
         adv = q_t - v
         loss_v = expectile_loss(adv, tau).mean(1).sum()
 
-        loss_q = (((self.q1(sa).squeeze(-1) - target) ** 2).mean(1) + ((self.q2(sa).squeeze(-1) - target) ** 2).mean(1)).sum()
+        loss_q = (
+            ((self.q1(sa).squeeze(-1) - target) ** 2).mean(1) + ((self.q2(sa).squeeze(-1) - target) ** 2).mean(1)
+        ).sum()
 
         weight = torch.exp(beta * adv.detach()).clamp(max=100.0)
         loss_pi = -(weight * self.log_prob(s, a)).mean(1).sum()

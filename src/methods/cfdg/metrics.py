@@ -1,4 +1,5 @@
 """Distances between generated and real transitions, and normalised returns."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,20 +8,22 @@ from scipy import stats
 
 def rbf_mmd2(x: np.ndarray, y: np.ndarray, bandwidth: float) -> float:
     """Unbiased squared MMD with k(a, b) = exp(-||a - b||^2 / (2 h^2)) (Gretton et al. 2012, eq. 3)."""
+
     def k(a, b):
-        d2 = (a ** 2).sum(1)[:, None] + (b ** 2).sum(1)[None, :] - 2 * a @ b.T
-        return np.exp(-np.maximum(d2, 0.0) / (2 * bandwidth ** 2))
+        d2 = (a**2).sum(1)[:, None] + (b**2).sum(1)[None, :] - 2 * a @ b.T
+        return np.exp(-np.maximum(d2, 0.0) / (2 * bandwidth**2))
 
     m, n = len(x), len(y)
     kxx, kyy, kxy = k(x, x), k(y, y), k(x, y)
-    return float((kxx.sum() - np.trace(kxx)) / (m * (m - 1)) + (kyy.sum() - np.trace(kyy)) / (n * (n - 1))
-                 - 2 * kxy.mean())
+    return float(
+        (kxx.sum() - np.trace(kxx)) / (m * (m - 1)) + (kyy.sum() - np.trace(kyy)) / (n * (n - 1)) - 2 * kxy.mean()
+    )
 
 
 def median_bandwidth(x: np.ndarray, max_points: int = 500) -> float:
     """Median heuristic: the median pairwise distance within (a subset of) x."""
     x = x[:max_points]
-    d2 = (x ** 2).sum(1)[:, None] + (x ** 2).sum(1)[None, :] - 2 * x @ x.T
+    d2 = (x**2).sum(1)[:, None] + (x**2).sum(1)[None, :] - 2 * x @ x.T
     iu = np.triu_indices(len(x), 1)
     return float(np.sqrt(np.median(np.maximum(d2[iu], 0.0))))
 
@@ -32,7 +35,8 @@ def c2st_auc(x: np.ndarray, y: np.ndarray, seed: int, k: int = 10) -> float:
     from sklearn.model_selection import StratifiedKFold
     from sklearn.neighbors import KNeighborsClassifier
 
-    data = np.concatenate([x, y]); lab = np.r_[np.zeros(len(x)), np.ones(len(y))]
+    data = np.concatenate([x, y])
+    lab = np.r_[np.zeros(len(x)), np.ones(len(y))]
     scores = np.zeros(len(data))
     for tr, te in StratifiedKFold(2, shuffle=True, random_state=seed).split(data, lab):
         clf = KNeighborsClassifier(k).fit(data[tr], lab[tr])
@@ -43,8 +47,8 @@ def c2st_auc(x: np.ndarray, y: np.ndarray, seed: int, k: int = 10) -> float:
 def dynamics_error(trans: np.ndarray, obs_dim: int, act_dim: int, predict) -> tuple[float, float]:
     """Mean squared error of generated s' and mean absolute error of generated r against the simulator run from
     the generated (s, a): `predict(obs, act) -> (next_obs, reward)`."""
-    s, a = trans[:, :obs_dim], trans[:, obs_dim:obs_dim + act_dim]
-    r, s2 = trans[:, obs_dim + act_dim], trans[:, obs_dim + act_dim + 1:2 * obs_dim + act_dim + 1]
+    s, a = trans[:, :obs_dim], trans[:, obs_dim : obs_dim + act_dim]
+    r, s2 = trans[:, obs_dim + act_dim], trans[:, obs_dim + act_dim + 1 : 2 * obs_dim + act_dim + 1]
     s2_true, r_true = predict(s, a)
     return float(((s2 - s2_true) ** 2).sum(1).mean()), float(np.abs(r - r_true).mean())
 

@@ -1,5 +1,6 @@
 """Ensembles of small MLPs evaluated in one batched matmul: member e of every layer is an independent network,
 so S seeds x V variants train side by side at the cost of one (CPU jobs pay per-op overhead, not flops)."""
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,15 @@ class EnsembleLinear(nn.Module):
 class EnsembleMLP(nn.Module):
     """E MLPs d_in -> hidden... -> d_out with `act` between layers."""
 
-    def __init__(self, n_members: int, d_in: int, hidden: list[int], d_out: int, generator: torch.Generator,
-                 act: type[nn.Module] = nn.ReLU):
+    def __init__(
+        self,
+        n_members: int,
+        d_in: int,
+        hidden: list[int],
+        d_out: int,
+        generator: torch.Generator,
+        act: type[nn.Module] = nn.ReLU,
+    ):
         super().__init__()
         dims = [d_in, *hidden, d_out]
         layers: list[nn.Module] = []

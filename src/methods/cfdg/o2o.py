@@ -13,6 +13,7 @@ SynthER unconditionally; CFDG with labels online:offline = ratio : 1 - ratio (th
 tiny scale, one per job at paper scale; the group's random streams are seeded by its first seed). The agents and the
 diffusion models run on the job's device; the simulator on the CPU.
 """
+
 from __future__ import annotations
 
 import time
@@ -58,14 +59,18 @@ def to_batch(rows: np.ndarray, obs_dim: int, act_dim: int, reward_scale: float) 
     return out
 
 
-def sample_rows(rng, x_off: np.ndarray, online: np.ndarray, n_on: int, synthetic: np.ndarray | None,
-                n_syn: np.ndarray, batch: int) -> np.ndarray:
+def sample_rows(
+    rng, x_off: np.ndarray, online: np.ndarray, n_on: int, synthetic: np.ndarray | None, n_syn: np.ndarray, batch: int
+) -> np.ndarray:
     """Batch rows per agent: n_syn[e] from its synthetic buffer, the rest uniformly from D_off U D_on[e]."""
     E, n_off = online.shape[0], len(x_off)
     idx = rng.integers(0, n_off + n_on, (E, batch))
     from_off = idx < n_off
-    rows = np.where(from_off[..., None], x_off[np.minimum(idx, n_off - 1)],
-                    online[np.arange(E)[:, None], np.clip(idx - n_off, 0, None)])
+    rows = np.where(
+        from_off[..., None],
+        x_off[np.minimum(idx, n_off - 1)],
+        online[np.arange(E)[:, None], np.clip(idx - n_off, 0, None)],
+    )
     if synthetic is not None and n_syn.any():
         sidx = rng.integers(0, synthetic.shape[1], (E, batch))
         syn_rows = synthetic[np.arange(E)[:, None], sidx]
@@ -74,8 +79,19 @@ def sample_rows(rng, x_off: np.ndarray, online: np.ndarray, n_on: int, synthetic
     return rows
 
 
-def run_o2o(x_off: np.ndarray, env_id: str, obs_dim: int, act_dim: int, seeds: list[int], iql_cfg: dict,
-            diff_cfg: dict, o2o: dict, ref: dict, seed: int, device: torch.device | None = None) -> dict:
+def run_o2o(
+    x_off: np.ndarray,
+    env_id: str,
+    obs_dim: int,
+    act_dim: int,
+    seeds: list[int],
+    iql_cfg: dict,
+    diff_cfg: dict,
+    o2o: dict,
+    ref: dict,
+    seed: int,
+    device: torch.device | None = None,
+) -> dict:
     """The whole offline-to-online experiment; returns curves (V, S, n_evals) of normalised scores and timings."""
     S, V = len(seeds), len(VARIANTS)
     gen = torch.Generator().manual_seed(seed)
@@ -123,8 +139,9 @@ def run_o2o(x_off: np.ndarray, env_id: str, obs_dim: int, act_dim: int, seeds: l
         n_on = step + 1
         if n_on % int(o2o["retrain_every"]) == 0 and n_on < n_steps:
             td = time.perf_counter()
-            synthetic = regenerate(diff, x_off, online, n_on, aug_agents, variant_of, p_uncond, w, diff_cfg, o2o,
-                                   rng, first=n_retrain == 0)
+            synthetic = regenerate(
+                diff, x_off, online, n_on, aug_agents, variant_of, p_uncond, w, diff_cfg, o2o, rng, first=n_retrain == 0
+            )
             syn_ready[aug_agents] = True
             n_retrain += 1
             t_diff += time.perf_counter() - td
@@ -132,12 +149,19 @@ def run_o2o(x_off: np.ndarray, env_id: str, obs_dim: int, act_dim: int, seeds: l
         rows = sample_rows(rng, x_off, online, n_on, synthetic, n_syn_rows * syn_ready, B)
         agent.update(to_batch(rows, obs_dim, act_dim, scale))
         if n_on % eval_every == 0:
-            curves.append(evaluate(agent, env_id, n_ep, eval_seed, ref)); steps.append(n_on)
+            curves.append(evaluate(agent, env_id, n_ep, eval_seed, ref))
+            steps.append(n_on)
             means = [curves[-1][variant_of == v].mean() for v in range(V)]
             log(f"online step {n_on}: score " + ", ".join(f"{n}={m:.1f}" for n, m in zip(VARIANTS, means)))
     curves = np.stack(curves, axis=1).reshape(V, S, -1)
-    return {"curves": curves, "steps": np.asarray(steps), "t_offline": t_offline, "t_diffusion": t_diff,
-            "t_total": time.perf_counter() - t0, "n_retrain": n_retrain}
+    return {
+        "curves": curves,
+        "steps": np.asarray(steps),
+        "t_offline": t_offline,
+        "t_diffusion": t_diff,
+        "t_total": time.perf_counter() - t0,
+        "n_retrain": n_retrain,
+    }
 
 
 def regenerate(diff, x_off, online, n_on, aug_agents, variant_of, p_uncond, w, diff_cfg, o2o, rng, first):
@@ -156,8 +180,19 @@ def regenerate(diff, x_off, online, n_on, aug_agents, variant_of, p_uncond, w, d
     return synthetic
 
 
-def o2o_job(offline_npz: str, reference_json: str, env_id: str, seeds: list[int], iql: dict, diffusion: dict,
-            o2o: dict, threads: int, out_json: str, out_npz: str, device: torch.device | None = None) -> None:
+def o2o_job(
+    offline_npz: str,
+    reference_json: str,
+    env_id: str,
+    seeds: list[int],
+    iql: dict,
+    diffusion: dict,
+    o2o: dict,
+    threads: int,
+    out_json: str,
+    out_npz: str,
+    device: torch.device | None = None,
+) -> None:
     """Step cfdg_o2o: offline IQL, then online fine-tuning as IQL / + SynthER / + CFDG, normalised scores, for one
     seed group."""
     torch.set_num_threads(threads)
@@ -166,7 +201,15 @@ def o2o_job(offline_npz: str, reference_json: str, env_id: str, seeds: list[int]
     res = run_o2o(x_off, env_id, obs_dim, act_dim, seeds, iql, diffusion, o2o, ref, seed=seeds[0], device=device)
     curves = res["curves"]
     final = {v: curves[i, :, -1].tolist() for i, v in enumerate(VARIANTS)}
-    write_json(out_json, {"seeds": seeds, "final_score": final, "offline_score": curves[0, :, 0].tolist(),
-                          "steps": res["steps"].tolist(), "n_retrain": res["n_retrain"],
-                          "wall_s": {k: res[k] for k in ("t_offline", "t_diffusion", "t_total")}})
+    write_json(
+        out_json,
+        {
+            "seeds": seeds,
+            "final_score": final,
+            "offline_score": curves[0, :, 0].tolist(),
+            "steps": res["steps"].tolist(),
+            "n_retrain": res["n_retrain"],
+            "wall_s": {k: res[k] for k in ("t_offline", "t_diffusion", "t_total")},
+        },
+    )
     save_arrays(out_npz, {"curves": curves, "steps": res["steps"], "variants": np.array(VARIANTS)})

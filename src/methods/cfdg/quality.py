@@ -5,6 +5,7 @@ of a standard diffusion model): per seed, two models trained with the same budge
 then 'online' samples (cfg at each guidance weight w) against held-out online transitions: RBF MMD^2, the AUC of
 a k-NN classifier two-sample test, and the simulator's dynamics error of the generated (s, a, r, s').
 `quality_job` is the DAG step (cfdg_quality) for one seed group; the models train and sample on the job's device."""
+
 from __future__ import annotations
 
 import time
@@ -22,9 +23,19 @@ from .metrics import c2st_auc, dynamics_error, median_bandwidth, rbf_mmd2
 MODELS = ("cfg", "union")
 
 
-def run_quality(x_off: np.ndarray, x_on: np.ndarray, x_held: np.ndarray, obs_dim: int, act_dim: int,
-                seeds: list[int], diff_cfg: dict, quality: dict, predict, seed: int,
-                device: torch.device | None = None) -> dict:
+def run_quality(
+    x_off: np.ndarray,
+    x_on: np.ndarray,
+    x_held: np.ndarray,
+    obs_dim: int,
+    act_dim: int,
+    seeds: list[int],
+    diff_cfg: dict,
+    quality: dict,
+    predict,
+    seed: int,
+    device: torch.device | None = None,
+) -> dict:
     """Metrics[name][seed index] for every generated set, plus reference distances and 2-D-plot samples."""
     S, n_eval = len(seeds), int(quality["n_eval"])
     gen = torch.Generator().manual_seed(seed)
@@ -36,8 +47,10 @@ def run_quality(x_off: np.ndarray, x_on: np.ndarray, x_held: np.ndarray, obs_dim
     p_uncond = np.r_[np.full(S, float(diff_cfg["p_uncond"])), np.ones(S)]
     model = TransitionDiffusion(2 * S, x_off.shape[1], diff_cfg, gen, device)
     losses = model.fit(datasets, labels, p_uncond, int(quality["train_iters"]), int(diff_cfg["batch"]), rng)
-    log(f"diffusion trained: {quality['train_iters']} steps, final loss {np.mean(losses[-50:]):.3f} "
-        f"({time.perf_counter() - t0:.1f} s)")
+    log(
+        f"diffusion trained: {quality['train_iters']} steps, final loss {np.mean(losses[-50:]):.3f} "
+        f"({time.perf_counter() - t0:.1f} s)"
+    )
 
     # Generated sets: name -> (S, n_eval, D).
     generated = {}
@@ -64,7 +77,8 @@ def run_quality(x_off: np.ndarray, x_on: np.ndarray, x_held: np.ndarray, obs_dim
         metrics.setdefault(f"mmd_{name}", []).append(rbf_mmd2(z(x), z(held), h))
         metrics.setdefault(f"auc_{name}", []).append(c2st_auc(z(x), z(held), seed=s_idx))
         metrics.setdefault(f"mmd_train_{name}", []).append(
-            rbf_mmd2(z(x), z(x_on[rng.permutation(len(x_on))[:n_eval]]), h))
+            rbf_mmd2(z(x), z(x_on[rng.permutation(len(x_on))[:n_eval]]), h)
+        )
         if name not in ("real_online_train", "real_offline"):
             dyn_s, dyn_r = dynamics_error(x, obs_dim, act_dim, predict)
             metrics.setdefault(f"dyn_next_{name}", []).append(dyn_s)
@@ -78,12 +92,26 @@ def run_quality(x_off: np.ndarray, x_on: np.ndarray, x_held: np.ndarray, obs_dim
     log(f"metrics ({time.perf_counter() - t0:.1f} s)")
     plot = {f"gen_{k}": v[0, :n_eval] for k, v in generated.items()}
     plot.update(real_offline=x_off[:n_eval], real_online_heldout=held)
-    return {"metrics": metrics, "plot": plot, "wall_s": time.perf_counter() - t0,
-            "final_loss": float(np.mean(losses[-50:]))}
+    return {
+        "metrics": metrics,
+        "plot": plot,
+        "wall_s": time.perf_counter() - t0,
+        "final_loss": float(np.mean(losses[-50:])),
+    }
 
 
-def quality_job(offline_npz: str, online_npz: str, env_id: str, seeds: list[int], diffusion: dict, quality: dict,
-                threads: int, out_json: str, out_npz: str, device: torch.device | None = None) -> None:
+def quality_job(
+    offline_npz: str,
+    online_npz: str,
+    env_id: str,
+    seeds: list[int],
+    diffusion: dict,
+    quality: dict,
+    threads: int,
+    out_json: str,
+    out_npz: str,
+    device: torch.device | None = None,
+) -> None:
     """Step cfdg_quality: distances of generated 'online' samples to held-out online data, for one seed group
     (`{seeds}` wildcard; its random streams are seeded by the group's first seed)."""
     torch.set_num_threads(threads)
@@ -91,8 +119,18 @@ def quality_job(offline_npz: str, online_npz: str, env_id: str, seeds: list[int]
     with np.load(online_npz) as f:
         x_on, x_held = f["train"], f["heldout"]
     predict = make_env(env_id, 1, 0).predict
-    res = run_quality(x_off, x_on, x_held, obs_dim, act_dim, seeds, diffusion, quality, predict, seed=seeds[0],
-                      device=device)
-    write_json(out_json, {"seeds": seeds, "guidance_w": diffusion["guidance_w"], "w_grid": quality["w_grid"],
-                          "metrics": res["metrics"], "wall_s": res["wall_s"], "final_loss": res["final_loss"]})
+    res = run_quality(
+        x_off, x_on, x_held, obs_dim, act_dim, seeds, diffusion, quality, predict, seed=seeds[0], device=device
+    )
+    write_json(
+        out_json,
+        {
+            "seeds": seeds,
+            "guidance_w": diffusion["guidance_w"],
+            "w_grid": quality["w_grid"],
+            "metrics": res["metrics"],
+            "wall_s": res["wall_s"],
+            "final_loss": res["final_loss"],
+        },
+    )
     save_arrays(out_npz, {"obs_dim": obs_dim, "act_dim": act_dim, **res["plot"]})

@@ -1,5 +1,6 @@
 """The claims step of cfdg: the flat metrics claims.yaml reads, from every seed group's quality and o2o files (merged
 in seed order), and the verdicts (claims.json, metrics.json)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,9 +26,11 @@ def merge_quality(paths: list[str]) -> dict:
 def merge_o2o(paths: list[str]) -> dict:
     """The o2o step's seed groups of one offline dataset as one document: per-seed scores in seed order."""
     docs = [read_json(p) for p in paths]
-    return {"seeds": [s for d in docs for s in d["seeds"]],
-            "final_score": {v: [x for d in docs for x in d["final_score"][v]] for v in docs[0]["final_score"]},
-            "offline_score": [x for d in docs for x in d["offline_score"]]}
+    return {
+        "seeds": [s for d in docs for s in d["seeds"]],
+        "final_score": {v: [x for d in docs for x in d["final_score"][v]] for v in docs[0]["final_score"]},
+        "offline_score": [x for d in docs for x in d["offline_score"]],
+    }
 
 
 def claims_metrics(quality_json: list[str], o2o_json: dict[str, list[str]]) -> dict:
@@ -57,8 +60,9 @@ def claims_metrics(quality_json: list[str], o2o_json: dict[str, list[str]]) -> d
     return out
 
 
-def write_paper_claims(quality_json: list[str], o2o_json: dict[str, list[str]], scale: str, claims_path: str,
-                       summary_path: str) -> None:
+def write_paper_claims(
+    quality_json: list[str], o2o_json: dict[str, list[str]], scale: str, claims_path: str, summary_path: str
+) -> None:
     """Step cfdg_claims: measured metrics and the verdicts of claims.yaml."""
     measured = claims_metrics(quality_json, o2o_json)
     write_json(summary_path, measured)

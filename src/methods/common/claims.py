@@ -49,6 +49,7 @@ Every claim has a `kind`:
 `testable_if` states a premise: when it does not hold on every seed, the claim is `inconclusive`
 whatever its criterion says.
 """
+
 from __future__ import annotations
 
 import ast
@@ -68,16 +69,32 @@ CHECK_VERDICTS = {"reproduced": "passed", "not_reproduced": "failed", "inconclus
 KINDS = ("headline", "check")
 SETTINGS = ("paper", "reduced", "stand-in")
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.json"
-DECLARATION_KEYS = {"id", "kind", "setting", "null", "statement", "paper_value", "criterion", "refuted_if",
-                    "testable_if", "evidence", "note", "for_each"}
+DECLARATION_KEYS = {
+    "id",
+    "kind",
+    "setting",
+    "null",
+    "statement",
+    "paper_value",
+    "criterion",
+    "refuted_if",
+    "testable_if",
+    "evidence",
+    "note",
+    "for_each",
+}
 _TEMPLATED = ("id", "statement", "criterion", "refuted_if", "testable_if", "note")
 # claims.yaml's optional `main_figure`: the data file behind the paper's main figure, for `dvc plots show`
 MAIN_FIGURE_KEYS = {"data", "x", "y", "title", "template", "x_label", "y_label"}
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 _CMPOPS = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-    ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
 }
 _FUNCS = {"abs": abs, "min": min, "max": max, "mean": lambda *xs: sum(xs) / len(xs)}
 
@@ -106,8 +123,9 @@ def evaluate_expression(expr: str, values: Mapping[str, float]) -> Any:
             return node.value
         if isinstance(node, ast.Name):
             if node.id not in values:
-                raise KeyError(f"criterion {expr!r} reads metric {node.id!r}, which was not measured; "
-                               f"measured: {sorted(values)}")
+                raise KeyError(
+                    f"criterion {expr!r} reads metric {node.id!r}, which was not measured; measured: {sorted(values)}"
+                )
             return values[node.id]
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
@@ -129,10 +147,17 @@ def evaluate_expression(expr: str, values: Mapping[str, float]) -> Any:
                 left = right
             else:
                 return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS and not node.keywords:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _FUNCS
+            and not node.keywords
+        ):
             return _FUNCS[node.func.id](*[ev(a) for a in node.args])
-        raise ValueError(f"criterion {expr!r}: unsupported syntax {ast.dump(node)[:60]}; "
-                         f"use comparisons, + - * /, and/or/not, {sorted(_FUNCS)}")
+        raise ValueError(
+            f"criterion {expr!r}: unsupported syntax {ast.dump(node)[:60]}; "
+            f"use comparisons, + - * /, and/or/not, {sorted(_FUNCS)}"
+        )
 
     return ev(_parse(expr))
 
@@ -200,7 +225,9 @@ def check_declaration(decl: Mapping) -> None:
         raise ValueError(f"claim {cid!r}: unknown keys {sorted(unknown)}; allowed {sorted(DECLARATION_KEYS)}")
     for key in ("id", "statement", "criterion", "kind"):
         if key not in decl:
-            raise ValueError(f"claim {cid!r} lacks {key!r}" + (f"; set kind: one of {list(KINDS)}" if key == "kind" else ""))
+            raise ValueError(
+                f"claim {cid!r} lacks {key!r}" + (f"; set kind: one of {list(KINDS)}" if key == "kind" else "")
+            )
     kind = decl["kind"]
     if kind not in KINDS:
         raise ValueError(f"claim {cid!r}: kind {kind!r} is not one of {list(KINDS)}")
@@ -209,9 +236,11 @@ def check_declaration(decl: Mapping) -> None:
             if key in decl:
                 raise ValueError(f"claim {cid!r}: a check has no {key!r}; only headline claims do")
         return
-    for key, fix in (("paper_value", "{value: ..., source: 'abstract' / 'Table N' / ...}"),
-                     ("setting", f"one of {list(SETTINGS)}"),
-                     ("null", "{metric the criterion reads: measured metric without the paper's effect}")):
+    for key, fix in (
+        ("paper_value", "{value: ..., source: 'abstract' / 'Table N' / ...}"),
+        ("setting", f"one of {list(SETTINGS)}"),
+        ("null", "{metric the criterion reads: measured metric without the paper's effect}"),
+    ):
         if key not in decl:
             raise ValueError(f"claim {cid!r} (headline) lacks {key!r}: set it to {fix}, or make the claim a check")
     if decl["setting"] not in SETTINGS:
@@ -236,18 +265,23 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
     null = dict(decl.get("null") or {})
     not_read = [k for k in null if k not in criterion_names(decl["criterion"])]
     if not_read:
-        raise ValueError(f"claim {decl['id']!r}: null replaces {not_read}, which its criterion "
-                         f"{decl['criterion']!r} does not read")
+        raise ValueError(
+            f"claim {decl['id']!r}: null replaces {not_read}, which its criterion {decl['criterion']!r} does not read"
+        )
     names += [n for n in null.values() if n not in names]
     missing = [n for n in names if n not in measured]
     if missing:
-        raise KeyError(f"claim {decl['id']!r} reads metrics {missing}, which were not measured; measured: {sorted(measured)}")
+        raise KeyError(
+            f"claim {decl['id']!r} reads metrics {missing}, which were not measured; measured: {sorted(measured)}"
+        )
     n = _n_seeds(measured, names, decl["id"])
     outcomes = _per_seed(decl["criterion"], measured, n)
     refuted = _per_seed(decl["refuted_if"], measured, n) if decl.get("refuted_if") else None
     if refuted is not None and any(o and r for o, r in zip(outcomes, refuted)):
-        raise ValueError(f"claim {decl['id']!r}: criterion and refuted_if both hold on one seed; "
-                         f"they must exclude each other ({decl['criterion']!r} / {decl['refuted_if']!r})")
+        raise ValueError(
+            f"claim {decl['id']!r}: criterion and refuted_if both hold on one seed; "
+            f"they must exclude each other ({decl['criterion']!r} / {decl['refuted_if']!r})"
+        )
     verdict = verdict_from_outcomes(outcomes, refuted)
     testable = True
     if decl.get("testable_if"):
@@ -291,8 +325,23 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
 def recompute_claim(row: Mapping) -> dict:
     """Evaluate a claims.json row again from its own recorded values: the declaration it carries and the
     measured values per seed (null, i.e. NaN, stays NaN). Equal verdicts show they were computed, not written."""
-    decl = {k: row[k] for k in ("id", "kind", "setting", "null", "statement", "paper_value", "criterion",
-                                 "refuted_if", "testable_if", "evidence", "note") if k in row}
+    decl = {
+        k: row[k]
+        for k in (
+            "id",
+            "kind",
+            "setting",
+            "null",
+            "statement",
+            "paper_value",
+            "criterion",
+            "refuted_if",
+            "testable_if",
+            "evidence",
+            "note",
+        )
+        if k in row
+    }
     measured = {k: [math.nan if v is None else v for v in m["values"]] for k, m in row["measured"].items()}
     return evaluate_claim(decl, measured, row["scale"])
 
@@ -306,16 +355,20 @@ def load_declaration(path: str | Path) -> dict:
             raise ValueError(f"{path}: missing top-level key {key!r}")
     unknown = set(doc) - {"paper", "title", "arxiv", "claims", "libraries", "main_figure"}
     if unknown:
-        raise ValueError(f"{path}: unknown top-level keys {sorted(unknown)}; allowed: paper, title, arxiv, "
-                         f"libraries (the paper's key packages, recorded in the provenance), main_figure "
-                         f"(its data file for `dvc plots`), claims")
+        raise ValueError(
+            f"{path}: unknown top-level keys {sorted(unknown)}; allowed: paper, title, arxiv, "
+            f"libraries (the paper's key packages, recorded in the provenance), main_figure "
+            f"(its data file for `dvc plots`), claims"
+        )
     figure = doc.get("main_figure")
     if figure is not None:
         missing = {"data", "x", "y"} - set(figure) if isinstance(figure, dict) else {"data", "x", "y"}
         if missing or set(figure) - MAIN_FIGURE_KEYS:
-            raise ValueError(f"{path}: main_figure must be a mapping with keys data (a CSV or JSON file under the "
-                             f"paper's results folder), x, y and optionally {sorted(MAIN_FIGURE_KEYS - {'data', 'x', 'y'})}; "
-                             f"got {figure!r}")
+            raise ValueError(
+                f"{path}: main_figure must be a mapping with keys data (a CSV or JSON file under the "
+                f"paper's results folder), x, y and optionally {sorted(MAIN_FIGURE_KEYS - {'data', 'x', 'y'})}; "
+                f"got {figure!r}"
+            )
     ids = [c.get("id") for c in doc["claims"]]
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
@@ -347,7 +400,9 @@ def expand_claims(claims: Sequence[Mapping], expand_over: Mapping[str, Sequence[
             out.append(dict(c))
             continue
         if name not in expand_over:
-            raise KeyError(f"claim {c['id']!r} has for_each: {name!r}, but the claims step passed only {sorted(expand_over)}")
+            raise KeyError(
+                f"claim {c['id']!r} has for_each: {name!r}, but the claims step passed only {sorted(expand_over)}"
+            )
         for value in expand_over[name]:
             e = {k: v for k, v in c.items() if k != "for_each"}
             for key in _TEMPLATED:
@@ -361,8 +416,13 @@ def expand_claims(claims: Sequence[Mapping], expand_over: Mapping[str, Sequence[
     return out
 
 
-def evaluate_claims(declaration: Mapping, measured: Mapping[str, Any], scale: str,
-                    expand_over: Mapping[str, Sequence[str]] | None = None, extra: Mapping | None = None) -> dict:
+def evaluate_claims(
+    declaration: Mapping,
+    measured: Mapping[str, Any],
+    scale: str,
+    expand_over: Mapping[str, Sequence[str]] | None = None,
+    extra: Mapping | None = None,
+) -> dict:
     """The whole claims.json document for one paper."""
     claims = expand_claims(declaration["claims"], expand_over or {})
     doc = {
@@ -389,8 +449,10 @@ def headline_metrics(doc: Mapping) -> dict:
     """metrics.json of a paper, for `dvc metrics show/diff`: verdict counts of its headline claims and checks,
     then every metric its headline claims read (nulls included) as a mean and one key per seed
     (`per_seed_0`, `per_seed_1`, ... in the order of the paper's seeds). Scalars only."""
-    out: dict = {"headline": {"reproduced": 0, "not_reproduced": 0, "inconclusive": 0},
-                 "checks": {"passed": 0, "failed": 0, "inconclusive": 0}}
+    out: dict = {
+        "headline": {"reproduced": 0, "not_reproduced": 0, "inconclusive": 0},
+        "checks": {"passed": 0, "failed": 0, "inconclusive": 0},
+    }
     for c in doc["claims"]:
         out["headline" if c["kind"] == "headline" else "checks"][c["verdict"]] += 1
         if c["kind"] != "headline":
@@ -436,17 +498,27 @@ def claims_table_markdown(doc: Mapping) -> str:
     checks = [c for c in doc["claims"] if c["kind"] == "check"]
     lines = []
     if headline:
-        lines += ["| claim | setting | paper | measured | criterion | null | verdict |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "| claim | setting | paper | measured | criterion | null | verdict |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for c in headline:
             paper = f"{c['paper_value']['value']} ({c['paper_value']['source']})"
             null = ", ".join(f"`{k}` → `{v}`" for k, v in c["null"].items()) + f": {c['null_verdict']}"
-            lines.append(f"| **{c['id']}**: {c['statement']} | {c['setting']} | {paper} | {_measured_cell(c)} "
-                         f"| {_criterion_cell(c)} | {null} | **{c['verdict']}** ({c['setting']}) |")
+            lines.append(
+                f"| **{c['id']}**: {c['statement']} | {c['setting']} | {paper} | {_measured_cell(c)} "
+                f"| {_criterion_cell(c)} | {null} | **{c['verdict']}** ({c['setting']}) |"
+            )
     if checks:
-        lines += ["", "Checks (the project's own tests of its implementation and premises; not counted as reproductions):", "",
-                  "| check | measured | criterion | result |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "Checks (the project's own tests of its implementation and premises; not counted as reproductions):",
+            "",
+            "| check | measured | criterion | result |",
+            "|---|---|---|---|",
+        ]
         for c in checks:
-            lines.append(f"| **{c['id']}**: {c['statement']} | {_measured_cell(c)} | {_criterion_cell(c)} "
-                         f"| **{c['verdict']}** |")
+            lines.append(
+                f"| **{c['id']}**: {c['statement']} | {_measured_cell(c)} | {_criterion_cell(c)} | **{c['verdict']}** |"
+            )
     return "\n".join(lines).strip("\n")

@@ -10,6 +10,7 @@ Imports are read statically (`ast`), including imports inside functions; importi
 also runs `methods/__init__.py` and `methods/a/__init__.py`, so those count too. Dynamic imports
 (`importlib`) are not seen: the project does not use them for method code.
 """
+
 from __future__ import annotations
 
 import ast
@@ -49,7 +50,9 @@ def _imported_modules(path: Path, src: Path, mtime_ns: int) -> frozenset[str]:
     try:
         tree = ast.parse(path.read_text(), filename=str(path))
     except SyntaxError as e:
-        raise ValueError(f"{path}: cannot be parsed to find its imports ({e.msg}, line {e.lineno}); fix the syntax") from e
+        raise ValueError(
+            f"{path}: cannot be parsed to find its imports ({e.msg}, line {e.lineno}); fix the syntax"
+        ) from e
     inside_src = path.is_relative_to(src)
     names: set[str] = set()
     for node in ast.walk(tree):

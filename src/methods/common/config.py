@@ -1,4 +1,5 @@
 """Configuration dataclasses built from plain dicts (Snakemake params), rejecting unknown keys."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,15 +38,21 @@ def _strict_validator(schema: dict, registry):
 
     def ordered_pair(validator, wanted, instance, schema):
         # `orderedPair: true` marks a [low, high] range: a reversed pair is an error naming the key
-        if wanted and isinstance(instance, list) and len(instance) == 2 and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) for x in instance) and instance[0] > instance[1]:
-            yield jsonschema.ValidationError(f"{instance} is not a range [low, high]: low {instance[0]} exceeds "
-                                             f"high {instance[1]}; swap them")
+        if (
+            wanted
+            and isinstance(instance, list)
+            and len(instance) == 2
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in instance)
+            and instance[0] > instance[1]
+        ):
+            yield jsonschema.ValidationError(
+                f"{instance} is not a range [low, high]: low {instance[0]} exceeds high {instance[1]}; swap them"
+            )
 
     checker = base.TYPE_CHECKER.redefine_many({"integer": is_integer, "number": is_number})
-    strict = jsonschema.validators.extend(base, validators={"properties": properties_with_defaults,
-                                                            "orderedPair": ordered_pair},
-                                          type_checker=checker)
+    strict = jsonschema.validators.extend(
+        base, validators={"properties": properties_with_defaults, "orderedPair": ordered_pair}, type_checker=checker
+    )
     return strict(schema, registry=registry)
 
 
@@ -80,5 +87,7 @@ def validate_config(config: dict, schema_path) -> None:
                 hint = " (NaN and inf are not allowed; an integer is written without a decimal point)"
             lines.append(f"config key '{key}': {e.message}{hint}")
         more = f"\n... and {len(errors) - 10} more" if len(errors) > 10 else ""
-        raise ValueError("invalid configuration (config.yaml and overlays, checked against "
-                         f"{schema_path.name}):\n" + "\n".join(lines) + more)
+        raise ValueError(
+            "invalid configuration (config.yaml and overlays, checked against "
+            f"{schema_path.name}):\n" + "\n".join(lines) + more
+        )

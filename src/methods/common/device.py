@@ -5,6 +5,7 @@ A rule that declares `gpu=at_scale(0, 1)` gets a GPU at paper scale; its script 
 the CPU. A job given a GPU on a machine where torch sees none stops at once, saying why, instead of
 running for days on the CPU.
 """
+
 from __future__ import annotations
 
 
@@ -16,7 +17,9 @@ def job_device(resources):
     if gpus <= 0:
         return torch.device("cpu")
     if not torch.cuda.is_available():
-        raise RuntimeError(f"this job was given gpu={gpus} but torch sees no CUDA device "
-                           f"(torch {torch.__version__}, CUDA build: {torch.version.cuda}); install a CUDA build "
-                           f"of torch on the GPU nodes, or run the tiny scale, which needs none")
+        raise RuntimeError(
+            f"this job was given gpu={gpus} but torch sees no CUDA device "
+            f"(torch {torch.__version__}, CUDA build: {torch.version.cuda}); install a CUDA build "
+            f"of torch on the GPU nodes, or run the tiny scale, which needs none"
+        )
     return torch.device("cuda")

@@ -11,6 +11,7 @@ Claims are matched by paper and id. Printed: each side's provenance (commit, sca
 differ), then every claim whose verdict differs (or that exists on one side only) with its measured
 values on both sides. `--all` lists claims whose values moved with an unchanged verdict as well.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,16 +36,23 @@ def load_run(spec: str, root: Path = REPO_ROOT) -> dict[str, dict]:
         if nested or flat:
             return nested or flat
         raise SystemExit(f"{spec}: a folder with no <paper>/claims.json or <paper>.claims.json in it")
-    listing = subprocess.run(["git", "-C", str(root), "ls-tree", "--name-only", f"{spec}:{PUBLISHED}"],
-                             capture_output=True, text=True)
+    listing = subprocess.run(
+        ["git", "-C", str(root), "ls-tree", "--name-only", f"{spec}:{PUBLISHED}"], capture_output=True, text=True
+    )
     if listing.returncode != 0:
-        raise SystemExit(f"{spec}: neither a folder nor a git revision with a published run ({PUBLISHED}/); "
-                         f"git says: {listing.stderr.strip()}")
+        raise SystemExit(
+            f"{spec}: neither a folder nor a git revision with a published run ({PUBLISHED}/); "
+            f"git says: {listing.stderr.strip()}"
+        )
     docs = {}
     for name in listing.stdout.split():
         if name.endswith(".claims.json"):
-            text = subprocess.run(["git", "-C", str(root), "show", f"{spec}:{PUBLISHED}/{name}"],
-                                  capture_output=True, text=True, check=True).stdout
+            text = subprocess.run(
+                ["git", "-C", str(root), "show", f"{spec}:{PUBLISHED}/{name}"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             docs[name.removesuffix(".claims.json")] = json.loads(text)
     if not docs:
         raise SystemExit(f"{spec}: {PUBLISHED}/ at this revision holds no claims file")
@@ -58,8 +66,10 @@ def _provenance_lines(label: str, spec: str, docs: dict[str, dict]) -> list[str]
     commits = sorted({f"{(p['commit'] or 'unknown')[:12]}{' (dirty)' if p['dirty'] else ''}" for p in provs})
     hosts = sorted({p["host"]["cpu"] for p in provs})
     scales = sorted({p["scale"] for p in provs})
-    return [f"- **{label}** `{spec}`: {len(docs)} papers; commit {', '.join(commits)}; scale {', '.join(scales)}; "
-            f"host {'; '.join(hosts)}"]
+    return [
+        f"- **{label}** `{spec}`: {len(docs)} papers; commit {', '.join(commits)}; scale {', '.join(scales)}; "
+        f"host {'; '.join(hosts)}"
+    ]
 
 
 def _package_changes(a: dict[str, dict], b: dict[str, dict]) -> list[str]:
@@ -91,8 +101,17 @@ def compare(a: dict[str, dict], b: dict[str, dict], show_all: bool = False) -> l
             va, vb = (x or {}).get("verdict"), (y or {}).get("verdict")
             moved = x is not None and y is not None and x["measured"] != y["measured"]
             if va != vb or (show_all and moved):
-                rows.append({"paper": paper, "id": cid, "kind": (x or y).get("kind", "?"),
-                             "verdict_a": va or "absent", "verdict_b": vb or "absent", "a": x, "b": y})
+                rows.append(
+                    {
+                        "paper": paper,
+                        "id": cid,
+                        "kind": (x or y).get("kind", "?"),
+                        "verdict_a": va or "absent",
+                        "verdict_b": vb or "absent",
+                        "a": x,
+                        "b": y,
+                    }
+                )
     return rows
 
 
@@ -102,12 +121,17 @@ def render(spec_a: str, spec_b: str, a: dict[str, dict], b: dict[str, dict], sho
     changes = _package_changes(a, b)
     lines += [f"- packages that differ: {', '.join(changes) if changes else 'none'}", ""]
     flips = sum(r["verdict_a"] != r["verdict_b"] for r in rows)
-    lines += [f"{flips} claim(s) changed verdict" + (f"; {len(rows) - flips} more moved in value" if show_all else "") + ".", ""]
+    lines += [
+        f"{flips} claim(s) changed verdict" + (f"; {len(rows) - flips} more moved in value" if show_all else "") + ".",
+        "",
+    ]
     if rows:
         lines += ["| paper | claim | kind | A | B | A measured | B measured |", "|---|---|---|---|---|---|---|"]
         for r in rows:
-            lines.append(f"| `{r['paper']}` | {r['id']} | {r['kind']} | {r['verdict_a']} | {r['verdict_b']} "
-                         f"| {_values(r['a'])} | {_values(r['b'])} |")
+            lines.append(
+                f"| `{r['paper']}` | {r['id']} | {r['kind']} | {r['verdict_a']} | {r['verdict_b']} "
+                f"| {_values(r['a'])} | {_values(r['b'])} |"
+            )
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ Every writer goes through `atomic_path`, so a job killed midway never leaves a
 half-written file at the final path (Snakemake also deletes incomplete outputs,
 but scripts run outside Snakemake too).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -113,10 +114,12 @@ def load_torch(path: str | os.PathLike, safe_globals: tuple = ()) -> Any:
         with torch.serialization.safe_globals(list(safe_globals)):
             return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
-        raise ValueError(f"{path}: refused to load: it holds Python objects that only a full unpickling could "
-                         f"rebuild, which can run arbitrary code ({str(e).splitlines()[0]}). Checkpoints here hold "
-                         "tensors and plain containers only; delete the file and rerun the rule that writes it, or "
-                         "pull it from a remote you trust.") from None
+        raise ValueError(
+            f"{path}: refused to load: it holds Python objects that only a full unpickling could "
+            f"rebuild, which can run arbitrary code ({str(e).splitlines()[0]}). Checkpoints here hold "
+            "tensors and plain containers only; delete the file and rerun the rule that writes it, or "
+            "pull it from a remote you trust."
+        ) from None
 
 
 def numpy_safe_globals() -> tuple:

@@ -1,4 +1,5 @@
 """One plotting style for every paper: matplotlib with the Agg backend, PNG at 150 dpi."""
+
 from __future__ import annotations
 
 import os

@@ -3,6 +3,7 @@
 Every claims.json carries it (as lm-evaluation-harness records its environment with every result), so
 two runs can be compared knowing what differed between them (`methods.common.diff`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -76,15 +77,25 @@ def gpu_name() -> str | None:
 
 
 def host() -> dict:
-    return {"system": platform.platform(), "python": platform.python_version(), "cpu": cpu_model(),
-            "cpus": os.cpu_count(), "gpu": gpu_name()}
+    return {
+        "system": platform.platform(),
+        "python": platform.python_version(),
+        "cpu": cpu_model(),
+        "cpus": os.cpu_count(),
+        "gpu": gpu_name(),
+    }
 
 
 def provenance(paper: str, scale: str, libraries: Iterable[str] = ()) -> dict:
     """Commit (and dirtiness), package versions, scale, config digest and host of this run."""
     digests = json.loads(os.environ.get(CONFIG_DIGESTS_ENV, "{}"))
-    return {**git_state(), "packages": package_versions([*CORE_PACKAGES, *libraries]), "scale": scale,
-            "config_digest": digests.get(paper), "host": host()}
+    return {
+        **git_state(),
+        "packages": package_versions([*CORE_PACKAGES, *libraries]),
+        "scale": scale,
+        "config_digest": digests.get(paper),
+        "host": host(),
+    }
 
 
 def huggingface_token() -> str | None:
@@ -93,7 +104,9 @@ def huggingface_token() -> str | None:
     for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
         if os.environ.get(var):
             return os.environ[var]
-    home = Path(os.environ.get("HF_HOME", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface"))
+    home = Path(
+        os.environ.get("HF_HOME", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface")
+    )
     token_file = Path(os.environ.get("HF_TOKEN_PATH", home / "token"))
     try:
         token = token_file.read_text().strip()

@@ -15,6 +15,7 @@ What was refused, and why, is printed; the exit status is 1 when anything was re
 
   python -m methods.common.pull [--remote NAME] [STAGE ...]     (make pull [REMOTE=...] [TARGETS=...])
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,9 @@ def stage_graph(root: Path) -> tuple[dict, dict[str, set[str]]]:
     """dvc.yaml's stages and, for each, the stages whose outputs it reads."""
     stages = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]
     owner = {out: name for name, st in stages.items() for out in st.get("outs", [])}
-    upstream = {name: {owner[d] for d in st.get("deps", []) if d in owner and owner[d] != name}
-                for name, st in stages.items()}
+    upstream = {
+        name: {owner[d] for d in st.get("deps", []) if d in owner and owner[d] != name} for name, st in stages.items()
+    }
     return stages, upstream
 
 
@@ -136,8 +138,11 @@ def plan(root: Path, targets: list[str]) -> tuple[list[str], dict[str, list[str]
             why = mismatches(status.get(s, []), outs_of_others)
             if why:
                 keys = config_changes(root, s, lock)
-                refused[s] = [w for w in why if not w.startswith("config config.yaml:")] + \
-                    [f"config key {k}" for k in keys] if keys else why
+                refused[s] = (
+                    [w for w in why if not w.startswith("config config.yaml:")] + [f"config key {k}" for k in keys]
+                    if keys
+                    else why
+                )
     for s in wanted:  # downstream of a refused stage: its inputs will be recomputed, so must it
         bad = sorted(u for u in upstream[s] if u in refused)
         if bad and s not in refused:
@@ -205,8 +210,7 @@ def main(argv=None) -> int:
     root = args.root
     pull, refused = plan(root, args.stages)
     for s, why in refused.items():
-        print(f"make pull: not pulling {s}: " + "; ".join(why) + f". `snakemake {s}` recomputes it.",
-              file=sys.stderr)
+        print(f"make pull: not pulling {s}: " + "; ".join(why) + f". `snakemake {s}` recomputes it.", file=sys.stderr)
     if not pull:
         return 1 if refused else 0
     _run([_bin("dvc"), "pull", *(["-r", args.remote] if args.remote else []), *pull], root)
@@ -215,13 +219,19 @@ def main(argv=None) -> int:
     if bad:
         where = remote_description(root, args.remote)
         for path, expected, actual in bad:
-            print(f"make pull: {path.relative_to(root) if path.is_relative_to(root) else path} does not match "
-                  f"dvc.lock (md5 {expected}, got {actual}): the object on {where} was altered or corrupted; "
-                  f"removed, nothing was marked current.", file=sys.stderr)
+            print(
+                f"make pull: {path.relative_to(root) if path.is_relative_to(root) else path} does not match "
+                f"dvc.lock (md5 {expected}, got {actual}): the object on {where} was altered or corrupted; "
+                f"removed, nothing was marked current.",
+                file=sys.stderr,
+            )
             path.unlink(missing_ok=True)
             _cache_object(cache_dir if cache_dir.is_absolute() else root / cache_dir, expected).unlink(missing_ok=True)
-        print("make pull: fix: ask whoever pushed these results to push them again (`dvc push`), or recompute them "
-              f"with `snakemake {' '.join(pull)}`.", file=sys.stderr)
+        print(
+            "make pull: fix: ask whoever pushed these results to push them again (`dvc push`), or recompute them "
+            f"with `snakemake {' '.join(pull)}`.",
+            file=sys.stderr,
+        )
         return 1
     # Record every job of the pulled stages for Snakemake as if it had run (params, code, input checksums,
     # software environment): DVC restores files in arbitrary order and mtime, and a bare `--touch` would record
@@ -230,8 +240,11 @@ def main(argv=None) -> int:
         scale_stages = [s for s in pull if s.endswith("_full") == bool(suffix)]
         if not scale_stages:
             continue
-        papers = [s.removesuffix(suffix) for s in scale_stages
-                  if (root / "workflow" / "rules" / f"{s.removesuffix(suffix)}.smk").exists()]
+        papers = [
+            s.removesuffix(suffix)
+            for s in scale_stages
+            if (root / "workflow" / "rules" / f"{s.removesuffix(suffix)}.smk").exists()
+        ]
         everything = all(s in pull for s in stage_graph(root)[0] if s.endswith("_full") == bool(suffix))
         cmd = [_bin("snakemake"), "--touch", "--forceall", "--cores", "1"]
         cmd += ["--configfile", overlay] if overlay else []
@@ -243,8 +256,10 @@ def main(argv=None) -> int:
     stale = {s: mismatches(v, set()) or [json.dumps(v)] for s, v in status.items() if v}
     if stale:
         for s, why in stale.items():
-            print(f"make pull: {s} was restored but `dvc status` does not call it current: {'; '.join(why)}",
-                  file=sys.stderr)
+            print(
+                f"make pull: {s} was restored but `dvc status` does not call it current: {'; '.join(why)}",
+                file=sys.stderr,
+            )
         return 1
     print(f"make pull: pulled, verified against dvc.lock and marked current: {', '.join(pull)}", file=sys.stderr)
     return 1 if refused else 0

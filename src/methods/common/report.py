@@ -4,6 +4,7 @@ Runtime per paper is the sum of its jobs' wall-clock seconds from Snakemake's be
 (`<outdir>/benchmarks/<slug>/*.tsv`): job-seconds, which is more than the wall-clock time of a
 parallel run and less than that of a serial one.
 """
+
 from __future__ import annotations
 
 import os
@@ -15,6 +16,7 @@ import pandas as pd
 
 from .claims import SETTINGS, claims_table_markdown, validate_claims
 from .io import atomic_path, read_json, write_json
+
 
 def markers(block: str) -> tuple[str, str]:
     """The comment lines that delimit a generated block of the README."""
@@ -40,7 +42,9 @@ def paper_peak_rss_mb(benchmarks_dir: str | Path, slug: str) -> float | None:
 def verdict_counts(doc: dict, kind: str = "headline") -> dict[str, int]:
     """How many claims of `kind` got each verdict (headline: reproduced / not_reproduced /
     inconclusive; check: passed / failed / inconclusive)."""
-    keys = ("reproduced", "not_reproduced", "inconclusive") if kind == "headline" else ("passed", "failed", "inconclusive")
+    keys = (
+        ("reproduced", "not_reproduced", "inconclusive") if kind == "headline" else ("passed", "failed", "inconclusive")
+    )
     counts = dict.fromkeys(keys, 0)
     for c in doc["claims"]:
         if c["kind"] == kind:
@@ -68,14 +72,17 @@ def _fmt(value: float | None, scale: float = 1.0, digits: int = 0) -> str:
     return "n/a" if value is None else f"{value / scale:.{digits}f}"
 
 
-def papers_table(docs: Iterable[dict], runtimes: dict[str, float | None],
-                 peaks: dict[str, float | None] | None = None) -> str:
+def papers_table(
+    docs: Iterable[dict], runtimes: dict[str, float | None], peaks: dict[str, float | None] | None = None
+) -> str:
     """One row per paper: headline claims reproduced / not / inconclusive with their settings, the
     checks passed / failed / inconclusive, job time and peak memory; a totals row at the end."""
     peaks = peaks or {}
-    lines = ["| paper | headline settings | reproduced | not reproduced | inconclusive | checks passed / failed / inconclusive "
-             "| job time (s) | peak RSS (GB) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| paper | headline settings | reproduced | not reproduced | inconclusive | checks passed / failed / inconclusive "
+        "| job time (s) | peak RSS (GB) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     total = {"reproduced": 0, "not_reproduced": 0, "inconclusive": 0, "headline": 0}
     total_checks = {"passed": 0, "failed": 0, "inconclusive": 0}
     for doc in docs:
@@ -86,13 +93,17 @@ def papers_table(docs: Iterable[dict], runtimes: dict[str, float | None],
         total["headline"] += n_headline
         for key in k:
             total_checks[key] += k[key]
-        lines.append(f"| `{doc['paper']}`: {doc['title']} ({paper_reference(doc['arxiv'])}) | {setting_mix(doc)} "
-                     f"| {n['reproduced']}/{n_headline} | {n['not_reproduced']} | {n['inconclusive']} "
-                     f"| {k['passed']} / {k['failed']} / {k['inconclusive']} "
-                     f"| {_fmt(runtimes.get(doc['paper']))} | {_fmt(peaks.get(doc['paper']), 1000, 2)} |")
-    lines.append(f"| **total** | | **{total['reproduced']}/{total['headline']}** | **{total['not_reproduced']}** "
-                 f"| **{total['inconclusive']}** | **{total_checks['passed']} / {total_checks['failed']} / "
-                 f"{total_checks['inconclusive']}** | | |")
+        lines.append(
+            f"| `{doc['paper']}`: {doc['title']} ({paper_reference(doc['arxiv'])}) | {setting_mix(doc)} "
+            f"| {n['reproduced']}/{n_headline} | {n['not_reproduced']} | {n['inconclusive']} "
+            f"| {k['passed']} / {k['failed']} / {k['inconclusive']} "
+            f"| {_fmt(runtimes.get(doc['paper']))} | {_fmt(peaks.get(doc['paper']), 1000, 2)} |"
+        )
+    lines.append(
+        f"| **total** | | **{total['reproduced']}/{total['headline']}** | **{total['not_reproduced']}** "
+        f"| **{total['inconclusive']}** | **{total_checks['passed']} / {total_checks['failed']} / "
+        f"{total_checks['inconclusive']}** | | |"
+    )
     return "\n".join(lines)
 
 
@@ -109,31 +120,53 @@ def provenance_markdown(docs: list[dict]) -> str:
     """The report header's provenance: commits, dirtiness, packages, hosts and scales of the runs shown."""
     prov = [d["provenance"] for d in docs]
     commits = sorted({f"{p['commit'] or 'unknown'}{' (dirty)' if p['dirty'] else ''}" for p in prov})
-    hosts = sorted({f"{p['host']['cpu']} ({p['host']['cpus']} CPUs{', ' + p['host']['gpu'] if p['host']['gpu'] else ''})"
-                    for p in prov})
+    hosts = sorted(
+        {
+            f"{p['host']['cpu']} ({p['host']['cpus']} CPUs{', ' + p['host']['gpu'] if p['host']['gpu'] else ''})"
+            for p in prov
+        }
+    )
     packages = sorted({f"{k} {v}" for p in prov for k, v in p["packages"].items() if v})
     scales = sorted({p["scale"] for p in prov})
-    return "\n".join([f"- commit: {', '.join(commits)}", f"- scale: {', '.join(scales)}",
-                      f"- host: {'; '.join(hosts)}", f"- packages: {', '.join(packages)}"])
+    return "\n".join(
+        [
+            f"- commit: {', '.join(commits)}",
+            f"- scale: {', '.join(scales)}",
+            f"- host: {'; '.join(hosts)}",
+            f"- packages: {', '.join(packages)}",
+        ]
+    )
 
 
-def render_report(claims_files: list[str | Path], report_dir: str | Path, runtimes: dict,
-                  peaks: dict | None = None) -> str:
+def render_report(
+    claims_files: list[str | Path], report_dir: str | Path, runtimes: dict, peaks: dict | None = None
+) -> str:
     report_dir = Path(report_dir)
     docs = [read_json(f) for f in claims_files]
-    parts = ["# Reproduction report", "",
-             "Every verdict below is computed from the measured values by the claim's criterion: reproduced on "
-             "every seed, on none, or inconclusive. Headline claims are the papers' own statements; each names "
-             "its setting (paper: the paper's own model, data and protocol; reduced: the same, smaller; "
-             "stand-in: other data or model) and its null, the measured numbers without the paper's effect, "
-             "under which the criterion must not hold. Checks are the project's tests of its implementation "
-             "and premises, listed apart and never counted.", "",
-             provenance_markdown(docs), "",
-             papers_table(docs, runtimes, peaks), ""]
+    parts = [
+        "# Reproduction report",
+        "",
+        "Every verdict below is computed from the measured values by the claim's criterion: reproduced on "
+        "every seed, on none, or inconclusive. Headline claims are the papers' own statements; each names "
+        "its setting (paper: the paper's own model, data and protocol; reduced: the same, smaller; "
+        "stand-in: other data or model) and its null, the measured numbers without the paper's effect, "
+        "under which the criterion must not hold. Checks are the project's tests of its implementation "
+        "and premises, listed apart and never counted.",
+        "",
+        provenance_markdown(docs),
+        "",
+        papers_table(docs, runtimes, peaks),
+        "",
+    ]
     for f, doc in zip(claims_files, docs):
-        parts += [f"## {doc['paper']}: {doc['title']}", "",
-                  f"Scale `{doc['scale']}`; claims file `{os.path.relpath(f, report_dir)}`.", "",
-                  claims_table_markdown(doc), ""]
+        parts += [
+            f"## {doc['paper']}: {doc['title']}",
+            "",
+            f"Scale `{doc['scale']}`; claims file `{os.path.relpath(f, report_dir)}`.",
+            "",
+            claims_table_markdown(doc),
+            "",
+        ]
         notes = [f"- **{c['id']}**: {c['note']}" for c in doc["claims"] if c.get("note")]
         if notes:
             parts += ["Notes:", *notes, ""]
@@ -182,8 +215,11 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
     claims table from them. Refuses a run whose papers come from different commits or a dirty tree, so
     every number the READMEs quote comes from one run of one commit. Returns the files written."""
     results, root = Path(results), Path(root)
-    papers = list(papers) if papers is not None else sorted(
-        p.stem for p in (root / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"})
+    papers = (
+        list(papers)
+        if papers is not None
+        else sorted(p.stem for p in (root / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"})
+    )
     missing = [p for p in papers if not (results / p / "claims.json").exists()]
     if missing:
         raise SystemExit(f"{results}: no claims.json for {missing}; run `make reproduce` (every paper) first")
@@ -191,11 +227,15 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
     for p, doc in docs.items():
         validate_claims(doc)
         if doc["scale"] != "tiny":
-            raise SystemExit(f"{results / p / 'claims.json'}: scale {doc['scale']!r}; the README publishes the tiny run")
+            raise SystemExit(
+                f"{results / p / 'claims.json'}: scale {doc['scale']!r}; the README publishes the tiny run"
+            )
     commits = {(d["provenance"]["commit"], d["provenance"]["dirty"]) for d in docs.values()}
     if len(commits) != 1 or next(iter(commits))[1] is not False:
-        raise SystemExit(f"{results}: the papers ran at {sorted(map(str, commits))}; publish one run of one clean "
-                         f"commit (rerun the stale papers from a clean checkout)")
+        raise SystemExit(
+            f"{results}: the papers ran at {sorted(map(str, commits))}; publish one run of one clean "
+            f"commit (rerun the stale papers from a clean checkout)"
+        )
     dest = root / PUBLISHED_RUN
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.glob("*.claims.json"):
@@ -206,8 +246,10 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
         write_json(dest / f"{p}.claims.json", doc)
         written.append(str(dest / f"{p}.claims.json"))
     benchmarks = results / "benchmarks"
-    usage = {p: {"job_seconds": paper_runtime_seconds(benchmarks, p), "peak_rss_mb": paper_peak_rss_mb(benchmarks, p)}
-             for p in papers}
+    usage = {
+        p: {"job_seconds": paper_runtime_seconds(benchmarks, p), "peak_rss_mb": paper_peak_rss_mb(benchmarks, p)}
+        for p in papers
+    }
     write_json(dest / "usage.json", usage)
     table = published_table(dest)
     with atomic_path(dest / "papers_table.md") as tmp:
@@ -231,8 +273,9 @@ def published_table(run_dir: str | Path) -> str:
     run_dir = Path(run_dir)
     usage = read_json(run_dir / "usage.json")
     docs = published_docs(run_dir)
-    return papers_table(docs.values(), {p: u["job_seconds"] for p, u in usage.items()},
-                        {p: u["peak_rss_mb"] for p, u in usage.items()})
+    return papers_table(
+        docs.values(), {p: u["job_seconds"] for p, u in usage.items()}, {p: u["peak_rss_mb"] for p, u in usage.items()}
+    )
 
 
 def publish_main(argv: list[str] | None = None) -> None:
@@ -255,9 +298,11 @@ def main(argv: list[str] | None = None) -> None:
     if args[:1] == ["publish"]:
         return publish_main(args[1:])
     if len(args) not in (2, 3):
-        raise SystemExit("usage: python -m methods.common.report publish [RESULTS_DIR]\n"
-                         "       python -m methods.common.report BLOCK FILE [README.md]  (e.g. pipeline-benchmark "
-                         "benchmarks/results/pipeline.md)")
+        raise SystemExit(
+            "usage: python -m methods.common.report publish [RESULTS_DIR]\n"
+            "       python -m methods.common.report BLOCK FILE [README.md]  (e.g. pipeline-benchmark "
+            "benchmarks/results/pipeline.md)"
+        )
     block, source = args[0], Path(args[1])
     readme = Path(args[2] if len(args) == 3 else "README.md")
     if not source.exists():

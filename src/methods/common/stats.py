@@ -4,6 +4,7 @@ A correlation computed over a handful of conditions (datasets, contexts, grid po
 by one of them. A claim about it therefore reads Pearson and Spearman together with the range each
 takes when any one condition is left out, and must hold on all of them.
 """
+
 from __future__ import annotations
 
 from typing import Sequence

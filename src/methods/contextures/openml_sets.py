@@ -18,6 +18,7 @@ says where the dataset id comes from: `openml-15` (breast-w's original upload, t
 `amlb` (likewise in the AutoML regression suite 269) or `memory` (recalled, not looked up: check
 before relying on it).
 """
+
 from __future__ import annotations
 
 # OpenML dataset id -> (name, in the paper's text or not, author's task id, source of the dataset id)
@@ -51,4 +52,4 @@ PAPER_OPENML: dict[int, tuple[str, str, int | None, str]] = {
     562: ("cpu_small", "unverified", 4883, "memory"),
     344: ("mv", "unverified", 4774, "memory"),
 }
-N_PAPER_SETS = 28            # rows of the paper's correlation table
+N_PAPER_SETS = 28  # rows of the paper's correlation table

@@ -1,5 +1,6 @@
 """The step outputs the figures and claims steps read back: one file per seed group (all split seeds at tiny
 scale, one seed each at paper scale), merged here in seed order."""
+
 from __future__ import annotations
 
 from methods.common.io import read_json

@@ -1,5 +1,6 @@
 """Step contextures_claims: per split seed, over the datasets of the current scale, the correlation statistics
 of tau vs err_{d*} and of the baselines, the U-shape share, CCA by width; the verdicts of claims.yaml."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,7 +12,6 @@ from methods.common.io import write_json
 
 from .outputs import merge_datasets, merge_scaling
 
-
 DECLARATION = Path(__file__).with_name("claims.yaml")
 CORRELATION_STATS = ("pearson", "spearman", "pearson_loo_min", "spearman_loo_min")
 
@@ -19,8 +19,12 @@ CORRELATION_STATS = ("pearson", "spearman", "pearson_loo_min", "spearman_loo_min
 def _over_datasets(docs: list[dict], n_seeds: int, context_set: str, metric: str) -> dict:
     """Per split seed, the median and mean over datasets of each correlation statistic of `metric` (tau or a
     baseline) over `context_set`, and the share of datasets where all of them are positive."""
-    stats = np.array([[[doc["runs"][i]["correlations"][context_set][metric][k] for k in CORRELATION_STATS]
-                       for doc in docs] for i in range(n_seeds)])                  # (seeds, datasets, stats)
+    stats = np.array(
+        [
+            [[doc["runs"][i]["correlations"][context_set][metric][k] for k in CORRELATION_STATS] for doc in docs]
+            for i in range(n_seeds)
+        ]
+    )  # (seeds, datasets, stats)
     out = {}
     for j, k in enumerate(CORRELATION_STATS):
         out[f"{k}_median"] = np.median(stats[:, :, j], 1).tolist()
@@ -38,12 +42,17 @@ def claims_metrics(dataset_jsons: list[str], scaling_jsons: list[str]) -> dict:
     docs = merge_datasets(dataset_jsons)
     n_seeds = len(docs[0]["runs"])
     m = {}
-    for prefix, context_set, metric in (("", "paper_set", "tau"), ("decay_", "paper_set", "decay"),
-                                        ("shuffled_", "paper_set", "shuffled"), ("all_contexts_", "all", "tau")):
+    for prefix, context_set, metric in (
+        ("", "paper_set", "tau"),
+        ("decay_", "paper_set", "decay"),
+        ("shuffled_", "paper_set", "shuffled"),
+        ("all_contexts_", "all", "tau"),
+    ):
         m.update({prefix + k: v for k, v in _over_datasets(docs, n_seeds, context_set, metric).items()})
     for key in ("knn_interior_minimum", "knn_interior_minimum_shuffled"):
         m[key.replace("knn_interior_minimum", "ushape_share")] = [
-            float(np.mean([doc["runs"][i][key] for doc in docs])) for i in range(n_seeds)]
+            float(np.mean([doc["runs"][i][key] for doc in docs])) for i in range(n_seeds)
+        ]
     for doc in docs:
         for k in CORRELATION_STATS:
             m[f"{k}_{doc['dataset']}"] = [r["correlations"]["paper_set"]["tau"][k] for r in doc["runs"]]
@@ -57,8 +66,9 @@ def claims_metrics(dataset_jsons: list[str], scaling_jsons: list[str]) -> dict:
     return m
 
 
-def write_paper_claims(dataset_jsons: list[str], scaling_jsons: list[str], scale: str, claims_path: str,
-                       summary_path: str) -> None:
+def write_paper_claims(
+    dataset_jsons: list[str], scaling_jsons: list[str], scale: str, claims_path: str, summary_path: str
+) -> None:
     m = claims_metrics(dataset_jsons, scaling_jsons)
     write_json(summary_path, m)
     write_claims(claims_path, evaluate_claims(load_declaration(DECLARATION), m, scale))

@@ -1,5 +1,6 @@
 """Step contextures_scaling: does a neural encoder trained on the spectral objective learn the contexture,
 and better as it gets wider (Section 4.2)? Mean CCA to the exact top-d singular functions, vs width."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,9 +12,23 @@ from .data import load_dataset, split
 from .encoder import train_encoder
 
 
-def run_scaling(dataset: str, k: int, d: int, widths: list[int], depth: int, steps: int, lr: float,
-                seeds: list[int], fractions: dict, max_pretrain: int, threads: int, out_json: str,
-                openml_npz: str | None = None, device="cpu", wheel: str | None = None) -> None:
+def run_scaling(
+    dataset: str,
+    k: int,
+    d: int,
+    widths: list[int],
+    depth: int,
+    steps: int,
+    lr: float,
+    seeds: list[int],
+    fractions: dict,
+    max_pretrain: int,
+    threads: int,
+    out_json: str,
+    openml_npz: str | None = None,
+    device="cpu",
+    wheel: str | None = None,
+) -> None:
     """Step contextures_scaling: CCA between MLP encoders trained on the spectral objective (on `device`, the
     job's: a GPU at paper scale) and the exact top-d functions, vs width, for each seed of the job's group;
     the same encoders untrained (steps = 0: the null of 'learns the contexture')."""
@@ -25,13 +40,15 @@ def run_scaling(dataset: str, k: int, d: int, widths: list[int], depth: int, ste
     for seed in seeds:
         xp = x[split(len(x), fractions, max_pretrain, seed)["pretrain"]]
         p_plus = S.knn_context(xp, xp, k)
-        exact = S.spectrum(p_plus)["mu"][:, 1:d + 1]
+        exact = S.spectrum(p_plus)["mu"][:, 1 : d + 1]
         out["cca"][str(seed)], out["cca_untrained"][str(seed)] = [], []
         for w in widths:
             phi = train_encoder(xp, p_plus, d, w, depth, steps, lr, seed, device)
             out["cca"][str(seed)].append(S.mean_cca(phi, exact))
             phi0 = train_encoder(xp, p_plus, d, w, depth, 0, lr, seed, device)
             out["cca_untrained"][str(seed)].append(S.mean_cca(phi0, exact))
-        log(f"seed {seed}: CCA vs width {dict(zip(widths, np.round(out['cca'][str(seed)], 3)))}; untrained "
-            f"{dict(zip(widths, np.round(out['cca_untrained'][str(seed)], 3)))}")
+        log(
+            f"seed {seed}: CCA vs width {dict(zip(widths, np.round(out['cca'][str(seed)], 3)))}; untrained "
+            f"{dict(zip(widths, np.round(out['cca_untrained'][str(seed)], 3)))}"
+        )
     write_json(out_json, out)

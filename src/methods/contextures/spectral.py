@@ -20,6 +20,7 @@ the June-2025 arXiv text (no official code for the metric):
 - Evaluation protocol (Section 5.3): the encoder is the exact top-d functions; a ridge probe on them;
   err_{d*} = min over the d grid of the test MSE.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,7 +28,7 @@ import numpy as np
 
 def sq_distances(x: np.ndarray, anchors: np.ndarray) -> np.ndarray:
     """||x_i - a_j||^2 (n x m), clipped at 0."""
-    d2 = (x ** 2).sum(1)[:, None] + (anchors ** 2).sum(1)[None, :] - 2.0 * x @ anchors.T
+    d2 = (x**2).sum(1)[:, None] + (anchors**2).sum(1)[None, :] - 2.0 * x @ anchors.T
     return np.maximum(d2, 0.0)
 
 
@@ -81,15 +82,22 @@ def label_classes(y: np.ndarray, pretrain: np.ndarray, bins: int) -> np.ndarray:
     return np.searchsorted(np.unique(edges), y[:, 0], side="right")
 
 
-def label_context(x: np.ndarray, anchors: np.ndarray, anchor_labels: np.ndarray, k: int,
-                  n_classes: int | None = None) -> np.ndarray:
+def label_context(
+    x: np.ndarray, anchors: np.ndarray, anchor_labels: np.ndarray, k: int, n_classes: int | None = None
+) -> np.ndarray:
     """P+(y|x) (n x classes) = the share of each class among the k nearest anchors of x (Euclidean)."""
     n_classes = int(anchor_labels.max()) + 1 if n_classes is None else n_classes
     return knn_context(x, anchors, k) @ np.eye(n_classes)[anchor_labels]
 
 
-def context_matrix(kind: str, x: np.ndarray, anchors: np.ndarray, level: float,
-                   masks: np.ndarray | None = None, anchor_labels: np.ndarray | None = None) -> np.ndarray:
+def context_matrix(
+    kind: str,
+    x: np.ndarray,
+    anchors: np.ndarray,
+    level: float,
+    masks: np.ndarray | None = None,
+    anchor_labels: np.ndarray | None = None,
+) -> np.ndarray:
     """P+(a|x) of a context kind: 'knn', 'rbf', their masked versions 'knn_mask', 'rbf_mask' (needs masks),
     or 'label' (A = Y, k = level nearest anchors; needs the anchors' class indices)."""
     if kind == "knn":
@@ -122,7 +130,7 @@ def spectrum(p_plus: np.ndarray) -> dict[str, np.ndarray]:
 
 def extend(p_plus_new: np.ndarray, spec: dict, d: int) -> np.ndarray:
     """Nystrom extension of mu_1..mu_d to new inputs from their context rows P+(a|x_new)."""
-    s, nu = spec["s"][1:d + 1], spec["nu"][:, 1:d + 1]
+    s, nu = spec["s"][1 : d + 1], spec["nu"][:, 1 : d + 1]
     return (p_plus_new @ nu) / s[None, :]
 
 
@@ -152,6 +160,7 @@ def ridge_probe_error(f_train, y_train, f_test, y_test, alpha: float) -> float:
 
 def mean_cca(a: np.ndarray, b: np.ndarray, eps: float = 1e-8) -> float:
     """Mean canonical correlation between the column spaces of a and b (centred; n x p, n x q)."""
+
     def orth(z):
         z = z - z.mean(axis=0)
         u, s, _ = np.linalg.svd(z, full_matrices=False)

@@ -1,4 +1,5 @@
 """The decompilation check and the lattice enumeration: step dpa_logic_semantics (`semantics_experiment`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,8 +27,16 @@ def decompile_check(n_points: int, seed: int) -> dict:
             err = (compiled - closed).abs()
             row["max_abs_err"] = float(err.max())
             row["max_rel_err"] = float((err / closed.abs().clamp(min=1e-300)).max())
-            row["terms"] = [{"structure": t.structure, "weight_map": t.weight_map, "reference": t.reference,
-                             "beta": t.beta_key, "coef": t.coef_key} for t in spec.terms]
+            row["terms"] = [
+                {
+                    "structure": t.structure,
+                    "weight_map": t.weight_map,
+                    "reference": t.reference,
+                    "beta": t.beta_key,
+                    "coef": t.coef_key,
+                }
+                for t in spec.terms
+            ]
         rows[name] = row
     return rows
 
@@ -41,18 +50,24 @@ def _no_structure_witness(name: str, batch: dict) -> dict:
         values = (rho - target) ** 2
         # its margin is exactly the DPO structure's rho at beta = 1 (ratio reference)
         from .losses import compiled_margin
+
         h = (batch["logp_w"] - batch["ref_w"]) - (batch["logp_l"] - batch["ref_l"])
         margin_err = float((compiled_margin("cpo", batch, {"beta": 1.0}) - h).abs().max())
     else:
         values = torch.clamp(hp["delta"] - rho, min=0.0)
         from .logic import margin
         from .losses import Term, proposition_log_probs
+
         lp = proposition_log_probs(Term("cpo", beta_key=None), batch, hp)
         margin_err = float((margin(STRUCTURES["cpo"], lp) - (batch["logp_w"] - batch["logp_l"])).abs().max())
     increasing = bool(torch.any(values[1:] > values[:-1] + 1e-12))
     zero_at_finite = bool(torch.any(values == 0))
-    return {"margin_structure": LOSSES[name].margin_structure, "margin_max_abs_err": margin_err,
-            "increases_somewhere_in_rho": increasing, "zero_at_finite_rho": zero_at_finite}
+    return {
+        "margin_structure": LOSSES[name].margin_structure,
+        "margin_max_abs_err": margin_err,
+        "increases_somewhere_in_rho": increasing,
+        "zero_at_finite_rho": zero_at_finite,
+    }
 
 
 def lattice_report(max_n: int, n_points: int, seed: int) -> dict:
@@ -91,12 +106,18 @@ def lattice_report(max_n: int, n_points: int, seed: int) -> dict:
     for k in NAMED_N2:
         s = STRUCTURES[k]
         p, c, a = s.decompile()
-        named[k] = {"roles": s.roles(), "N": logic.formula_string(s.n_mask, names),
-                    "D": logic.formula_string(s.d_mask, names), "P": logic.formula_string(p, names),
-                    "P_C": logic.formula_string(c, names), "P_A": logic.formula_string(a, names)}
+        named[k] = {
+            "roles": s.roles(),
+            "N": logic.formula_string(s.n_mask, names),
+            "D": logic.formula_string(s.d_mask, names),
+            "P": logic.formula_string(p, names),
+            "P_C": logic.formula_string(c, names),
+            "P_A": logic.formula_string(a, names),
+        }
     out["named"] = named
-    out["named_order"] = [[a, b] for a in NAMED_N2 for b in NAMED_N2
-                          if a != b and logic.entails(STRUCTURES[a], STRUCTURES[b])]
+    out["named_order"] = [
+        [a, b] for a in NAMED_N2 for b in NAMED_N2 if a != b and logic.entails(STRUCTURES[a], STRUCTURES[b])
+    ]
     s = STRUCTURES["simpo"]
     out["simpo_structure"] = {"roles": s.roles(), "names": list(s.names)}
     return out
@@ -104,8 +125,7 @@ def lattice_report(max_n: int, n_points: int, seed: int) -> dict:
 
 def semantics_experiment(n_points: int, seed: int, lattice_max_n: int, order_points: int, out_json: str) -> None:
     """Decompiled losses vs closed forms; lattice sizes; the entailment order and its monotonicity."""
-    doc = {"decompile": decompile_check(n_points, seed),
-           "lattice": lattice_report(lattice_max_n, order_points, seed)}
+    doc = {"decompile": decompile_check(n_points, seed), "lattice": lattice_report(lattice_max_n, order_points, seed)}
     for name, row in doc["decompile"].items():
         log(f"{name}: " + (f"max rel err {row['max_rel_err']:.2e}" if "max_rel_err" in row else row["reason"]))
     log(f"lattice sizes {doc['lattice']['sizes']}; order {doc['lattice']['order_n2']}")

@@ -1,4 +1,5 @@
 """Figures: decompilation errors, the lattice of the named structures, training curves (step dpa_logic_figures)."""
+
 from __future__ import annotations
 
 import csv
@@ -50,8 +51,10 @@ def plot_lattice(semantics: dict, path: str) -> None:
     # Hasse diagram of the entailment order among the named structures
     edges = [tuple(e) for e in lat["named_order"]]
     cover = [(a, b) for a, b in edges if not any((a, c) in edges and (c, b) in edges for c in names)]
-    strength = {n: sum(r == "rejected" for r in named[n]["roles"]) - sum(r == "accepted" for r in named[n]["roles"])
-                for n in names}
+    strength = {
+        n: sum(r == "rejected" for r in named[n]["roles"]) - sum(r == "accepted" for r in named[n]["roles"])
+        for n in names
+    }
     levels = {}
     for n in names:
         levels.setdefault(strength[n], []).append(n)
@@ -63,8 +66,9 @@ def plot_lattice(semantics: dict, path: str) -> None:
         (xa, ya), (xb, yb) = pos[a], pos[b]
         ax1.annotate("", xy=(xb, yb), xytext=(xa, ya), arrowprops={"arrowstyle": "->", "color": "0.4"})
     for n, (x, y) in pos.items():
-        ax1.text(x, y, n, ha="center", va="center", fontsize=8,
-                 bbox={"boxstyle": "round", "fc": "white", "ec": "tab:blue"})
+        ax1.text(
+            x, y, n, ha="center", va="center", fontsize=8, bbox={"boxstyle": "round", "fc": "white", "ec": "tab:blue"}
+        )
     xs = [p[0] for p in pos.values()]
     ax1.set_xlim(min(xs) - 1, max(xs) + 1)
     ys = [p[1] for p in pos.values()]
@@ -72,8 +76,11 @@ def plot_lattice(semantics: dict, path: str) -> None:
     ax1.set_xticks([])
     ax1.set_ylabel("#rejected - #accepted worlds")
     size = lat["sizes"]["2"]
-    ax1.set_title(f"entailment (upper entails lower: loss >=); n=2: {size['structures']} structures, "
-                  f"{size['distinct_loss_functions']} distinct losses", fontsize=8)
+    ax1.set_title(
+        f"entailment (upper entails lower: loss >=); n=2: {size['structures']} structures, "
+        f"{size['distinct_loss_functions']} distinct losses",
+        fontsize=8,
+    )
     save_figure(fig, path)
 
 
@@ -89,8 +96,13 @@ def plot_training(runs: dict, path: str) -> None:
             curves = np.array([s["losses"][name]["curve"]["logp_w"] for s in seeds])
             steps = seeds[0]["losses"][name]["curve"]["step"]
             excl = seeds[0]["losses"][name]["excludes_both_false"]
-            ax.plot(steps, curves.mean(0) - curves[:, :1].mean(), ls="-" if excl else "--",
-                    color=f"C{k % 10}", label=name + (" (excl.)" if excl else ""))
+            ax.plot(
+                steps,
+                curves.mean(0) - curves[:, :1].mean(),
+                ls="-" if excl else "--",
+                color=f"C{k % 10}",
+                label=name + (" (excl.)" if excl else ""),
+            )
             acc = [s["losses"][name]["test_accuracy"] for s in seeds]
             bx.bar(k, np.mean(acc), yerr=np.std(acc), color=f"C{k % 10}", hatch="" if excl else "//")
         ax.axhline(0, color="k", lw=0.6)
@@ -116,16 +128,24 @@ def write_accuracy_csv(runs: dict, path: str) -> None:
             w = csv.writer(f)
             w.writerow(["label", "policy", "loss", "test_accuracy", "sd", "seeds", "excludes_both_false"])
             for policy, seeds in runs.items():
-                rows = [(name, [s["losses"][name]["test_accuracy"] for s in seeds],
-                         seeds[0]["losses"][name]["excludes_both_false"]) for name in seeds[0]["losses"]]
+                rows = [
+                    (
+                        name,
+                        [s["losses"][name]["test_accuracy"] for s in seeds],
+                        seeds[0]["losses"][name]["excludes_both_false"],
+                    )
+                    for name in seeds[0]["losses"]
+                ]
                 rows.append(("reference", [s["ref_test_accuracy"] for s in seeds], ""))
                 for name, acc, excl in rows:
-                    w.writerow([f"{policy}/{name}", policy, name, f"{np.mean(acc):.6g}", f"{np.std(acc):.6g}",
-                                len(acc), excl])
+                    w.writerow(
+                        [f"{policy}/{name}", policy, name, f"{np.mean(acc):.6g}", f"{np.std(acc):.6g}", len(acc), excl]
+                    )
 
 
-def make_figures(semantics_json: str, tabular_files: dict, decompile_png: str, lattice_png: str,
-                 training_png: str, accuracy_csv: str) -> None:
+def make_figures(
+    semantics_json: str, tabular_files: dict, decompile_png: str, lattice_png: str, training_png: str, accuracy_csv: str
+) -> None:
     """Step dpa_logic_figures: the three PNGs and the data of the main one."""
     sem = read_json(semantics_json)
     plot_decompile(sem, decompile_png)

@@ -12,6 +12,7 @@ tokens; the reference log-probabilities are those of the initial model, computed
 Steps: `fetch_lm` is dpa_logic_fetch (on the submit host: the model's files and the preference pairs, so the
 GPU jobs need no internet); `lm_experiment` is dpa_logic_lm (one seed group on the job's device).
 """
+
 from __future__ import annotations
 
 import copy
@@ -35,8 +36,10 @@ def _text(field) -> str:
         return field
     if isinstance(field, list) and field and isinstance(field[-1], dict) and "content" in field[-1]:
         return field[-1]["content"]
-    raise ValueError(f"preference dataset: cannot read a response from {type(field).__name__} {str(field)[:80]!r}; "
-                     "expected a string or a list of chat messages with 'content'")
+    raise ValueError(
+        f"preference dataset: cannot read a response from {type(field).__name__} {str(field)[:80]!r}; "
+        "expected a string or a list of chat messages with 'content'"
+    )
 
 
 def load_pairs(path: str, data_files: str | None, split: str, n_pairs: int, seed: int) -> list[dict]:
@@ -79,7 +82,7 @@ def sequence_logps(model, prompts: list[list[int]], responses: list[list[int]], 
     for i, (p, r) in enumerate(zip(prompts, responses)):
         ids[i, : len(p) + len(r)] = torch.tensor(p + r)
         attn[i, : len(p) + len(r)] = 1
-        resp_mask[i, len(p): len(p) + len(r)] = True
+        resp_mask[i, len(p) : len(p) + len(r)] = True
     ids, attn, resp_mask = ids.to(device), attn.to(device), resp_mask.to(device)
     logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1].float()
     token_logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
@@ -96,12 +99,22 @@ def pair_logps(model, batch: list[dict], pad_id: int) -> dict:
 
 @torch.no_grad()
 def all_logps(model, data: list[dict], pad_id: int, batch_size: int) -> dict:
-    parts = [pair_logps(model, data[i: i + batch_size], pad_id) for i in range(0, len(data), batch_size)]
+    parts = [pair_logps(model, data[i : i + batch_size], pad_id) for i in range(0, len(data), batch_size)]
     return {k: torch.cat([p[k] for p in parts]).cpu() for k in parts[0]}
 
 
-def train_lm(base_model, tokenizer, train: list[dict], test: list[dict], loss: str, hparams: dict, steps: int,
-             batch_size: int, lr: float, seed: int) -> dict:
+def train_lm(
+    base_model,
+    tokenizer,
+    train: list[dict],
+    test: list[dict],
+    loss: str,
+    hparams: dict,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+) -> dict:
     """Tune a copy of `base_model` with one compiled loss; Delta log pi(y_w) and held-out accuracy."""
     if LOSSES[loss].family == "no_structure":
         raise ValueError(f"lm.losses: {loss!r} has no preference structure")
@@ -134,8 +147,9 @@ def train_lm(base_model, tokenizer, train: list[dict], test: list[dict], loss: s
         "delta_logp_w": float((fin_train["logp_w"] - ref_train["logp_w"]).mean()),
         "delta_logp_l": float((fin_train["logp_l"] - ref_train["logp_l"]).mean()),
         "test_reward_accuracy": float((margin > 0).double().mean()),
-        "test_accuracy": float((fin_test["logp_w"] / fin_test["len_w"] > fin_test["logp_l"] / fin_test["len_l"])
-                               .double().mean()),
+        "test_accuracy": float(
+            (fin_test["logp_w"] / fin_test["len_w"] > fin_test["logp_l"] / fin_test["len_l"]).double().mean()
+        ),
     }
 
 
@@ -145,8 +159,10 @@ def fetch_lm(model_id: str, dataset: dict, n_pairs: int, out_model: str, out_pai
     (`load_pairs`, seed 0) into the jsonl `out_pairs`."""
     pairs = load_pairs(dataset["path"], dataset.get("data_files"), dataset["split"], n_pairs, seed=0)
     if len(pairs) < n_pairs:
-        raise ValueError(f"dataset {dataset['path']}: {len(pairs)} pairs, fewer than n_train + n_test = {n_pairs}; "
-                         "lower dpa_logic.lm.n_train / n_test")
+        raise ValueError(
+            f"dataset {dataset['path']}: {len(pairs)} pairs, fewer than n_train + n_test = {n_pairs}; "
+            "lower dpa_logic.lm.n_train / n_test"
+        )
     if Path(model_id).is_dir():
         shutil.copytree(model_id, out_model, dirs_exist_ok=True)
     else:
@@ -163,9 +179,23 @@ def read_pairs(path: str) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-def lm_experiment(model_dir: str, pairs_jsonl: str, n_train: int, n_test: int, max_prompt: int, max_response: int,
-                  losses: list[str], hparams: dict, steps: int, batch_size: int, lr: float, seeds: list[int],
-                  out_json: str, device="cpu", threads: int = 1) -> None:
+def lm_experiment(
+    model_dir: str,
+    pairs_jsonl: str,
+    n_train: int,
+    n_test: int,
+    max_prompt: int,
+    max_response: int,
+    losses: list[str],
+    hparams: dict,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seeds: list[int],
+    out_json: str,
+    device="cpu",
+    threads: int = 1,
+) -> None:
     """Step dpa_logic_lm: the fetched causal LM tuned with each compiled loss, for each seed of the job's group,
     on `device` (the job's: a GPU at paper scale). The first n_train pairs train, the next n_test test."""
     from methods.common.lm.model import load_causal_lm
@@ -175,9 +205,11 @@ def lm_experiment(model_dir: str, pairs_jsonl: str, n_train: int, n_test: int, m
     model, tokenizer = load_causal_lm(model_dir, device=device)
     pairs = read_pairs(pairs_jsonl)
     if len(pairs) < n_train + n_test:
-        raise ValueError(f"{pairs_jsonl}: {len(pairs)} pairs, fewer than n_train + n_test = {n_train + n_test}; "
-                         "lower dpa_logic.lm.n_train / n_test")
-    enc = encode_pairs(tokenizer, pairs[:n_train + n_test], max_prompt, max_response)
+        raise ValueError(
+            f"{pairs_jsonl}: {len(pairs)} pairs, fewer than n_train + n_test = {n_train + n_test}; "
+            "lower dpa_logic.lm.n_train / n_test"
+        )
+    enc = encode_pairs(tokenizer, pairs[: n_train + n_test], max_prompt, max_response)
     train, test = enc[:n_train], enc[n_train:]
     out = {"model": model_dir, "pairs": pairs_jsonl, "device": str(device), "runs": {}}
     for name in losses:

@@ -24,6 +24,7 @@ Then loss(S1) >= loss(S2) pointwise, because rho is monotone in N and anti-monot
 this is the diamond  rejected (D only) < tie (both), ignored (neither) < accepted (N only), so the
 order is the product of 2^n diamonds: a lattice with 4^(2^n) elements.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -208,8 +209,11 @@ def log1mexp(x: torch.Tensor) -> torch.Tensor:
     x = torch.clamp(x, max=-1e-300 if x.dtype == torch.float64 else -1e-30)
     near_zero = x > LOG_HALF
     safe = torch.full_like(x, -1.0)
-    return torch.where(near_zero, torch.log(-torch.expm1(torch.where(near_zero, x, safe))),
-                       torch.log1p(-torch.exp(torch.where(near_zero, safe, x))))
+    return torch.where(
+        near_zero,
+        torch.log(-torch.expm1(torch.where(near_zero, x, safe))),
+        torch.log1p(-torch.exp(torch.where(near_zero, safe, x))),
+    )
 
 
 def world_log_weights(log_p: torch.Tensor) -> torch.Tensor:
@@ -234,8 +238,9 @@ def margin(structure: Structure, log_p: torch.Tensor) -> torch.Tensor:
     return log_wmc(log_p, structure.n_mask) - log_wmc(log_p, structure.d_mask)
 
 
-def semantic_loss(structure: Structure, log_p: torch.Tensor, log_p_ref: torch.Tensor | None = None,
-                  reference: str = "none") -> torch.Tensor:
+def semantic_loss(
+    structure: Structure, log_p: torch.Tensor, log_p_ref: torch.Tensor | None = None, reference: str = "none"
+) -> torch.Tensor:
     """-log WMC(N) / (WMC(N) + WMC(D)) per example, with the reference-model variants:
 
     * "none":  propositions weighted by the policy alone;
@@ -338,4 +343,3 @@ def distinct_loss_functions(n_props: int, n_points: int = 6, seed: int = 0, deci
 
 def structure_count(n_props: int) -> int:
     return 4 ** (1 << n_props)
-

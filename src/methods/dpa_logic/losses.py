@@ -23,6 +23,7 @@ Closed forms (written directly from the original papers, independent of the logi
   unlikelihood (Welleck et al. 2020, pairwise form)  -s_w - log(1 - exp(s_l))
   SFT / NLL                     -s_w
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -82,18 +83,31 @@ LOSSES = {
     "dpo_odds": LossSpec("dpo_odds", (Term("orpo", reference="odds"),), "known", hparams={"beta": 0.1}),
     "cpo": LossSpec("cpo", (Term("cpo"), Term("sft", beta_key=None)), "known", hparams={"beta": 0.1}),
     "cpo_pref": LossSpec("cpo_pref", (Term("cpo"),), "known", hparams={"beta": 0.1}),
-    "orpo": LossSpec("orpo", (Term("sft", "avg", None), Term("orpo", "avg", None, coef_key="lam")), "known",
-                     hparams={"lam": 0.1}),
+    "orpo": LossSpec(
+        "orpo", (Term("sft", "avg", None), Term("orpo", "avg", None, coef_key="lam")), "known", hparams={"lam": 0.1}
+    ),
     "orpo_or": LossSpec("orpo_or", (Term("orpo", "avg", None),), "known"),
     "simpo": LossSpec("simpo", (Term("simpo", "avg"),), "known", hparams={"beta": 2.0, "gamma": 0.5}),
     "unlikelihood": LossSpec("unlikelihood", (Term("unlikelihood", beta_key=None),), "known"),
     "sft": LossSpec("sft", (Term("sft", beta_key=None),), "known"),
-    "ipo": LossSpec("ipo", (), "no_structure", margin_structure="cpo", hparams={"tau": 0.1},
-                    reason="squared loss of the DPO margin: not monotone in rho (minimal at rho = 1/(2 tau)), "
-                           "while every semantic loss softplus(-rho) is strictly decreasing in rho"),
-    "slic": LossSpec("slic", (), "no_structure", margin_structure="cpo", hparams={"delta": 1.0, "lam": 0.1},
-                     reason="hinge on the CPO margin: exactly zero for rho >= delta and piecewise linear, "
-                            "while every semantic loss softplus(-rho) is positive and smooth for finite rho"),
+    "ipo": LossSpec(
+        "ipo",
+        (),
+        "no_structure",
+        margin_structure="cpo",
+        hparams={"tau": 0.1},
+        reason="squared loss of the DPO margin: not monotone in rho (minimal at rho = 1/(2 tau)), "
+        "while every semantic loss softplus(-rho) is strictly decreasing in rho",
+    ),
+    "slic": LossSpec(
+        "slic",
+        (),
+        "no_structure",
+        margin_structure="cpo",
+        hparams={"delta": 1.0, "lam": 0.1},
+        reason="hinge on the CPO margin: exactly zero for rho >= delta and piecewise linear, "
+        "while every semantic loss softplus(-rho) is positive and smooth for finite rho",
+    ),
     "dpo_strict": LossSpec("dpo_strict", (Term("cpo_strict", reference="ratio"),), "derived", hparams={"beta": 0.1}),
     "orpo_strict": LossSpec("orpo_strict", (Term("orpo_strict", "avg", None),), "derived"),
     "orpo_lenient": LossSpec("orpo_lenient", (Term("orpo_lenient", "avg", None),), "derived"),
@@ -142,7 +156,8 @@ def compiled_margin(structure: str, batch: dict, hp: dict) -> torch.Tensor:
 
     term = Term(structure, reference="ratio")
     return margin(STRUCTURES[structure], proposition_log_probs(term, batch, hp)) - margin(
-        STRUCTURES[structure], proposition_log_probs(term, batch, hp, reference=True))
+        STRUCTURES[structure], proposition_log_probs(term, batch, hp, reference=True)
+    )
 
 
 def closed_form(name: str, batch: dict, hp: dict | None = None) -> torch.Tensor:
@@ -172,9 +187,11 @@ def closed_form(name: str, batch: dict, hp: dict | None = None) -> torch.Tensor:
     if name == "sft":
         return -sw
     if name == "dpo_strict":  # -log sig(rho_theta - rho_ref), rho = log p_w - log(1 - p_w + p_w p_l), p = pi^beta
+
         def rho(a, b):
             pw, pl = hp["beta"] * a, hp["beta"] * b
             return pw - torch.log1p(-torch.exp(pw) + torch.exp(pw + pl))
+
         return -F.logsigmoid(rho(sw, sl) - rho(rw, rl))
     if name in ("orpo_strict", "orpo_lenient"):
         aw, al = sw / lw, sl / ll
@@ -203,9 +220,14 @@ def random_batch(n: int, seed: int, dtype=torch.float64) -> dict:
     length_w = torch.randint(1, 40, (n,), generator=g).to(dtype)
     length_l = torch.randint(1, 40, (n,), generator=g).to(dtype)
     per_token = lambda: -torch.rand(n, generator=g, dtype=dtype) * 3.0  # noqa: E731
-    return {"logp_w": per_token() * length_w, "logp_l": per_token() * length_l,
-            "ref_w": per_token() * length_w, "ref_l": per_token() * length_l,
-            "len_w": length_w, "len_l": length_l}
+    return {
+        "logp_w": per_token() * length_w,
+        "logp_l": per_token() * length_l,
+        "ref_w": per_token() * length_w,
+        "ref_l": per_token() * length_l,
+        "len_w": length_w,
+        "len_l": length_l,
+    }
 
 
 def known_structure_names() -> list[str]:
@@ -217,11 +239,14 @@ def check_losses(losses: list[str], where: str, hparams: dict | None = None) -> 
     for name, hp in (hparams or {}).items():
         unknown = set(hp) - set(LOSSES.get(name, LOSSES["sft"]).hparams)
         if unknown:
-            raise ValueError(f"config {where.rsplit('.', 1)[0]}.hparams.{name}: {sorted(unknown)} are not "
-                             f"hyper-parameters of {name} (it has {sorted(LOSSES[name].hparams)})")
+            raise ValueError(
+                f"config {where.rsplit('.', 1)[0]}.hparams.{name}: {sorted(unknown)} are not "
+                f"hyper-parameters of {name} (it has {sorted(LOSSES[name].hparams)})"
+            )
     for name in losses:
         if name not in LOSSES:
             raise ValueError(f"config {where}: unknown loss {name!r}; known: {sorted(LOSSES)}")
         if LOSSES[name].family == "no_structure":
-            raise ValueError(f"config {where}: {name!r} has no preference structure ({LOSSES[name].reason}); "
-                             "remove it from the list")
+            raise ValueError(
+                f"config {where}: {name!r} has no preference structure ({LOSSES[name].reason}); remove it from the list"
+            )

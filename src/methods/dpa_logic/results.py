@@ -1,5 +1,6 @@
 """Step dpa_logic_claims: the measured metrics of the semantics and tabular steps and the verdicts of
 claims.yaml (with the lists its templates expand over)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,8 +38,15 @@ def claims_metrics(semantics_json: str, tabular_files: dict) -> tuple[dict, dict
     m["order_is_partial_order"] = float(order["reflexive"] and order["antisymmetric"] and order["transitive"])
     m["order_monotone_violations"] = order["monotone_violations"]
     m["order_comparable_pairs"] = order["comparable_pairs"]
-    expand = {"structured_loss": structured, "allowing": [], "excluding": [], "derived": [], "derived_strict": [],
-              "derived_lenient": [], "policy": []}
+    expand = {
+        "structured_loss": structured,
+        "allowing": [],
+        "excluding": [],
+        "derived": [],
+        "derived_strict": [],
+        "derived_lenient": [],
+        "policy": [],
+    }
     for policy, files in tabular_files.items():
         expand["policy"].append(policy)
         runs = [read_json(f) for f in files]
@@ -66,12 +74,12 @@ def claims_metrics(semantics_json: str, tabular_files: dict) -> tuple[dict, dict
     return m, expand
 
 
-def write_paper_claims(semantics_json: str, tabular_files: dict, scale: str, claims_path: str,
-                       summary_path: str) -> None:
+def write_paper_claims(
+    semantics_json: str, tabular_files: dict, scale: str, claims_path: str, summary_path: str
+) -> None:
     measured, expand = claims_metrics(semantics_json, tabular_files)
     write_json(summary_path, {"metrics": measured, "groups": expand})
     doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over=expand)
     write_claims(claims_path, doc)
     for c in doc["claims"]:
         log(f"{c['id']}: {c['verdict']}  " + ", ".join(f"{k}={v['mean']}" for k, v in c["measured"].items()))
-

@@ -10,6 +10,7 @@ enter only the length-normalised losses (ORPO, SimPO).
 
 `tabular_experiment` is step dpa_logic_tabular (one policy parametrisation, one seed, every loss).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,16 @@ from methods.common.io import log, set_seed, write_json
 from .losses import LOSSES, both_false_excluded, check_losses, compiled_loss
 
 
-def make_task(seed: int, n_prompts: int, n_responses: int, feature_dim: int, pairs_per_prompt: int,
-              reward_scale: float, init_scale: float, max_length: int) -> dict:
+def make_task(
+    seed: int,
+    n_prompts: int,
+    n_responses: int,
+    feature_dim: int,
+    pairs_per_prompt: int,
+    reward_scale: float,
+    init_scale: float,
+    max_length: int,
+) -> dict:
     """Features, hidden reward, initial parameters, training pairs (BT labels), held-out pairs."""
     rng = np.random.default_rng(seed)
     phi = rng.normal(size=(n_prompts, n_responses, feature_dim)) / np.sqrt(feature_dim)
@@ -31,8 +40,10 @@ def make_task(seed: int, n_prompts: int, n_responses: int, feature_dim: int, pai
     lengths = rng.integers(1, max_length + 1, size=(n_prompts, n_responses))
     all_pairs = [(a, b) for a in range(n_responses) for b in range(a + 1, n_responses)]
     if pairs_per_prompt >= len(all_pairs):
-        raise ValueError(f"tabular.pairs_per_prompt={pairs_per_prompt} leaves no held-out pair "
-                         f"(K={n_responses} responses give {len(all_pairs)} pairs); lower it")
+        raise ValueError(
+            f"tabular.pairs_per_prompt={pairs_per_prompt} leaves no held-out pair "
+            f"(K={n_responses} responses give {len(all_pairs)} pairs); lower it"
+        )
     train, test = [], []
     for x in range(n_prompts):
         order = rng.permutation(len(all_pairs))
@@ -45,8 +56,14 @@ def make_task(seed: int, n_prompts: int, n_responses: int, feature_dim: int, pai
             else:
                 w, l = (a, b) if reward[x, a] >= reward[x, b] else (b, a)
                 test.append((x, w, l))
-    return {"phi": phi, "theta0": theta0, "reward": reward, "lengths": lengths,
-            "train": np.array(train), "test": np.array(test)}
+    return {
+        "phi": phi,
+        "theta0": theta0,
+        "reward": reward,
+        "lengths": lengths,
+        "train": np.array(train),
+        "test": np.array(test),
+    }
 
 
 def log_policy(phi: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
@@ -56,8 +73,14 @@ def log_policy(phi: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
 
 def batch_of(logp: torch.Tensor, ref: torch.Tensor, lengths: torch.Tensor, pairs: torch.Tensor) -> dict:
     x, w, l = pairs[:, 0], pairs[:, 1], pairs[:, 2]
-    return {"logp_w": logp[x, w], "logp_l": logp[x, l], "ref_w": ref[x, w], "ref_l": ref[x, l],
-            "len_w": lengths[x, w], "len_l": lengths[x, l]}
+    return {
+        "logp_w": logp[x, w],
+        "logp_l": logp[x, l],
+        "ref_w": ref[x, w],
+        "ref_l": ref[x, l],
+        "len_w": lengths[x, w],
+        "len_l": lengths[x, l],
+    }
 
 
 def train_policy(task: dict, loss: str, hparams: dict, steps: int, lr: float, log_every: int) -> dict:
@@ -98,14 +121,27 @@ def train_policy(task: dict, loss: str, hparams: dict, steps: int, lr: float, lo
         bt = batch_of(logp, ref, lengths, test)
         acc = float((bt["logp_w"] > bt["logp_l"]).double().mean())
         acc_ref = float((bt["ref_w"] > bt["ref_l"]).double().mean())
-    return {"curve": curve, "test_accuracy": acc, "ref_test_accuracy": acc_ref,
-            "delta_logp_w": curve["logp_w"][-1] - curve["logp_w"][0],
-            "delta_logp_l": curve["logp_l"][-1] - curve["logp_l"][0],
-            "final_mass_pair": curve["mass_pair"][-1]}
+    return {
+        "curve": curve,
+        "test_accuracy": acc,
+        "ref_test_accuracy": acc_ref,
+        "delta_logp_w": curve["logp_w"][-1] - curve["logp_w"][0],
+        "delta_logp_l": curve["logp_l"][-1] - curve["logp_l"][0],
+        "final_mass_pair": curve["mass_pair"][-1],
+    }
 
 
-def tabular_experiment(seed: int, policy: str, task: dict, losses: list[str], hparams: dict, steps: int, lr: float,
-                       log_every: int, out_json: str) -> None:
+def tabular_experiment(
+    seed: int,
+    policy: str,
+    task: dict,
+    losses: list[str],
+    hparams: dict,
+    steps: int,
+    lr: float,
+    log_every: int,
+    out_json: str,
+) -> None:
     """One seed of the tabular experiment: every loss from the same initial policy and data."""
     check_losses(losses, "dpa_logic.tabular.losses", hparams)
     set_seed(seed)

@@ -1,4 +1,5 @@
 """Step gaprompt_adapt: one adaptation method on the frozen pre-trained backbone, for the seeds of one job."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,13 +19,27 @@ def shift_examples(model: AdaptedClassifier, x_test: np.ndarray, y_test: np.ndar
     pick = [int(np.flatnonzero(y_test == c)[0]) for c in np.unique(y_test)][:n]
     with torch.no_grad():
         x = torch.from_numpy(x_test[pick])
-        return {"before": x.numpy(), "after": model.shift(x.to(device))[0].cpu().numpy(), "labels": y_test[pick],
-                "point_prompts": (model.point_prompt.points[0] * model.point_prompt.factor).cpu().numpy()}
+        return {
+            "before": x.numpy(),
+            "after": model.shift(x.to(device))[0].cpu().numpy(),
+            "labels": y_test[pick],
+            "point_prompts": (model.point_prompt.points[0] * model.point_prompt.factor).cpu().numpy(),
+        }
 
 
-def adapt_job(method: str, data_npz: str, ckpt: str, backbone: dict, adapt: dict, seeds: list[int],
-              paper_arch: dict, threads: int, out_json: str, out_npz: str,
-              device: torch.device | str = "cpu") -> None:
+def adapt_job(
+    method: str,
+    data_npz: str,
+    ckpt: str,
+    backbone: dict,
+    adapt: dict,
+    seeds: list[int],
+    paper_arch: dict,
+    threads: int,
+    out_json: str,
+    out_npz: str,
+    device: torch.device | str = "cpu",
+) -> None:
     """One method (Sec. 4.1's comparison: linear probe, VPT-deep, adapters, GAPrompt, full fine-tuning) on the
     frozen backbone for each of `seeds` (all seeds in one job at tiny scale, one seed per job at paper scale), on
     `device`: held-out accuracy, trainable parameters; for GAPrompt the shift examples of the job's first seed."""
@@ -38,23 +53,35 @@ def adapt_job(method: str, data_npz: str, ckpt: str, backbone: dict, adapt: dict
         bb = backbone_from_config(backbone)
         bb.load_state_dict(state)
         model = AdaptedClassifier(bb, method, n_classes, adapt)
-        frozen_before = {n: p.detach().clone() for n, p in model.named_parameters()
-                         if n not in model.trainable_parameters()}
+        frozen_before = {
+            n: p.detach().clone() for n, p in model.named_parameters() if n not in model.trainable_parameters()
+        }
         r = run_adapt(model, (d["x_train"], d["y_train"]), (d["x_test"], d["y_test"]), adapt, seed, log, device)
         now = dict(model.named_parameters())
         r["frozen_unchanged"] = all(torch.equal(p, now[n].detach().cpu()) for n, p in frozen_before.items())
-        log(f"{method} seed {seed} ({device}): test acc {r['test_acc']:.4f}, train acc {r['train_acc']:.4f}, "
-            f"trainable {r['trainable']} / {r['total']} ({100 * r['fraction']:.2f} %)")
+        log(
+            f"{method} seed {seed} ({device}): test acc {r['test_acc']:.4f}, train acc {r['train_acc']:.4f}, "
+            f"trainable {r['trainable']} / {r['total']} ({100 * r['fraction']:.2f} %)"
+        )
         runs.append(r)
         if method == "gaprompt" and seed == seeds[0]:
             arrays = shift_examples(model, d["x_test"], d["y_test"], adapt["n_shift_examples"])
-    out = {"method": method, "seeds": seeds, "test_acc": [r["test_acc"] for r in runs],
-           "train_acc": [r["train_acc"] for r in runs], "trainable": runs[0]["trainable"], "total": runs[0]["total"],
-           "fraction": runs[0]["fraction"], "frozen_unchanged": all(r["frozen_unchanged"] for r in runs),
-           "seconds": [r["seconds"] for r in runs], "loss_curves": [r["loss_curve"] for r in runs]}
+    out = {
+        "method": method,
+        "seeds": seeds,
+        "test_acc": [r["test_acc"] for r in runs],
+        "train_acc": [r["train_acc"] for r in runs],
+        "trainable": runs[0]["trainable"],
+        "total": runs[0]["total"],
+        "fraction": runs[0]["fraction"],
+        "frozen_unchanged": all(r["frozen_unchanged"] for r in runs),
+        "seconds": [r["seconds"] for r in runs],
+        "loss_curves": [r["loss_curve"] for r in runs],
+    }
     if method == "gaprompt":  # the same modules at the paper's architecture (Point-MAE ViT-S, ScanObjectNN)
-        big = AdaptedClassifier(backbone_from_config(paper_arch), "gaprompt", paper_arch["n_classes"],
-                                {**adapt, **paper_arch})
+        big = AdaptedClassifier(
+            backbone_from_config(paper_arch), "gaprompt", paper_arch["n_classes"], {**adapt, **paper_arch}
+        )
         out["paper_arch"] = count_parameters(big)
         log(f"paper architecture: {out['paper_arch']}")
     save_arrays(out_npz, arrays or {"empty": np.zeros(0)})

@@ -1,4 +1,5 @@
 """Step gaprompt_claims: the measured metrics and the verdicts of claims.yaml."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Figures: held-out accuracy against trainable parameters per method; clouds before/after the shift."""
+
 from __future__ import annotations
 
 import csv
@@ -10,8 +11,13 @@ from methods.common.plotting import new_figure, save_figure
 
 from .runs import read_method_runs
 
-LABELS = {"linear": "linear probe", "vpt": "VPT-deep", "adapter": "adapter", "gaprompt": "GAPrompt",
-          "full": "full fine-tuning"}
+LABELS = {
+    "linear": "linear probe",
+    "vpt": "VPT-deep",
+    "adapter": "adapter",
+    "gaprompt": "GAPrompt",
+    "full": "full fine-tuning",
+}
 
 
 def accuracy_figure(results: dict[str, dict], path: str) -> None:
@@ -21,8 +27,15 @@ def accuracy_figure(results: dict[str, dict], path: str) -> None:
         acc = 100 * np.asarray(r["test_acc"])
         x = r["trainable"]
         ax.scatter([x] * len(acc), acc, color=f"C{i}", alpha=0.35, s=14)
-        ax.errorbar([x], [acc.mean()], yerr=[acc.std(ddof=1) if len(acc) > 1 else 0], fmt="o", color=f"C{i}",
-                    capsize=3, label=f"{LABELS.get(method, method)} ({100 * r['fraction']:.1f} % trainable)")
+        ax.errorbar(
+            [x],
+            [acc.mean()],
+            yerr=[acc.std(ddof=1) if len(acc) > 1 else 0],
+            fmt="o",
+            color=f"C{i}",
+            capsize=3,
+            label=f"{LABELS.get(method, method)} ({100 * r['fraction']:.1f} % trainable)",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("trainable parameters")
     ax.set_ylabel("held-out accuracy (%)")
@@ -49,17 +62,26 @@ def shift_figure(arrays: dict, path: str, classes: list[str] | None = None) -> N
                 pp = arrays["point_prompts"]
                 ax.scatter(pp[:, 0], pp[:, 1], pp[:, 2], s=25, color="C3", marker="*")
             move = np.linalg.norm(after[j] - before[j], axis=1).mean()
-            ax.set_title(f"{title}" + (f"\nmean shift {move:.3f}" if row == 1 else f": {classes[arrays['labels'][j]] if classes else arrays['labels'][j]}"),
-                         fontsize=7)
+            ax.set_title(
+                f"{title}"
+                + (
+                    f"\nmean shift {move:.3f}"
+                    if row == 1
+                    else f": {classes[arrays['labels'][j]] if classes else arrays['labels'][j]}"
+                ),
+                fontsize=7,
+            )
             ax.set_axis_off()
     save_figure(fig, path)
 
 
 def accuracy_rows(results: dict[str, dict]) -> list[dict]:
     """The data of the accuracy figure, one row per method and seed (tidy columns for `dvc plots`)."""
-    return [{"method": method, "seed": seed, "trainable": r["trainable"], "fraction": r["fraction"],
-             "test_acc": acc}
-            for method, r in results.items() for seed, acc in zip(r["seeds"], r["test_acc"])]
+    return [
+        {"method": method, "seed": seed, "trainable": r["trainable"], "fraction": r["fraction"], "test_acc": acc}
+        for method, r in results.items()
+        for seed, acc in zip(r["seeds"], r["test_acc"])
+    ]
 
 
 def write_rows(path: str, rows: list[dict]) -> None:
@@ -70,8 +92,9 @@ def write_rows(path: str, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def figures_job(method_json: dict[str, list[str]], shift_npz: str, data_info: str, acc_png: str, acc_csv: str,
-                shift_png: str) -> None:
+def figures_job(
+    method_json: dict[str, list[str]], shift_npz: str, data_info: str, acc_png: str, acc_csv: str, shift_png: str
+) -> None:
     """Step gaprompt_figures: accuracy vs trainable parameters (Table 1 as a figure, with its data as CSV) and the
     shift prompter's effect on a few test clouds (Fig. 3)."""
     results = read_method_runs(method_json)

@@ -1,5 +1,6 @@
 """Point-cloud geometry: farthest-point sampling, kNN grouping, Chamfer distance, NeRF positional
 encoding and inverse-distance interpolation (the building blocks of Point-MAE and GAPrompt)."""
+
 from __future__ import annotations
 
 import torch
@@ -16,7 +17,7 @@ def farthest_point_sample(xyz: torch.Tensor, n_samples: int, skip_near_origin: b
         raise ValueError(f"farthest_point_sample: {n_samples} samples requested from {N} points")
     idx = torch.zeros(B, n_samples, dtype=torch.long, device=xyz.device)
     dist = torch.full((B, N), 1e10, device=xyz.device, dtype=xyz.dtype)
-    skipped = (xyz ** 2).sum(-1) <= 1e-3 if skip_near_origin else torch.zeros(B, N, dtype=torch.bool, device=xyz.device)
+    skipped = (xyz**2).sum(-1) <= 1e-3 if skip_near_origin else torch.zeros(B, N, dtype=torch.bool, device=xyz.device)
     last = torch.zeros(B, dtype=torch.long, device=xyz.device)
     rows = torch.arange(B, device=xyz.device)
     for i in range(n_samples):
@@ -62,12 +63,13 @@ def nerf_encoding(x: torch.Tensor, levels: int) -> torch.Tensor:
     """(x, sin(2^k x), cos(2^k x) for k < levels): 3 (2 levels + 1) features per point."""
     out = [x]
     for k in range(levels):
-        out += [torch.sin(2.0 ** k * x), torch.cos(2.0 ** k * x)]
+        out += [torch.sin(2.0**k * x), torch.cos(2.0**k * x)]
     return torch.cat(out, -1)
 
 
-def idw_interpolate(xyz_to: torch.Tensor, xyz_from: torch.Tensor, feats: torch.Tensor, k: int,
-                    eps: float) -> torch.Tensor:
+def idw_interpolate(
+    xyz_to: torch.Tensor, xyz_from: torch.Tensor, feats: torch.Tensor, k: int, eps: float
+) -> torch.Tensor:
     """Inverse squared-distance weighted mean of the features of the k nearest source points.
     xyz_to (B, N, 3), xyz_from (B, S, 3), feats (B, S, C) -> (B, N, C)."""
     k = min(k, xyz_from.shape[1])

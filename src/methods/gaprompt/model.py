@@ -6,6 +6,7 @@ Module names of the backbone follow Point-MAE (encoder.first_conv, pos_embed, bl
 Everything an adaptation method adds lives outside `PointTransformer`, so freezing the backbone is
 freezing one module.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,10 +37,15 @@ class Encoder(nn.Module):
 
     def __init__(self, dim: int, width: int):
         super().__init__()
-        self.first_conv = nn.Sequential(nn.Conv1d(3, width, 1), nn.BatchNorm1d(width), nn.ReLU(inplace=True),
-                                        nn.Conv1d(width, 2 * width, 1))
-        self.second_conv = nn.Sequential(nn.Conv1d(4 * width, 4 * width, 1), nn.BatchNorm1d(4 * width),
-                                         nn.ReLU(inplace=True), nn.Conv1d(4 * width, dim, 1))
+        self.first_conv = nn.Sequential(
+            nn.Conv1d(3, width, 1), nn.BatchNorm1d(width), nn.ReLU(inplace=True), nn.Conv1d(width, 2 * width, 1)
+        )
+        self.second_conv = nn.Sequential(
+            nn.Conv1d(4 * width, 4 * width, 1),
+            nn.BatchNorm1d(4 * width),
+            nn.ReLU(inplace=True),
+            nn.Conv1d(4 * width, dim, 1),
+        )
 
     def forward(self, groups: torch.Tensor) -> torch.Tensor:
         B, G, k, _ = groups.shape
@@ -100,8 +106,17 @@ class TransformerEncoder(nn.Module):
 class PointTransformer(nn.Module):
     """Point-MAE encoder: FPS + kNN groups -> mini-PointNet tokens + learned positions -> ViT blocks."""
 
-    def __init__(self, dim: int, depth: int, heads: int, n_groups: int, group_size: int, encoder_width: int,
-                 pos_hidden: int = 128, drop_path_rate: float = 0.0):
+    def __init__(
+        self,
+        dim: int,
+        depth: int,
+        heads: int,
+        n_groups: int,
+        group_size: int,
+        encoder_width: int,
+        pos_hidden: int = 128,
+        drop_path_rate: float = 0.0,
+    ):
         super().__init__()
         self.dim, self.depth, self.n_groups, self.group_size = dim, depth, n_groups, group_size
         self.drop_path_rate = drop_path_rate
@@ -128,8 +143,15 @@ def init_cls(backbone: PointTransformer) -> None:
 
 
 def backbone_from_config(cfg: dict) -> PointTransformer:
-    return PointTransformer(cfg["dim"], cfg["depth"], cfg["heads"], cfg["n_groups"], cfg["group_size"],
-                            cfg["encoder_width"], drop_path_rate=cfg.get("drop_path_rate", 0.0))
+    return PointTransformer(
+        cfg["dim"],
+        cfg["depth"],
+        cfg["heads"],
+        cfg["n_groups"],
+        cfg["group_size"],
+        cfg["encoder_width"],
+        drop_path_rate=cfg.get("drop_path_rate", 0.0),
+    )
 
 
 # ---------------------------------------------------------------- Point-MAE pre-training
@@ -137,8 +159,9 @@ class MaskedAutoencoder(nn.Module):
     """Point-MAE: random masking of groups, encoder on visible tokens, light decoder with mask tokens
     predicting the masked neighbourhoods, Chamfer-L2 loss on them."""
 
-    def __init__(self, backbone: PointTransformer, decoder_depth: int, heads: int, mask_ratio: float,
-                 init: str = "pointmae"):
+    def __init__(
+        self, backbone: PointTransformer, decoder_depth: int, heads: int, mask_ratio: float, init: str = "pointmae"
+    ):
         super().__init__()
         if init not in ("pointmae", "pytorch"):
             raise ValueError(f"gaprompt.pretrain.init {init!r} is not one of ['pointmae', 'pytorch']")
@@ -157,6 +180,7 @@ class MaskedAutoencoder(nn.Module):
         """Point-MAE's initialisation: the encoder (MaskTransformer._init_weights) truncated normal sd 0.02 for
         Linear and Conv1d weights, zero biases, LayerNorm 1 / 0; the decoder blocks (TransformerDecoder) Xavier
         uniform Linear weights; the mask token truncated normal sd 0.02."""
+
         def encoder_init(m):
             if isinstance(m, (nn.Linear, nn.Conv1d)):
                 nn.init.trunc_normal_(m.weight, std=0.02, a=-2.0, b=2.0)
@@ -221,7 +245,12 @@ class Adapter(nn.Module):
     def __init__(self, dim: int, rank: int, dropout: float = 0.1, scale: float = 0.7):
         super().__init__()
         self.layer_norm = nn.LayerNorm(dim)
-        self.ln1, self.act, self.drop, self.ln2 = nn.Linear(dim, rank), QuickGELU(), nn.Dropout(dropout), nn.Linear(rank, dim)
+        self.ln1, self.act, self.drop, self.ln2 = (
+            nn.Linear(dim, rank),
+            QuickGELU(),
+            nn.Dropout(dropout),
+            nn.Linear(rank, dim),
+        )
         self.scale = scale
         for m in (self.ln1, self.ln2):
             nn.init.kaiming_uniform_(m.weight, a=math.sqrt(5))
@@ -283,8 +312,15 @@ class ShiftNet(nn.Module):
     giving a per-point factor; y = x + perturbation * MLP(f) * x (multiplicative shift, official code).
     Also returns the flattened second-level features as the global shape feature."""
 
-    def __init__(self, n_groups: int, group_size: int, levels: int = 4, top_dim: int = 8,
-                 perturbation: float = 0.8, interp_k: int = 32):
+    def __init__(
+        self,
+        n_groups: int,
+        group_size: int,
+        levels: int = 4,
+        top_dim: int = 8,
+        perturbation: float = 0.8,
+        interp_k: int = 32,
+    ):
         super().__init__()
         c0 = 3 * (2 * levels + 1)
         self.levels, self.perturbation = levels, perturbation
@@ -320,12 +356,13 @@ class Propagation(nn.Module):
     tokens of other clouds of the batch; 'patch' gathers the patch tokens of the same cloud (what the
     method describes). Both are the same in layers without prompts."""
 
-    def __init__(self, dim: int, k: int = 64, weight: float = 0.3, drop_path: float = 0.0,
-                 indexing: str = "official"):
+    def __init__(self, dim: int, k: int = 64, weight: float = 0.3, drop_path: float = 0.0, indexing: str = "official"):
         super().__init__()
         if indexing not in PROPAGATION_INDEXING:
-            raise ValueError(f"propagation indexing {indexing!r} is not one of {PROPAGATION_INDEXING} "
-                             "(gaprompt.adapt.propagation_indexing)")
+            raise ValueError(
+                f"propagation indexing {indexing!r} is not one of {PROPAGATION_INDEXING} "
+                "(gaprompt.adapt.propagation_indexing)"
+            )
         self.out_transform = nn.Sequential(nn.BatchNorm1d(dim), nn.GELU())
         self.k, self.weight, self.drop_path, self.indexing = k, weight, drop_path, indexing
 
@@ -354,9 +391,17 @@ class Propagation(nn.Module):
 
 def mlp_head(in_dim: int, hidden: int, n_classes: int, dropout: float) -> nn.Sequential:
     """Point-MAE / GAPrompt classification head: two hidden layers with BN, ReLU and dropout."""
-    head = nn.Sequential(nn.Linear(in_dim, hidden), nn.BatchNorm1d(hidden), nn.ReLU(inplace=True), nn.Dropout(dropout),
-                         nn.Linear(hidden, hidden), nn.BatchNorm1d(hidden), nn.ReLU(inplace=True), nn.Dropout(dropout),
-                         nn.Linear(hidden, n_classes))
+    head = nn.Sequential(
+        nn.Linear(in_dim, hidden),
+        nn.BatchNorm1d(hidden),
+        nn.ReLU(inplace=True),
+        nn.Dropout(dropout),
+        nn.Linear(hidden, hidden),
+        nn.BatchNorm1d(hidden),
+        nn.ReLU(inplace=True),
+        nn.Dropout(dropout),
+        nn.Linear(hidden, n_classes),
+    )
     return head
 
 
@@ -385,18 +430,25 @@ class AdaptedClassifier(nn.Module):
         if method == "gaprompt":
             self.point_prompt = PointPrompt(cfg["n_point_prompts"])
             self.shift_net = ShiftNet(backbone.n_groups, backbone.group_size, perturbation=cfg["perturbation"])
-            self.shape_feature_mlp = nn.Sequential(nn.Linear(self.shift_net.shape_dim, 16), nn.GELU(), nn.Dropout(0.25),
-                                                   nn.Linear(16, D))
+            self.shape_feature_mlp = nn.Sequential(
+                nn.Linear(self.shift_net.shape_dim, 16), nn.GELU(), nn.Dropout(0.25), nn.Linear(16, D)
+            )
             self.prompt_cor = nn.Parameter(torch.zeros(self.n_prompts, 3))
             nn.init.trunc_normal_(self.prompt_cor, std=0.06, a=-2.0, b=2.0)  # timm trunc_normal_, official
             indexing = cfg.get("propagation_indexing", "official")
-            self.propagation = nn.ModuleList([Propagation(D, cfg["propagation_k"], drop_path=blk.drop_path,
-                                                          indexing=indexing) for blk in backbone.blocks.blocks])
+            self.propagation = nn.ModuleList(
+                [
+                    Propagation(D, cfg["propagation_k"], drop_path=blk.drop_path, indexing=indexing)
+                    for blk in backbone.blocks.blocks
+                ]
+            )
             feat_dim = 3 * D
         if method == "linear":
             self.head = nn.Linear(feat_dim, n_classes)
         else:
-            dropout = cfg.get("head_dropout_gaprompt", cfg["head_dropout"]) if method == "gaprompt" else cfg["head_dropout"]
+            dropout = (
+                cfg.get("head_dropout_gaprompt", cfg["head_dropout"]) if method == "gaprompt" else cfg["head_dropout"]
+            )
             self.head = mlp_head(feat_dim, cfg["head_hidden"], n_classes, dropout)
 
     # -- what trains
@@ -464,7 +516,7 @@ class AdaptedClassifier(nn.Module):
         if self.method == "adapter":
             x = x + self.adapters[i](x)
         if n_p:
-            x = torch.cat([x[:, :1], x[:, 1 + n_p:]], 1)
+            x = torch.cat([x[:, :1], x[:, 1 + n_p :]], 1)
         return x
 
 
@@ -482,20 +534,24 @@ def load_pointmae_checkpoint(backbone: PointTransformer, path: str) -> dict:
 
     ckpt = load_torch(path)
     if not isinstance(ckpt, dict) or not any(k in ckpt for k in ("base_model", "model")):
-        raise ValueError(f"{path}: not a Point-MAE checkpoint (no 'base_model' entry); point "
-                         "gaprompt.backbone.checkpoint at Point-MAE's pretrain.pth")
+        raise ValueError(
+            f"{path}: not a Point-MAE checkpoint (no 'base_model' entry); point "
+            "gaprompt.backbone.checkpoint at Point-MAE's pretrain.pth"
+        )
     state = ckpt.get("base_model", ckpt.get("model"))
     clean = {}
     for k, v in state.items():
         k = k.replace("module.", "")
         for prefix in ("MAE_encoder.", "base_model."):
             if k.startswith(prefix):
-                k = k[len(prefix):]
+                k = k[len(prefix) :]
         clean[k] = v
     own = backbone.state_dict()
     missing = [k for k in own if k not in clean and k not in ("cls_token", "cls_pos")]
     if missing:
-        raise ValueError(f"{path}: checkpoint lacks backbone weights {missing[:5]} ...; is it a Point-MAE "
-                         f"checkpoint with the architecture of gaprompt.backbone (dim/depth/encoder_width)?")
+        raise ValueError(
+            f"{path}: checkpoint lacks backbone weights {missing[:5]} ...; is it a Point-MAE "
+            f"checkpoint with the architecture of gaprompt.backbone (dim/depth/encoder_width)?"
+        )
     backbone.load_state_dict({k: clean.get(k, own[k]) for k in own})
     return {"loaded": len(own), "ignored": sorted(set(clean) - set(own))[:20]}

@@ -1,4 +1,5 @@
 """The per-seed-group results of gaprompt_adapt merged into one record per method (read by figures and claims)."""
+
 from __future__ import annotations
 
 from methods.common.io import read_json
@@ -17,8 +18,10 @@ def merge_seed_runs(parts: list[dict]) -> dict:
     for p in parts[1:]:
         for key in SHARED:
             if p[key] != first[key]:
-                raise ValueError(f"gaprompt adapt results of seeds {first['seeds']} and {p['seeds']} disagree on "
-                                 f"{key} ({first[key]} vs {p[key]}); rerun gaprompt_adapt for {first['method']}")
+                raise ValueError(
+                    f"gaprompt adapt results of seeds {first['seeds']} and {p['seeds']} disagree on "
+                    f"{key} ({first[key]} vs {p[key]}); rerun gaprompt_adapt for {first['method']}"
+                )
     out = {key: first[key] for key in SHARED}
     for key in PER_SEED:
         out[key] = [v for p in parts for v in p[key]]
@@ -33,5 +36,7 @@ def merge_seed_runs(parts: list[dict]) -> dict:
 def read_method_runs(method_json: dict[str, list[str]]) -> dict[str, dict]:
     """{method: merged record} from {method: [its seed-group JSON files, in seed order]} (one file may be given
     as a plain path)."""
-    return {m: merge_seed_runs([read_json(p) for p in ([paths] if isinstance(paths, str) else paths)])
-            for m, paths in method_json.items()}
+    return {
+        m: merge_seed_runs([read_json(p) for p in ([paths] if isinstance(paths, str) else paths)])
+        for m, paths in method_json.items()
+    }

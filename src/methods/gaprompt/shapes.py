@@ -1,5 +1,6 @@
 """Point clouds: procedurally generated shapes (tiny scale) with ScanObjectNN-like perturbations, and the
 full-scale loaders (ScanObjectNN / ModelNet40 h5 files; any `datasets` table of points and labels)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -108,9 +109,20 @@ def _ring_pair(rng, n):
     return np.concatenate([a, b])
 
 
-SAMPLERS = {"sphere": _sphere, "box": _box, "cylinder": _cylinder, "cone": _cone, "torus": _torus,
-            "pyramid": _pyramid, "bowl": _bowl, "dumbbell": _dumbbell, "tetrahedron": _tetrahedron,
-            "capsule": _capsule, "cross": _cross, "ring_pair": _ring_pair}
+SAMPLERS = {
+    "sphere": _sphere,
+    "box": _box,
+    "cylinder": _cylinder,
+    "cone": _cone,
+    "torus": _torus,
+    "pyramid": _pyramid,
+    "bowl": _bowl,
+    "dumbbell": _dumbbell,
+    "tetrahedron": _tetrahedron,
+    "capsule": _capsule,
+    "cross": _cross,
+    "ring_pair": _ring_pair,
+}
 
 
 def random_rotation(rng) -> np.ndarray:
@@ -173,8 +185,9 @@ def read_bunny(wheel: str) -> np.ndarray:
 
     from methods.common.data import read_wheel_member
 
-    pts = np.asarray(loadmat(io.BytesIO(read_wheel_member(wheel, "pygsp/data/pointclouds/bunny.mat")))["bunny"],
-                     dtype=np.float64)
+    pts = np.asarray(
+        loadmat(io.BytesIO(read_wheel_member(wheel, "pygsp/data/pointclouds/bunny.mat")))["bunny"], dtype=np.float64
+    )
     if pts.ndim != 2 or pts.shape[1] != 3:
         raise ValueError(f"{wheel}: pygsp/data/pointclouds/bunny.mat holds {pts.shape}, expected (n, 3) points")
     return pts
@@ -203,8 +216,10 @@ def load_h5_split(path: str, n_points: int) -> tuple[np.ndarray, np.ndarray]:
     try:
         import h5py
     except ImportError as e:
-        raise ImportError(f"{path}: reading ScanObjectNN/ModelNet40 .h5 files needs h5py; "
-                          "pip install h5py (or convert the files to parquet for the `datasets` loader)") from e
+        raise ImportError(
+            f"{path}: reading ScanObjectNN/ModelNet40 .h5 files needs h5py; "
+            "pip install h5py (or convert the files to parquet for the `datasets` loader)"
+        ) from e
     with h5py.File(path, "r") as f:
         for key in ("data", "label"):
             if key not in f:
@@ -222,8 +237,10 @@ def load_datasets_split(spec: dict, split: str, n_points: int) -> tuple[np.ndarr
     ds = datasets.load_dataset(spec["path"], split=split, **kw)
     for key in ("points", "label"):
         if spec[key] not in ds.column_names:
-            raise ValueError(f"dataset {spec['path']} ({split}): no column {spec[key]!r} (columns: {ds.column_names}); "
-                             f"set gaprompt.data.full.{key}")
+            raise ValueError(
+                f"dataset {spec['path']} ({split}): no column {spec[key]!r} (columns: {ds.column_names}); "
+                f"set gaprompt.data.full.{key}"
+            )
     data = np.stack([np.asarray(p, dtype=np.float32).reshape(-1, 3) for p in ds[spec["points"]]])
     return _finish(data, np.asarray(ds[spec["label"]]), n_points, spec["path"])
 

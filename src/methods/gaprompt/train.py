@@ -2,6 +2,7 @@
 of the frozen backbone with one method, as the official runners run them (AdamW without weight decay on
 biases, 1-D parameters and tokens; timm's per-epoch cosine schedule with warm-up; gradient clipping;
 per-cloud point shuffling and the runner's augmentation)."""
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,9 @@ def cosine_lr(step: int, total: int, warmup: int, base: float, floor: float = 1e
     return floor + 0.5 * (base - floor) * (1 + math.cos(math.pi * t))
 
 
-def timm_cosine_lr(t: int, t_initial: int, warmup_t: int, base: float, lr_min: float = 1e-6,
-                   warmup_lr_init: float = 1e-6) -> float:
+def timm_cosine_lr(
+    t: int, t_initial: int, warmup_t: int, base: float, lr_min: float = 1e-6, warmup_lr_init: float = 1e-6
+) -> float:
     """timm 0.4.5 CosineLRScheduler._get_lr at epoch t with the official builder's arguments (t_mul 1,
     decay_rate 0.1, cycle_limit 1, no warm-up prefix: the cosine runs over t itself, not t - warmup_t)."""
     if t < warmup_t:
@@ -55,7 +57,7 @@ def param_groups(named: dict[str, torch.nn.Parameter], weight_decay: float) -> l
 def _batches(n: int, batch: int, rng: np.random.Generator):
     order = rng.permutation(n)
     for i in range(0, n - batch + 1, batch):  # drop_last, as the official loaders
-        yield order[i:i + batch]
+        yield order[i : i + batch]
 
 
 def axis_rotation(axis: int, theta: float) -> np.ndarray:
@@ -102,8 +104,9 @@ def augment(pts: np.ndarray, kind: str, rng: np.random.Generator, up_axis: int) 
     raise ValueError(f"unknown augmentation {kind!r} (gaprompt.adapt.augment / augment_full); one of {AUGMENTATIONS}")
 
 
-def pretrain(mae: MaskedAutoencoder, clouds: np.ndarray, cfg: dict, seed: int, log,
-             device: torch.device | str = "cpu") -> list[float]:
+def pretrain(
+    mae: MaskedAutoencoder, clouds: np.ndarray, cfg: dict, seed: int, log, device: torch.device | str = "cpu"
+) -> list[float]:
     """Point-MAE pre-training for cfg['steps'] AdamW steps (official builder's weight-decay groups; Point-MAE's
     scale-and-translate augmentation) on `device` (the model is moved there); returns the loss per step."""
     torch.manual_seed(seed)
@@ -140,13 +143,14 @@ def accuracy(model: AdaptedClassifier, clouds: np.ndarray, labels: np.ndarray, b
     device = next(model.parameters()).device
     correct = 0
     for i in range(0, len(clouds), batch):
-        logits = model(torch.from_numpy(clouds[i:i + batch]).to(device))
-        correct += (logits.argmax(-1).cpu().numpy() == labels[i:i + batch]).sum()
+        logits = model(torch.from_numpy(clouds[i : i + batch]).to(device))
+        correct += (logits.argmax(-1).cpu().numpy() == labels[i : i + batch]).sum()
     return float(correct / len(clouds))
 
 
-def adapt(model: AdaptedClassifier, train: tuple, test: tuple, cfg: dict, seed: int, log,
-          device: torch.device | str = "cpu") -> dict:
+def adapt(
+    model: AdaptedClassifier, train: tuple, test: tuple, cfg: dict, seed: int, log, device: torch.device | str = "cpu"
+) -> dict:
     """Train what `model.method` trains for epochs 0 .. cfg['epochs'] (the official loop runs max_epoch + 1
     epochs) on `device` (the model is moved there; batches are drawn and augmented on the CPU, so the data
     order is the same on every device); report the final-epoch held-out accuracy (no selection on the test
@@ -178,5 +182,10 @@ def adapt(model: AdaptedClassifier, train: tuple, test: tuple, cfg: dict, seed: 
         curve.append(float(np.mean(losses)))
         log(f"{model.method} seed {seed} epoch {epoch}: loss {curve[-1]:.4f} ({time.time() - t0:.0f} s)")
     eval_batch = 2 * cfg["batch"]
-    return {"test_acc": accuracy(model, *test, batch=eval_batch), "train_acc": accuracy(model, *train, batch=eval_batch),
-            "loss_curve": curve, "seconds": time.time() - t0, **count_parameters(model)}
+    return {
+        "test_acc": accuracy(model, *test, batch=eval_batch),
+        "train_acc": accuracy(model, *train, batch=eval_batch),
+        "loss_curve": curve,
+        "seconds": time.time() - t0,
+        **count_parameters(model),
+    }

@@ -5,6 +5,7 @@ run's data and pre-trained backbone, and print the held-out accuracy per seed.
     python -m methods.gaprompt.variants --run results/gaprompt --methods gaprompt \
         --set adapt.propagation_indexing=patch
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,12 +50,25 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         for method in args.methods:
             js, npz = f"{tmp}/{method}.json", f"{tmp}/{method}.npz"
-            adapt_job(method, str(run / "data" / "clouds.npz"), str(run / "pretrain" / "backbone.pt"), cfg["backbone"],
-                      cfg["adapt"], cfg["seeds"], cfg["paper_arch"], args.threads, js, npz)
+            adapt_job(
+                method,
+                str(run / "data" / "clouds.npz"),
+                str(run / "pretrain" / "backbone.pt"),
+                cfg["backbone"],
+                cfg["adapt"],
+                cfg["seeds"],
+                cfg["paper_arch"],
+                args.threads,
+                js,
+                npz,
+            )
             out[method] = read_json(js)["test_acc"]
             acc = out[method]
-            print(f"{method} {' '.join(args.overrides) or '(default)'}: test acc per seed "
-                  f"{[round(a, 4) for a in acc]}, mean {sum(acc) / len(acc):.4f}", flush=True)
+            print(
+                f"{method} {' '.join(args.overrides) or '(default)'}: test acc per seed "
+                f"{[round(a, 4) for a in acc]}, mean {sum(acc) / len(acc):.4f}",
+                flush=True,
+            )
     return out
 
 

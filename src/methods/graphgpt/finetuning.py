@@ -1,5 +1,6 @@
 """Step graphgpt_finetune (workflow/rules/graphgpt.smk): every model of a task fine-tuned (GET) or
 trained (GINE) for each seed of the job's seed group, test metrics; resumable (checkpoint.py)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,15 +38,31 @@ def _gin_graphs(doc: dict, task_name: str, vocab: Vocab):
         src = [e[0] for e in rec["e"]] + [e[1] for e in rec["e"]]
         dst = [e[1] for e in rec["e"]] + [e[0] for e in rec["e"]]
         ea = [[vocab.id(edge_attr_token(k, v)) for k, v in zip(ek, e[2:])] or [0] for e in rec["e"]] * 2
-        out.append((torch.as_tensor(x, dtype=torch.long),
-                    torch.as_tensor([src, dst], dtype=torch.long).reshape(2, -1),
-                    torch.as_tensor(ea, dtype=torch.long).reshape(len(src), max(1, len(ek)))))
+        out.append(
+            (
+                torch.as_tensor(x, dtype=torch.long),
+                torch.as_tensor([src, dst], dtype=torch.long).reshape(2, -1),
+                torch.as_tensor(ea, dtype=torch.long).reshape(len(src), max(1, len(ek))),
+            )
+        )
     return out
 
 
-def _finetune_one(task_name: str, model_name: str, doc: dict, pool: dict | None, ckpt: dict | None,
-                  model_params: dict, train_params: dict, gin_params: dict, n_node_ids: int, val_fraction: float,
-                  seeds: list[int], device: torch.device | str = "cpu", checkpoints: Checkpoints | None = None) -> dict:
+def _finetune_one(
+    task_name: str,
+    model_name: str,
+    doc: dict,
+    pool: dict | None,
+    ckpt: dict | None,
+    model_params: dict,
+    train_params: dict,
+    gin_params: dict,
+    n_node_ids: int,
+    val_fraction: float,
+    seeds: list[int],
+    device: torch.device | str = "cpu",
+    checkpoints: Checkpoints | None = None,
+) -> dict:
     """Fine-tune one model on one task for every seed; test metrics (and OOD where the task has it).
     With `checkpoints`, a finished (model, seed) run is not redone and one in progress resumes."""
     checkpoints = checkpoints or no_checkpoints()
@@ -80,8 +97,9 @@ def _finetune_one(task_name: str, model_name: str, doc: dict, pool: dict | None,
                 backbone = GET(GETConfig(**ckpt["model_cfg"]))
                 backbone.load_state_dict(ckpt["state"])
             else:  # the headline's encoder, not pre-trained
-                backbone = GET(GETConfig(vocab_size=len(vocab), n_channels=vocab.n_channels, causal=False,
-                                         **model_params))
+                backbone = GET(
+                    GETConfig(vocab_size=len(vocab), n_channels=vocab.n_channels, causal=False, **model_params)
+                )
             views = Views(pool["tasks"][task_name], vocab.n_node_ids, spec["reindex"])
             t = GETTask(backbone, views, kind, task["n_out"], cfg, seed, device)
             runs.append(fit_and_test(t, y, kind, split, cfg, np.random.default_rng(seed), checkpoints, name))
@@ -89,27 +107,54 @@ def _finetune_one(task_name: str, model_name: str, doc: dict, pool: dict | None,
             checkpoints.finish(name, runs[-1])
         msg = ", ".join(f"{k} {runs[-1][k]:.4f}" for k in ("val", "test", "test_ood") if k in runs[-1])
         log(f"{task_name}/{model_name} seed {seed}: {msg} ({runs[-1]['seconds']:.1f} s)")
-    out = {"task": task_name, "model": model_name, "kind": kind, "metric": "mae" if kind == "regression" else "accuracy",
-           "seeds": list(seeds)}
+    out = {
+        "task": task_name,
+        "model": model_name,
+        "kind": kind,
+        "metric": "mae" if kind == "regression" else "accuracy",
+        "seeds": list(seeds),
+    }
     for k in ("val", "test", "test_ood", "best_step", "seconds"):
         if k in runs[0]:
             out[k] = [r[k] for r in runs]
     out["history"] = [r["history"] for r in runs]
     if kind == "regression":  # the untrained null: every test graph predicted by the training split's mean
-        out["mean_test"] = [float(np.mean(np.abs(y[_seed_split(task, val_fraction, s)["test"]]
-                                                 - y[_seed_split(task, val_fraction, s)["train"]].mean())))
-                            for s in seeds]
+        out["mean_test"] = [
+            float(
+                np.mean(
+                    np.abs(
+                        y[_seed_split(task, val_fraction, s)["test"]]
+                        - y[_seed_split(task, val_fraction, s)["train"]].mean()
+                    )
+                )
+            )
+            for s in seeds
+        ]
     if kind == "classification":
         out["majority_test"] = float(np.max(np.bincount(y[split["test"]].astype(int))) / len(split["test"]))
         if "test_ood" in split:
-            out["majority_test_ood"] = float(np.max(np.bincount(y[split["test_ood"]].astype(int))) / len(split["test_ood"]))
+            out["majority_test_ood"] = float(
+                np.max(np.bincount(y[split["test_ood"]].astype(int))) / len(split["test_ood"])
+            )
     return out
 
 
-def finetune_task(task_name: str, models: list[str], data_json: str, pool_paths: dict[str, str],
-                  ckpt_paths: list[str], model_params: dict, train_params: dict, gin_params: dict, n_node_ids: int,
-                  val_fraction: float, seeds: list[int], out_metrics: str, device: torch.device | str = "cpu",
-                  threads: int = 1) -> None:
+def finetune_task(
+    task_name: str,
+    models: list[str],
+    data_json: str,
+    pool_paths: dict[str, str],
+    ckpt_paths: list[str],
+    model_params: dict,
+    train_params: dict,
+    gin_params: dict,
+    n_node_ids: int,
+    val_fraction: float,
+    seeds: list[int],
+    out_metrics: str,
+    device: torch.device | str = "cpu",
+    threads: int = 1,
+) -> None:
     """Fine-tune every model of a task, for each seed of `seeds`, in one job (`pool_paths`: serialization ->
     pool; `ckpt_paths`: the files of the domain's pre-trained models). Writes {"task", "seeds", "models":
     {model: metrics}}; each run starts from `set_seed(seed)`, so it does not depend on the models and seeds
@@ -117,10 +162,20 @@ def finetune_task(task_name: str, models: list[str], data_json: str, pool_paths:
     redone, the one in progress continues from its last checkpoint (side file `<metrics>.resume.pt`)."""
     torch.set_num_threads(threads)
     device = on_device(device)
-    job = {"task": task_name, "models": models, "model": model_params, "n_node_ids": n_node_ids,
-           "val_fraction": val_fraction, "seeds": seeds, "finetune": _without_checkpoints(train_params),
-           "gin": {**gin_params, "train": _without_checkpoints(gin_params["train"])}}
-    every = TrainConfig.from_dict(train_params).checkpoint_every or TrainConfig.from_dict(gin_params["train"]).checkpoint_every
+    job = {
+        "task": task_name,
+        "models": models,
+        "model": model_params,
+        "n_node_ids": n_node_ids,
+        "val_fraction": val_fraction,
+        "seeds": seeds,
+        "finetune": _without_checkpoints(train_params),
+        "gin": {**gin_params, "train": _without_checkpoints(gin_params["train"])},
+    }
+    every = (
+        TrainConfig.from_dict(train_params).checkpoint_every
+        or TrainConfig.from_dict(gin_params["train"]).checkpoint_every
+    )
     inputs = [data_json, *sorted(pool_paths.values()), *ckpt_paths]
     checkpoints = Checkpoints(resume_path(out_metrics) if every else None, fingerprint(job, inputs))
     doc = read_json(data_json)
@@ -130,9 +185,20 @@ def finetune_task(task_name: str, models: list[str], data_json: str, pool_paths:
     for model_name in models:
         spec = model_spec(model_name, f"config graphgpt.tasks.{task_name}.models")
         out["models"][model_name] = _finetune_one(
-            task_name, model_name, doc, pools.get(spec["serialization"]),
-            ckpts.get(model_name) if spec["pretrain"] else None, model_params, train_params, gin_params,
-            n_node_ids, val_fraction, seeds, device, checkpoints)
+            task_name,
+            model_name,
+            doc,
+            pools.get(spec["serialization"]),
+            ckpts.get(model_name) if spec["pretrain"] else None,
+            model_params,
+            train_params,
+            gin_params,
+            n_node_ids,
+            val_fraction,
+            seeds,
+            device,
+            checkpoints,
+        )
     write_json(out_metrics, out)
     checkpoints.remove()
 

@@ -4,13 +4,14 @@ Stored form of one graph: {"x": [[attr, ...] per node], "e": [[u, v, attr, ...] 
 attribute keys kept once per file (`node_keys`, `edge_keys`). All attribute values are strings,
 which is what the token sequence carries and `serialize.decode` returns.
 """
+
 from __future__ import annotations
 
 import networkx as nx
 import numpy as np
 
-MOL_NODE_KEYS = ("atom", "hs")   # element with formal charge (C, N+, O-), attached hydrogens
-MOL_EDGE_KEYS = ("bond",)        # SINGLE, DOUBLE, TRIPLE, AROMATIC
+MOL_NODE_KEYS = ("atom", "hs")  # element with formal charge (C, N+, O-), attached hydrogens
+MOL_EDGE_KEYS = ("bond",)  # SINGLE, DOUBLE, TRIPLE, AROMATIC
 
 
 def graph_to_record(g: nx.Graph, node_keys, edge_keys) -> dict:
@@ -18,8 +19,10 @@ def graph_to_record(g: nx.Graph, node_keys, edge_keys) -> dict:
     nodes = sorted(g.nodes)
     if nodes != list(range(len(nodes))):
         g = nx.convert_node_labels_to_integers(g, ordering="sorted")
-    return {"x": [[str(g.nodes[v][k]) for k in node_keys] for v in range(g.number_of_nodes())],
-            "e": [[int(u), int(v)] + [str(d[k]) for k in edge_keys] for u, v, d in g.edges(data=True)]}
+    return {
+        "x": [[str(g.nodes[v][k]) for k in node_keys] for v in range(g.number_of_nodes())],
+        "e": [[int(u), int(v)] + [str(d[k]) for k in edge_keys] for u, v, d in g.edges(data=True)],
+    }
 
 
 def record_to_graph(rec: dict, node_keys, edge_keys) -> nx.Graph:
@@ -33,6 +36,7 @@ def record_to_graph(rec: dict, node_keys, edge_keys) -> nx.Graph:
 
 
 # --- molecules ----------------------------------------------------------------------------------
+
 
 def mol_to_graph(mol) -> nx.Graph:
     """RDKit molecule -> graph of heavy atoms (atom = element + formal charge, hs) and bonds (type)."""
@@ -105,12 +109,14 @@ def bond_queries(graphs: list[nx.Graph], rng: np.random.Generator):
 
 # --- random graphs for the structure task ----------------------------------------------------------
 
+
 def triangle_count(g: nx.Graph) -> int:
     return sum(nx.triangles(g).values()) // 3
 
 
-def random_structure_graphs(n_graphs: int, n_min: int, n_max: int, mean_degree: float,
-                            rng: np.random.Generator) -> list[nx.Graph]:
+def random_structure_graphs(
+    n_graphs: int, n_min: int, n_max: int, mean_degree: float, rng: np.random.Generator
+) -> list[nx.Graph]:
     """G(n, p = mean_degree / (n - 1)) with n ~ U{n_min..n_max}: the triangle count stays O(1) in n."""
     out = []
     for _ in range(n_graphs):

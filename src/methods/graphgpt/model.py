@@ -6,6 +6,7 @@ layout of the official code, see serialize.py) whose embeddings are summed; the 
 head predicts each of the K tokens of a position with its own output layer. Fine-tuning reads
 the `<gsum>` position. Plus the baseline GNN: GIN with edge attributes (GINE), PyTorch Geometric's `GINEConv`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -15,16 +16,15 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
 # The models compared; config `graphgpt.tasks.<task>.models` picks among them. All GET models are
 # the same transformer: an encoder where pre-trained with SMTP or not pre-trained, a decoder with NTP.
 MODELS = {
-    "get_smtp": {"serialization": "eulerian", "pretrain": "smtp", "reindex": True},       # GraphGPT headline
-    "get_ntp": {"serialization": "eulerian", "pretrain": "ntp", "reindex": True},         # NTP instead of SMTP
+    "get_smtp": {"serialization": "eulerian", "pretrain": "smtp", "reindex": True},  # GraphGPT headline
+    "get_ntp": {"serialization": "eulerian", "pretrain": "ntp", "reindex": True},  # NTP instead of SMTP
     "get_noreindex": {"serialization": "eulerian", "pretrain": "smtp", "reindex": False},  # no cyclic re-indexing
-    "get_scratch": {"serialization": "eulerian", "pretrain": None, "reindex": True},      # no pre-training
+    "get_scratch": {"serialization": "eulerian", "pretrain": None, "reindex": True},  # no pre-training
     "edgelist_smtp": {"serialization": "edgelist", "pretrain": "smtp", "reindex": True},  # random edge order
-    "gin": {"serialization": None, "pretrain": None, "reindex": False},                   # GINE baseline
+    "gin": {"serialization": None, "pretrain": None, "reindex": False},  # GINE baseline
 }
 
 
@@ -43,8 +43,8 @@ class GETConfig:
     n_heads: int = 4
     d_ff: int = 128
     dropout: float = 0.0
-    causal: bool = True          # decoder (NTP) or encoder (SMTP)
-    n_channels: int = 1          # tokens stacked per position
+    causal: bool = True  # decoder (NTP) or encoder (SMTP)
+    n_channels: int = 1  # tokens stacked per position
     rope_base: float = 10000.0
 
 
@@ -130,8 +130,9 @@ class GETPredictor(nn.Module):
     def __init__(self, backbone: GET, n_out: int):
         super().__init__()
         self.backbone = backbone
-        self.head = nn.Sequential(nn.Linear(backbone.cfg.d_model, backbone.cfg.d_model), nn.GELU(),
-                                  nn.Linear(backbone.cfg.d_model, n_out))
+        self.head = nn.Sequential(
+            nn.Linear(backbone.cfg.d_model, backbone.cfg.d_model), nn.GELU(), nn.Linear(backbone.cfg.d_model, n_out)
+        )
 
     def forward(self, tokens: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         h = self.backbone(tokens, pad)  # (B, T, d)
@@ -140,6 +141,7 @@ class GETPredictor(nn.Module):
 
 
 # --- baseline GNN -----------------------------------------------------------------------------
+
 
 class GINE(nn.Module):
     """GIN with edge attributes (Hu et al. 2020 GINE), PyTorch Geometric's `GINEConv` per layer:

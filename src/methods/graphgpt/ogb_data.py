@@ -14,6 +14,7 @@ compute node's data job finds every file in place and needs no internet.
 The ogb files hold numpy arrays; they are read in torch's weights-only mode with numpy's array
 classes allowed (`methods.common.io.numpy_safe_globals`), so a shared file can never run code.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -55,8 +56,10 @@ def download(dataset: str, root: str, manifest: str) -> None:
         else:
             raise ValueError(f"ogb dataset {dataset!r}: expected pcqm4mv2 or ppa (graphgpt.domains.<domain>.source)")
     files = sorted(p for p in Path(folder).rglob("*") if p.is_file())
-    write_json(manifest, {"dataset": dataset, "root": str(root),
-                          "files": [[str(p.relative_to(root)), p.stat().st_size] for p in files]})
+    write_json(
+        manifest,
+        {"dataset": dataset, "root": str(root), "files": [[str(p.relative_to(root)), p.stat().st_size] for p in files]},
+    )
 
 
 def _sample(idx, k, rng):
@@ -76,11 +79,21 @@ def prepare_pcqm4mv2(root: str, spec: dict, rng: np.random.Generator) -> dict:
     graphs = [G.smiles_to_graph(ds[int(i)][0]) for i in idx]
     y = [float(ds[int(i)][1]) for i in idx]
     keys = (G.MOL_NODE_KEYS, G.MOL_EDGE_KEYS)
-    return {"domain": "pcqm4mv2", "node_keys": list(keys[0]), "edge_keys": list(keys[1]),
-            "pretrain": [["pcqm4mv2", i] for i in range(len(idx))],
-            "tasks": {"pcqm4mv2": {"kind": "regression", "n_out": 1,
-                                   "graphs": [G.graph_to_record(g, *keys) for g in graphs], "y": y,
-                                   "test": list(range(len(train), len(idx)))}}}
+    return {
+        "domain": "pcqm4mv2",
+        "node_keys": list(keys[0]),
+        "edge_keys": list(keys[1]),
+        "pretrain": [["pcqm4mv2", i] for i in range(len(idx))],
+        "tasks": {
+            "pcqm4mv2": {
+                "kind": "regression",
+                "n_out": 1,
+                "graphs": [G.graph_to_record(g, *keys) for g in graphs],
+                "y": y,
+                "test": list(range(len(train), len(idx))),
+            }
+        },
+    }
 
 
 def _pair_subgraph(adj, species, u: int, v: int, max_nodes: int, rng) -> tuple[nx.Graph, tuple[int, int]]:
@@ -129,9 +142,19 @@ def prepare_ppa(root: str, spec: dict, rng: np.random.Generator) -> dict:
     pairs += list(map(tuple, tpos)) + list(map(tuple, tneg))
     labels += [1] * len(tpos) + [0] * len(tneg)
     subs = [_pair_subgraph(adj, species, int(u), int(v), spec.get("max_nodes", 32), rng) for u, v in pairs]
-    return {"domain": "ppa", "node_keys": ["species"], "edge_keys": [],
-            "pretrain": [["ppa", i] for i in range(n_train)],
-            "tasks": {"ppa": {"kind": "classification", "n_out": 2,
-                              "graphs": [G.graph_to_record(g, ["species"], []) for g, _ in subs],
-                              "y": [float(v) for v in labels], "test": list(range(n_train, len(pairs))),
-                              "queries": [list(q) for _, q in subs]}}}
+    return {
+        "domain": "ppa",
+        "node_keys": ["species"],
+        "edge_keys": [],
+        "pretrain": [["ppa", i] for i in range(n_train)],
+        "tasks": {
+            "ppa": {
+                "kind": "classification",
+                "n_out": 2,
+                "graphs": [G.graph_to_record(g, ["species"], []) for g, _ in subs],
+                "y": [float(v) for v in labels],
+                "test": list(range(n_train, len(pairs))),
+                "queries": [list(q) for _, q in subs],
+            }
+        },
+    }

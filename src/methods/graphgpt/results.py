@@ -3,6 +3,7 @@
 Metric files are the fine-tuning jobs' outputs, one per task and seed group: {"task", "seeds", "models":
 {model: metrics}}, every metric a list over the group's seeds.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -61,12 +62,20 @@ def measured_metrics(metric_files: list[str], stats_files: list[str]) -> dict:
     return measured
 
 
-def write_paper_claims(metric_files: list[str], stats_files: list[str], scale: str, regression_tasks: list[str],
-                       claims_path: str, summary_path: str) -> None:
+def write_paper_claims(
+    metric_files: list[str],
+    stats_files: list[str],
+    scale: str,
+    regression_tasks: list[str],
+    claims_path: str,
+    summary_path: str,
+) -> None:
     measured = measured_metrics(metric_files, stats_files)
     doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over={"task": regression_tasks})
     write_claims(claims_path, doc)
-    write_json(summary_path, {k: {"values": v if isinstance(v, list) else [v],
-                                  "mean": float(np.mean(v))} for k, v in measured.items()})
+    write_json(
+        summary_path,
+        {k: {"values": v if isinstance(v, list) else [v], "mean": float(np.mean(v))} for k, v in measured.items()},
+    )
     for c in doc["claims"]:
         log(f"{c['id']}: {c['verdict']}")

@@ -28,6 +28,7 @@ path/circuit coin vary). `rng=None` gives a deterministic serialization (for tes
 `encode_edgelist` is the baseline (edges in random order and orientation, one `u v` segment each).
 `decode` reads both back.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -83,8 +84,12 @@ class Vocab:
         return cls(tokens, n_node_ids, tuple(node_keys), tuple(edge_keys))
 
     def to_dict(self) -> dict:
-        return {"tokens": self.tokens, "n_node_ids": self.n_node_ids,
-                "node_keys": list(self.node_keys), "edge_keys": list(self.edge_keys)}
+        return {
+            "tokens": self.tokens,
+            "n_node_ids": self.n_node_ids,
+            "node_keys": list(self.node_keys),
+            "edge_keys": list(self.edge_keys),
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> "Vocab":
@@ -102,8 +107,10 @@ class Vocab:
         try:
             return self.index[token]
         except KeyError:
-            raise ValueError(f"token {token!r} is not in the vocabulary ({len(self)} tokens); the vocabulary is "
-                             "built from the domain's graphs: rebuild it with the graphs that contain it") from None
+            raise ValueError(
+                f"token {token!r} is not in the vocabulary ({len(self)} tokens); the vocabulary is "
+                "built from the domain's graphs: rebuild it with the graphs that contain it"
+            ) from None
 
     def encode(self, positions: list[list[str]]) -> np.ndarray:
         """Stacked token strings (L positions x K) -> int array (L, K)."""
@@ -116,11 +123,14 @@ class Vocab:
 def check_graph(g, n_node_ids: int, node_keys, edge_keys) -> None:
     """Clear errors for what the serialization does not support, before any work is done."""
     if g.is_directed():
-        raise ValueError("directed graphs are not supported: the serialization walks undirected edges; "
-                         "pass g.to_undirected()")
+        raise ValueError(
+            "directed graphs are not supported: the serialization walks undirected edges; pass g.to_undirected()"
+        )
     if g.number_of_nodes() > n_node_ids:
-        raise ValueError(f"graph has {g.number_of_nodes()} nodes but the vocabulary has only {n_node_ids} "
-                         "node-id tokens; raise graphgpt.n_node_ids in config.yaml")
+        raise ValueError(
+            f"graph has {g.number_of_nodes()} nodes but the vocabulary has only {n_node_ids} "
+            "node-id tokens; raise graphgpt.n_node_ids in config.yaml"
+        )
     for v, d in g.nodes(data=True):
         _check_attrs(d, node_keys, f"node {v!r}", "node")
     for *uv, d in g.edges(data=True):
@@ -130,11 +140,15 @@ def check_graph(g, n_node_ids: int, node_keys, edge_keys) -> None:
 def _check_attrs(d: dict, keys, where: str, kind: str) -> None:
     extra, missing = set(d) - set(keys), [k for k in keys if k not in d]
     if extra:
-        raise ValueError(f"unsupported {kind} attribute(s) {sorted(extra)} on {where}: the vocabulary encodes only "
-                         f"{kind} attributes {list(keys)}; drop them or build the vocabulary with these keys")
+        raise ValueError(
+            f"unsupported {kind} attribute(s) {sorted(extra)} on {where}: the vocabulary encodes only "
+            f"{kind} attributes {list(keys)}; drop them or build the vocabulary with these keys"
+        )
     if missing:
-        raise ValueError(f"{where} lacks {kind} attribute(s) {missing} that the vocabulary encodes; "
-                         "every graph must carry the same attribute keys")
+        raise ValueError(
+            f"{where} lacks {kind} attribute(s) {missing} that the vocabulary encodes; "
+            "every graph must carry the same attribute keys"
+        )
 
 
 def _multi(g) -> nx.MultiGraph:
@@ -213,7 +227,9 @@ def component_path(comp, draws: Draws, multiplicity: dict) -> list[tuple]:
         comp = nx.eulerize(comp)
     nodes = list(comp.nodes())
     source = nodes[draws.index(len(nodes))]
-    walk = nx.eulerian_path(comp, source=source) if draws.path_not_circuit() else nx.eulerian_circuit(comp, source=source)
+    walk = (
+        nx.eulerian_path(comp, source=source) if draws.path_not_circuit() else nx.eulerian_circuit(comp, source=source)
+    )
     need, seen, out = sum(multiplicity.values()), {}, []
     for a, b in walk:
         out.append((a, b))
@@ -268,8 +284,9 @@ class EulerianSerializer:
             out.append(steps)
         return out
 
-    def __call__(self, rng: np.random.Generator | None, query=None, return_order: bool = False,
-                 draws: Draws | None = None):
+    def __call__(
+        self, rng: np.random.Generator | None, query=None, return_order: bool = False, draws: Draws | None = None
+    ):
         """Stacked tokens of one serialization; with `return_order` also the nodes in order of
         first appearance (node `order[k]` is token n<k>)."""
         return _positions(self.tokens, self.walks(draws or Draws(rng)), query, return_order)
@@ -281,8 +298,10 @@ class _TokenCache:
     def __init__(self, g: nx.MultiGraph, vocab: Vocab):
         self.n_channels = vocab.n_channels
         self.node = {v: [node_attr_token(k, d[k]) for k in vocab.node_keys] for v, d in g.nodes(data=True)}
-        self.edge = {(u, v, k): [edge_attr_token(key, d[key]) for key in vocab.edge_keys]
-                     for u, v, k, d in g.edges(keys=True, data=True)}
+        self.edge = {
+            (u, v, k): [edge_attr_token(key, d[key]) for key in vocab.edge_keys]
+            for u, v, k, d in g.edges(keys=True, data=True)
+        }
         self.none_edge = [NONE] * len(vocab.edge_keys)
         for toks in list(self.node.values()) + list(self.edge.values()):
             for t in toks:
@@ -353,8 +372,9 @@ def same_graph(g, decoded, order: list) -> bool:
         return False
 
     def edge_multiset(h, name):
-        return sorted((tuple(sorted((str(name(u)), str(name(v))))), tuple(sorted(d.items())))
-                      for u, v, d in h.edges(data=True))
+        return sorted(
+            (tuple(sorted((str(name(u)), str(name(v))))), tuple(sorted(d.items()))) for u, v, d in h.edges(data=True)
+        )
 
     return edge_multiset(decoded, lambda k: order[k]) == edge_multiset(g, lambda v: v)
 
@@ -382,17 +402,17 @@ def decode(positions: list[list[str]], vocab: Vocab, multigraph: bool = True):
             continue
         if node == GSUM or link == QUERY:
             break
-        if not (node.startswith(NODE_PREFIX) and node[len(NODE_PREFIX):].isdigit()):
+        if not (node.startswith(NODE_PREFIX) and node[len(NODE_PREFIX) :].isdigit()):
             raise ValueError(f"expected a node-id token at a walk position, got {node!r}")
-        v = int(node[len(NODE_PREFIX):])
-        attrs = {k: t.partition("=")[2] for k, t in zip(nk, p[2:2 + len(nk)])}
+        v = int(node[len(NODE_PREFIX) :])
+        attrs = {k: t.partition("=")[2] for k, t in zip(nk, p[2 : 2 + len(nk)])}
         if v in g and dict(g.nodes[v]) != attrs:
             raise ValueError(f"node {v} carries attributes {attrs} after {dict(g.nodes[v])}")
         g.add_node(v, **attrs)
         if link in (EDGE, REP) and prev is None:
             raise ValueError(f"{link} at the first position: no node before it")
         if link == EDGE:
-            eattrs = {k: t[len(EDGE_PREFIX):].partition("=")[2] for k, t in zip(ek, p[2 + len(nk):])}
+            eattrs = {k: t[len(EDGE_PREFIX) :].partition("=")[2] for k, t in zip(ek, p[2 + len(nk) :])}
             if not multigraph and g.has_edge(prev, v):
                 raise ValueError(f"edge {prev}-{v} twice: decode with multigraph=True")
             g.add_edge(prev, v, **eattrs)

@@ -7,6 +7,7 @@ index offsets. SMTP as the official code: one mask ratio per sequence (uniform, 
 option), that share of the sequence's tokens (each token of a position's stack on its own) replaced
 by [MASK] / a random token / left unchanged at rates `mtp` (official 0.8 / 0 / 0.2).
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,10 +34,10 @@ class TrainConfig:
     lr: float = 1e-3
     warmup: int = 50
     weight_decay: float = 0.01
-    eval_every: int = 100        # fine-tuning: validation interval (the best validation step is kept)
-    eval_views: int = 4          # fine-tuning: predictions averaged over this many serializations
+    eval_every: int = 100  # fine-tuning: validation interval (the best validation step is kept)
+    eval_views: int = 4  # fine-tuning: predictions averaged over this many serializations
     regression_loss: str = "l1"  # fine-tuning of regression tasks: l1 (official loss_type for PCQM4Mv2) or mse
-    checkpoint_every: int = 0    # steps between checkpoints of a resumable job (checkpoint.py); 0: none
+    checkpoint_every: int = 0  # steps between checkpoints of a resumable job (checkpoint.py); 0: none
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
@@ -105,6 +106,7 @@ class Views:
 
 # --- pre-training ------------------------------------------------------------------------------
 
+
 def smtp_mask_ratio(n: int, schedule: str, generator: torch.Generator) -> torch.Tensor:
     """Mask ratio per sequence, r ~ U(0, 1): `uniform` 1 - r (the official PCQM4Mv2 setting,
     polynomial with power 1), `cosine` 0.5 + 0.5 cos(pi r) (MaskGIT's)."""
@@ -116,9 +118,16 @@ def smtp_mask_ratio(n: int, schedule: str, generator: torch.Generator) -> torch.
     raise ValueError(f"SMTP mask schedule {schedule!r}: expected 'uniform' or 'cosine' (graphgpt.smtp.schedule)")
 
 
-def smtp_corrupt(tokens: torch.Tensor, pad: torch.Tensor, generator: torch.Generator, schedule: str = "uniform",
-                 mtp=(0.8, 0.0, 0.2), vocab_size: int | None = None, unit: str = "token",
-                 ratio: torch.Tensor | None = None):
+def smtp_corrupt(
+    tokens: torch.Tensor,
+    pad: torch.Tensor,
+    generator: torch.Generator,
+    schedule: str = "uniform",
+    mtp=(0.8, 0.0, 0.2),
+    vocab_size: int | None = None,
+    unit: str = "token",
+    ratio: torch.Tensor | None = None,
+):
     """SMTP corruption of a batch of stacked sequences (B, T, K), one mask ratio per sequence.
 
     `unit="token"` (official `_mask_stacked_input_ids_v2`, v0.5.0): ceil(ratio * L * K) of the L * K
@@ -141,7 +150,7 @@ def smtp_corrupt(tokens: torch.Tensor, pad: torch.Tensor, generator: torch.Gener
     if unit == "token":
         n_mask = torch.clamp(torch.ceil(ratio * cells.sum((1, 2))), min=1).long()
         scores = torch.rand(B, T * K, generator=generator).masked_fill(~cells.reshape(B, -1), 2.0)
-        rank = scores.argsort(1).argsort(1).reshape(B, T, K)   # rank of each token among the maskable ones
+        rank = scores.argsort(1).argsort(1).reshape(B, T, K)  # rank of each token among the maskable ones
     else:
         n_mask = torch.clamp(torch.ceil(ratio * cells[..., 0].sum(1)), min=1).long()
         scores = torch.rand(B, T, generator=generator).masked_fill(~cells[..., 0], 2.0)
@@ -149,7 +158,7 @@ def smtp_corrupt(tokens: torch.Tensor, pad: torch.Tensor, generator: torch.Gener
     masked = (rank < n_mask[:, None, None]) & cells
     u = torch.rand(B, T, K, generator=generator)
     if unit == "position":
-        u = u[..., :1].expand(B, T, K)                      # one decision per position
+        u = u[..., :1].expand(B, T, K)  # one decision per position
     p_mask, p_random = mtp[0], mtp[1]
     action = torch.where(u < p_mask, 1, torch.where(u < p_mask + p_random, 2, 3)) * masked
     inputs = tokens.masked_fill(action == 1, MASK_ID)
@@ -160,8 +169,14 @@ def smtp_corrupt(tokens: torch.Tensor, pad: torch.Tensor, generator: torch.Gener
     return inputs, targets, action
 
 
-def pretrain_loss(model: GET, tokens: torch.Tensor, pad: torch.Tensor, objective: str,
-                  generator: torch.Generator, smtp: dict | None = None) -> torch.Tensor:
+def pretrain_loss(
+    model: GET,
+    tokens: torch.Tensor,
+    pad: torch.Tensor,
+    objective: str,
+    generator: torch.Generator,
+    smtp: dict | None = None,
+) -> torch.Tensor:
     """NTP: cross-entropy of every token of the next position (decoder). SMTP: of the masked
     positions (encoder). Averaged over the predicted tokens."""
     dev = next(model.parameters()).device
@@ -171,9 +186,15 @@ def pretrain_loss(model: GET, tokens: torch.Tensor, pad: torch.Tensor, objective
         targets = tokens[:, 1:].masked_fill(pad[:, 1:, None], -100)
     elif objective == "smtp":
         smtp = smtp or {}
-        inputs, targets, _ = smtp_corrupt(tokens, pad, generator, smtp.get("schedule", "uniform"),
-                                          tuple(smtp.get("mtp", (0.8, 0.0, 0.2))), model.cfg.vocab_size,
-                                          smtp.get("unit", "token"))
+        inputs, targets, _ = smtp_corrupt(
+            tokens,
+            pad,
+            generator,
+            smtp.get("schedule", "uniform"),
+            tuple(smtp.get("mtp", (0.8, 0.0, 0.2))),
+            model.cfg.vocab_size,
+            smtp.get("unit", "token"),
+        )
         logits = model.lm_logits(model(inputs.to(dev), pad.to(dev)))
         targets = targets.to(dev)
     else:
@@ -181,16 +202,27 @@ def pretrain_loss(model: GET, tokens: torch.Tensor, pad: torch.Tensor, objective
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100)
 
 
-def pretrain(views: Views, vocab_size: int, n_channels: int, objective: str, model_cfg: dict, cfg: TrainConfig,
-             seed: int, smtp: dict | None = None, device: torch.device | str = "cpu",
-             checkpoints: Checkpoints | None = None, name: str = "pretrain"):
+def pretrain(
+    views: Views,
+    vocab_size: int,
+    n_channels: int,
+    objective: str,
+    model_cfg: dict,
+    cfg: TrainConfig,
+    seed: int,
+    smtp: dict | None = None,
+    device: torch.device | str = "cpu",
+    checkpoints: Checkpoints | None = None,
+    name: str = "pretrain",
+):
     """Pre-train GET on a pool of serializations; returns the model and the loss history. With
     `checkpoints`, the state is saved every `cfg.checkpoint_every` steps as run `name`, and a saved state
     of that run is resumed: the result equals an uninterrupted run's."""
     checkpoints = checkpoints or no_checkpoints()
     rng, gen = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
-    model = GET(GETConfig(vocab_size=vocab_size, n_channels=n_channels, causal=(objective == "ntp"),
-                          **model_cfg)).to(device)
+    model = GET(GETConfig(vocab_size=vocab_size, n_channels=n_channels, causal=(objective == "ntp"), **model_cfg)).to(
+        device
+    )
     opt = make_optimizer(model, cfg)
     history, start, seconds = [], 0, 0.0
     saved = checkpoints.current(name)
@@ -212,13 +244,22 @@ def pretrain(views: Views, vocab_size: int, n_channels: int, objective: str, mod
         opt.step()
         history.append(loss.item())
         if checkpoints.due(step + 1, cfg.checkpoint_every) and step + 1 < cfg.steps:
-            checkpoints.save_current(name, {
-                "model": model.state_dict(), "optimizer": opt.state_dict(), "step": step + 1, "history": history,
-                "seconds": seconds + time.time() - t0, "rng": rng_state({"batches": rng}, {"mask": gen})})
+            checkpoints.save_current(
+                name,
+                {
+                    "model": model.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "step": step + 1,
+                    "history": history,
+                    "seconds": seconds + time.time() - t0,
+                    "rng": rng_state({"batches": rng}, {"mask": gen}),
+                },
+            )
     return model, {"loss": history, "seconds": seconds + time.time() - t0}
 
 
 # --- fine-tuning -------------------------------------------------------------------------------
+
 
 def task_loss(out: torch.Tensor, y: torch.Tensor, kind: str, regression_loss: str = "l1") -> torch.Tensor:
     """Regression: L1 (the official PCQM4Mv2 fine-tuning, loss_type l1) or MSE on the standardised target;
@@ -239,9 +280,20 @@ def metric(pred: np.ndarray, y: np.ndarray, kind: str) -> float:
     return float(np.mean(pred == y))
 
 
-def finetune(model: torch.nn.Module, predict_batch, evaluate, idx_train, idx_val, y: np.ndarray, kind: str,
-             cfg: TrainConfig, rng: np.random.Generator, checkpoints: Checkpoints | None = None, name: str = "finetune",
-             task_rngs: dict | None = None):
+def finetune(
+    model: torch.nn.Module,
+    predict_batch,
+    evaluate,
+    idx_train,
+    idx_val,
+    y: np.ndarray,
+    kind: str,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+    checkpoints: Checkpoints | None = None,
+    name: str = "finetune",
+    task_rngs: dict | None = None,
+):
     """Generic loop: `predict_batch(idx, train=True)` -> outputs; `evaluate(idx, mu, sd)` -> metric.
 
     Regression targets are standardised with the training split's mean and std. The state with
@@ -281,17 +333,33 @@ def finetune(model: torch.nn.Module, predict_batch, evaluate, idx_train, idx_val
             if best is None or better(val, best[0]):
                 best = (val, step + 1, copy.deepcopy(model.state_dict()))
         if checkpoints.due(step + 1, cfg.checkpoint_every) and step + 1 < cfg.steps:
-            checkpoints.save_current(name, {"model": model.state_dict(), "optimizer": opt.state_dict(),
-                                            "step": step + 1, "history": history, "best": best,
-                                            "rng": rng_state(numpy_rngs)})
+            checkpoints.save_current(
+                name,
+                {
+                    "model": model.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "step": step + 1,
+                    "history": history,
+                    "best": best,
+                    "rng": rng_state(numpy_rngs),
+                },
+            )
     return best, history, (mu, sd)
 
 
 class GETTask:
     """Fine-tuning GET on one task's pool of serializations (`Views`)."""
 
-    def __init__(self, backbone: GET, views: Views, kind: str, n_out: int, cfg: TrainConfig, seed: int,
-                 device: torch.device | str = "cpu"):
+    def __init__(
+        self,
+        backbone: GET,
+        views: Views,
+        kind: str,
+        n_out: int,
+        cfg: TrainConfig,
+        seed: int,
+        device: torch.device | str = "cpu",
+    ):
         self.model = GETPredictor(backbone, n_out).to(device)
         self.views, self.kind, self.cfg = views, kind, cfg
         self.rng = np.random.default_rng(seed)
@@ -312,7 +380,7 @@ class GETTask:
         self.model.eval()
         outs = []
         for k in range(self.cfg.eval_views):
-            chunk = [self.outputs(self.views.fixed(idx[s:s + 256], k)) for s in range(0, len(idx), 256)]
+            chunk = [self.outputs(self.views.fixed(idx[s : s + 256], k)) for s in range(0, len(idx), 256)]
             outs.append(torch.cat(chunk))
         return _finish(torch.stack(outs).mean(0), self.kind, mu, sd)
 
@@ -327,8 +395,17 @@ def _finish(out: torch.Tensor, kind: str, mu: float, sd: float) -> np.ndarray:
 class GINTask:
     """Fine-tuning (training) the GINE baseline on one task's graphs."""
 
-    def __init__(self, graphs, queries, kind: str, n_out: int, n_tokens: int, gin_cfg: dict, seed: int,
-                 device: torch.device | str = "cpu"):
+    def __init__(
+        self,
+        graphs,
+        queries,
+        kind: str,
+        n_out: int,
+        n_tokens: int,
+        gin_cfg: dict,
+        seed: int,
+        device: torch.device | str = "cpu",
+    ):
         self.model = GINE(n_tokens, n_out, **gin_cfg).to(device)
         self.graphs, self.queries, self.kind = graphs, queries, kind
         self.rngs = {}
@@ -344,8 +421,14 @@ class GINTask:
             offset += x.shape[0]
         dev = next(self.model.parameters()).device
         q = torch.stack(query).to(dev) if query else None
-        return (torch.cat(xs).to(dev), torch.cat(eis, 1).to(dev), torch.cat(eas).to(dev), torch.cat(batch).to(dev),
-                len(idx), q)
+        return (
+            torch.cat(xs).to(dev),
+            torch.cat(eis, 1).to(dev),
+            torch.cat(eas).to(dev),
+            torch.cat(batch).to(dev),
+            len(idx),
+            q,
+        )
 
     def predict_batch(self, idx, train=True):
         self.model.train(train)
@@ -354,12 +437,20 @@ class GINTask:
     @torch.no_grad()
     def predict(self, idx, mu: float, sd: float) -> np.ndarray:
         self.model.eval()
-        out = torch.cat([self.model(*self.batch(idx[s:s + 512])) for s in range(0, len(idx), 512)])
+        out = torch.cat([self.model(*self.batch(idx[s : s + 512])) for s in range(0, len(idx), 512)])
         return _finish(out, self.kind, mu, sd)
 
 
-def fit_and_test(task, y: np.ndarray, kind: str, split: dict, cfg: TrainConfig, rng: np.random.Generator,
-                 checkpoints: Checkpoints | None = None, name: str = "finetune") -> dict:
+def fit_and_test(
+    task,
+    y: np.ndarray,
+    kind: str,
+    split: dict,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+    checkpoints: Checkpoints | None = None,
+    name: str = "finetune",
+) -> dict:
     """Train `task` (GETTask or GINTask), keep the best validation state, return the test metrics
     (`checkpoints`, `name`: see `finetune`)."""
     state = {}
@@ -368,8 +459,20 @@ def fit_and_test(task, y: np.ndarray, kind: str, split: dict, cfg: TrainConfig, 
         return metric(task.predict(idx, mu, sd), y[idx], kind)
 
     t0 = time.time()
-    best, history, (mu, sd) = finetune(task.model, task.predict_batch, evaluate, split["train"], split["val"],
-                                       y, kind, cfg, rng, checkpoints, name, task.rngs)
+    best, history, (mu, sd) = finetune(
+        task.model,
+        task.predict_batch,
+        evaluate,
+        split["train"],
+        split["val"],
+        y,
+        kind,
+        cfg,
+        rng,
+        checkpoints,
+        name,
+        task.rngs,
+    )
     task.model.load_state_dict(best[2])
     state["val"], state["best_step"] = best[0], best[1]
     for name in ("test", "test_ood"):

@@ -1,5 +1,6 @@
 """The figures of human_data (human_data_figures): outcomes over time per design (and its data file, the main
 figure for `dvc plots`), the quantity-quality scatter and the sensitivity sweep."""
+
 from __future__ import annotations
 
 import csv
@@ -17,8 +18,10 @@ def over_time_rows(designs: list[str], curves: dict[str, np.ndarray]) -> list[di
     design (one column each; empty where nobody submitted)."""
     means = {name: np.nanmean(curves[f"{name}/human_share"], axis=0) for name in designs}
     rounds = len(next(iter(means.values())))
-    return [{"round": t, **{name: ("" if np.isnan(m[t]) else float(m[t])) for name, m in means.items()}}
-            for t in range(rounds)]
+    return [
+        {"round": t, **{name: ("" if np.isnan(m[t]) else float(m[t])) for name, m in means.items()}}
+        for t in range(rounds)
+    ]
 
 
 def _write_csv(path: str, rows: list[dict]) -> None:
@@ -29,15 +32,24 @@ def _write_csv(path: str, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def make_figures(simulation_files: list[str], curves_files: list[str], time_png: str, time_csv: str,
-                 frontier_png: str, sweep_png: str) -> None:
+def make_figures(
+    simulation_files: list[str],
+    curves_files: list[str],
+    time_png: str,
+    time_csv: str,
+    frontier_png: str,
+    sweep_png: str,
+) -> None:
     """Step human_data_figures, from the simulation's seed groups merged in seed order."""
     doc = merge_seed_groups(simulation_files)
     curves = merge_curves(curves_files)
     _write_csv(time_csv, over_time_rows(doc["designs"], curves))
     fig, axes = new_figure(1, 3, width=12, height=3.4)
-    for ax, key, label in zip(axes, ("human_share", "accuracy", "retention"),
-                              ("share of genuinely human labels", "label accuracy", "retention")):
+    for ax, key, label in zip(
+        axes,
+        ("human_share", "accuracy", "retention"),
+        ("share of genuinely human labels", "label accuracy", "retention"),
+    ):
         for name in doc["designs"]:
             c = curves[f"{name}/{key}"]
             mean = np.nanmean(c, axis=0)

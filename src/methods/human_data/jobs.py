@@ -1,5 +1,6 @@
 """The simulation step of human_data (human_data_simulate): every platform design and the sensitivity sweep
 for the seeds of one seed group (all seeds in one job at tiny scale, one seed per job at paper scale)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,16 @@ def summarize(curves: dict[str, np.ndarray], window: int) -> dict[str, float]:
     }
 
 
-def run_simulations(designs: dict, world: dict, population: dict, seeds: list[int], window: int,
-                    sweep: dict, out_json: str, out_npz: str) -> None:
+def run_simulations(
+    designs: dict,
+    world: dict,
+    population: dict,
+    seeds: list[int],
+    window: int,
+    sweep: dict,
+    out_json: str,
+    out_npz: str,
+) -> None:
     """Every design on every seed, and the sensitivity sweep (one world parameter at a time)."""
     w, pop = World.from_dict(world), Population.from_dict(population)
     if window > w.rounds // 2:
@@ -44,8 +53,10 @@ def run_simulations(designs: dict, world: dict, population: dict, seeds: list[in
         for r in runs:
             for k, v in summarize(r, window).items():
                 per_seed[name].setdefault(k, []).append(v)
-        log(f"{name}: human share {np.mean(per_seed[name]['human_share_early']):.2f} -> "
-            f"{np.mean(per_seed[name]['human_share_late']):.2f}, retention {np.mean(per_seed[name]['retention_late']):.2f}")
+        log(
+            f"{name}: human share {np.mean(per_seed[name]['human_share_early']):.2f} -> "
+            f"{np.mean(per_seed[name]['human_share_late']):.2f}, retention {np.mean(per_seed[name]['retention_late']):.2f}"
+        )
     sweeps = {}
     for param, values in sweep["values"].items():
         if param not in world:
@@ -59,7 +70,15 @@ def run_simulations(designs: dict, world: dict, population: dict, seeds: list[in
             rows.append({"value": v, "human_share_late": gaps})
         sweeps[param] = rows
         log(f"sweep {param}: {values}")
-    write_json(out_json, {"designs": sorted(ds), "seeds": list(seeds), "window": window, "per_seed": per_seed,
-                          "sweep": {"designs": list(sweep["designs"]), "results": sweeps}})
+    write_json(
+        out_json,
+        {
+            "designs": sorted(ds),
+            "seeds": list(seeds),
+            "window": window,
+            "per_seed": per_seed,
+            "sweep": {"designs": list(sweep["designs"]), "results": sweeps},
+        },
+    )
     with atomic_path(out_npz) as tmp, open(tmp, "wb") as f:
         np.savez_compressed(f, **curves)

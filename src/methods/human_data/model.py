@@ -27,6 +27,7 @@ labels with probability q_llm). Motivation then moves by motivation-crowding dyn
 pressure), `autonomy` how much it supports autonomy and gives meaningful feedback. A design is the
 tuple (pay, bonus, audit, fine, pressure, items, control, autonomy).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -59,14 +60,14 @@ class World:
     """What every design shares: the shortcut, the choice noise, the crowding dynamics, the outside option."""
 
     rounds: int
-    q_llm: float          # accuracy of a shortcut label
-    llm_cost: float       # cost of taking the shortcut (near zero)
-    enjoyment: float      # value of genuine work to a fully motivated contributor
+    q_llm: float  # accuracy of a shortcut label
+    llm_cost: float  # cost of taking the shortcut (near zero)
+    enjoyment: float  # value of genuine work to a fully motivated contributor
     outside_option: float
-    temperature: float    # noise of the genuine-vs-shortcut choice
+    temperature: float  # noise of the genuine-vs-shortcut choice
     exit_temperature: float  # noise of the stay-or-leave decision
-    kappa: float          # crowding-out rate of controlling rewards
-    rho: float            # crowding-in rate of autonomy support and feedback
+    kappa: float  # crowding-out rate of controlling rewards
+    rho: float  # crowding-in rate of autonomy support and feedback
 
     @classmethod
     def from_dict(cls, d: dict) -> "World":
@@ -97,8 +98,9 @@ class Design:
 def utilities(design: Design, world: World, motivation, skill, cost) -> tuple[np.ndarray, np.ndarray]:
     """(u_G, u_S) of every contributor (module docstring); u_S is the same for all."""
     genuine = design.pay + design.bonus * skill + motivation * world.enjoyment - cost * (1.0 + design.pressure)
-    shortcut = ((1.0 - design.audit) * (design.pay + design.bonus * world.q_llm) - design.audit * design.fine
-                - world.llm_cost)
+    shortcut = (
+        (1.0 - design.audit) * (design.pay + design.bonus * world.q_llm) - design.audit * design.fine - world.llm_cost
+    )
     return genuine, np.full_like(genuine, shortcut)
 
 
@@ -131,8 +133,10 @@ def simulate(design: Design, world: World, pop: Population, seed: int) -> dict[s
     skill = rng.uniform(pop.skill_low, pop.skill_high, pop.n)
     cost = rng.uniform(pop.cost_low, pop.cost_high, pop.n)
     active = np.ones(pop.n, dtype=bool)
-    out = {k: np.full(world.rounds, np.nan) for k in
-           ("human_share", "accuracy", "retention", "quantity", "correct_human", "motivation")}
+    out = {
+        k: np.full(world.rounds, np.nan)
+        for k in ("human_share", "accuracy", "retention", "quantity", "correct_human", "motivation")
+    }
     for t in range(world.rounds):
         p_leave, p_genuine = choice_probabilities(*utilities(design, world, m, skill, cost), world)
         active &= rng.random(pop.n) >= p_leave

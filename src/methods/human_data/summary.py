@@ -1,6 +1,7 @@
 """From the simulation's seed groups to the numbers the claims and figures read: the groups merged in seed order
 (one job per seed at paper scale gives the document of one job over all seeds), the frontier margin and the
 flat per-seed metric dict of claims.yaml."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,12 +58,18 @@ def claims_metrics(doc: dict, reference: dict) -> dict:
         for k, v in vals.items():
             m[f"{k}_{name}"] = v
     a, b, c = reference["frontier_a"], reference["frontier_b"], reference["above"]
-    m["frontier_margin"] = [frontier_margin((ps[c]["quantity"][i], ps[c]["human_share_late"][i]),
-                                            (ps[a]["quantity"][i], ps[a]["human_share_late"][i]),
-                                            (ps[b]["quantity"][i], ps[b]["human_share_late"][i]))
-                            for i in range(len(doc["seeds"]))]
+    m["frontier_margin"] = [
+        frontier_margin(
+            (ps[c]["quantity"][i], ps[c]["human_share_late"][i]),
+            (ps[a]["quantity"][i], ps[a]["human_share_late"][i]),
+            (ps[b]["quantity"][i], ps[b]["human_share_late"][i]),
+        )
+        for i in range(len(doc["seeds"]))
+    ]
     # the a-b line's human share at c's quantity: the frontier c is compared with (the claim's null)
-    m["frontier_line_at_" + c] = [ps[c]["human_share_late"][i] - m["frontier_margin"][i] for i in range(len(doc["seeds"]))]
+    m["frontier_line_at_" + c] = [
+        ps[c]["human_share_late"][i] - m["frontier_margin"][i] for i in range(len(doc["seeds"]))
+    ]
     others = [n for n in ps if n != reference["unpaid"]]
     m["best_other_accuracy"] = [max(ps[n]["accuracy_late"][i] for n in others) for i in range(len(doc["seeds"]))]
     m["least_other_quantity"] = [min(ps[n]["quantity"][i] for n in others) for i in range(len(doc["seeds"]))]

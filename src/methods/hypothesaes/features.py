@@ -5,6 +5,7 @@ baselines PCA components, raw embedding dimensions and LDA topics (scikit-learn)
 with the SAEs trained on the job's device (a GPU at paper scale), written to one npz that the
 interpretation step (experiment.py, hours of LLM calls at paper scale, no GPU) reads.
 """
+
 from __future__ import annotations
 
 import time
@@ -28,22 +29,31 @@ def raw_features(emb: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {s: np.asarray(x, dtype=float) for s, x in emb.items()}
 
 
-def lda_features(texts: list[str], idx: dict[str, np.ndarray], n_topics: int, max_iter: int,
-                 seed: int, n_jobs: int = 1) -> dict[str, np.ndarray]:
+def lda_features(
+    texts: list[str], idx: dict[str, np.ndarray], n_topics: int, max_iter: int, seed: int, n_jobs: int = 1
+) -> dict[str, np.ndarray]:
     """Document-topic proportions of an LDA fitted on the training texts' word counts (`n_jobs` processes)."""
     from sklearn.decomposition import LatentDirichletAllocation
     from sklearn.feature_extraction.text import CountVectorizer
 
     vec = CountVectorizer(stop_words="english", min_df=2)
     counts = vec.fit_transform([texts[i] for i in idx["train"]])
-    lda = LatentDirichletAllocation(n_components=n_topics, max_iter=max_iter, random_state=seed,
-                                    learning_method="batch", n_jobs=n_jobs).fit(counts)
+    lda = LatentDirichletAllocation(
+        n_components=n_topics, max_iter=max_iter, random_state=seed, learning_method="batch", n_jobs=n_jobs
+    ).fit(counts)
     return {s: lda.transform(vec.transform([texts[i] for i in ix])) for s, ix in idx.items()}
 
 
-def method_features(method: str, spec: dict, emb: dict[str, np.ndarray], texts: list[str],
-                    idx: dict[str, np.ndarray], seed: int, device="cpu",
-                    threads: int = 1) -> tuple[dict[str, np.ndarray], dict]:
+def method_features(
+    method: str,
+    spec: dict,
+    emb: dict[str, np.ndarray],
+    texts: list[str],
+    idx: dict[str, np.ndarray],
+    seed: int,
+    device="cpu",
+    threads: int = 1,
+) -> tuple[dict[str, np.ndarray], dict]:
     """Features per split of one method (keys of config `methods`: sae, pca, raw, lda); the SAE on `device`,
     LDA on `threads` processes."""
     if method == "sae":
@@ -59,8 +69,15 @@ def method_features(method: str, spec: dict, emb: dict[str, np.ndarray], texts: 
     raise ValueError(f"config hypothesaes.methods: unknown method {method!r}; available: sae, pca, raw, lda")
 
 
-def compute_features(data_files: list[tuple[str, str]], methods: dict, seeds: list[int], out_npz: str,
-                     out_json: str, threads: int = 1, device="cpu") -> None:
+def compute_features(
+    data_files: list[tuple[str, str]],
+    methods: dict,
+    seeds: list[int],
+    out_npz: str,
+    out_json: str,
+    threads: int = 1,
+    device="cpu",
+) -> None:
     """Step hypothesaes_features: per seed (on its own data file: `data.per_seed_files`) and method, the
     features of every split, in one npz (`feature_key`), and per (seed, method) the method's training info
     and seconds in the JSON."""
@@ -75,8 +92,15 @@ def compute_features(data_files: list[tuple[str, str]], methods: dict, seeds: li
             feats, info = method_features(method, spec, ds["emb"], ds["texts"], ds["idx"], seed, device, threads)
             seconds = time.perf_counter() - t0
             arrays.update({feature_key(seed, method, s): feats[s] for s in SPLITS})
-            rows.append({"seed": seed, "method": method, "n_features": int(feats["train"].shape[1]),
-                         "feature_seconds": seconds, "info": info})
+            rows.append(
+                {
+                    "seed": seed,
+                    "method": method,
+                    "n_features": int(feats["train"].shape[1]),
+                    "feature_seconds": seconds,
+                    "info": info,
+                }
+            )
             log(f"seed {seed} {method}: {feats['train'].shape[1]} features in {seconds:.1f} s")
     with atomic_path(out_npz) as tmp:
         with open(tmp, "wb") as f:

@@ -1,5 +1,6 @@
 """The claims step's figure: each method's recovery F1 on the synthetic designs and its number of
 significant hypotheses on real text, and the data of its headline panel as a CSV (for `dvc plots`)."""
+
 from __future__ import annotations
 
 import csv
@@ -21,8 +22,13 @@ def plot_methods(metrics: dict, path: str) -> None:
     for ax, (key, ylabel, title) in zip(axes, panels):
         for i, m in enumerate(METHODS):
             vals = np.asarray(metrics[key.format(m)], dtype=float)
-            ax.bar(i, vals.mean(), color="C0" if m == "sae" else "0.7", yerr=vals.std(ddof=1) if len(vals) > 1 else 0,
-                   capsize=4)
+            ax.bar(
+                i,
+                vals.mean(),
+                color="C0" if m == "sae" else "0.7",
+                yerr=vals.std(ddof=1) if len(vals) > 1 else 0,
+                capsize=4,
+            )
             ax.plot(np.full(len(vals), i) + np.linspace(-0.15, 0.15, len(vals)), vals, "k.", ms=5)
         ax.set_xticks(range(len(METHODS)), [m.upper() for m in METHODS])
         ax.set_ylabel(ylabel)
@@ -41,5 +47,6 @@ def write_recovery_csv(metrics: dict, path: str) -> None:
             w.writerow(["method", "recovery_f1", "sd", "draws"])
             for m in METHODS:
                 vals = np.asarray(metrics[f"f1_{m}"], dtype=float)
-                w.writerow([m.upper(), f"{vals.mean():.6g}", f"{vals.std(ddof=1) if len(vals) > 1 else 0.0:.6g}",
-                            len(vals)])
+                w.writerow(
+                    [m.upper(), f"{vals.mean():.6g}", f"{vals.std(ddof=1) if len(vals) > 1 else 0.0:.6g}", len(vals)]
+                )

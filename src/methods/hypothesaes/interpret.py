@@ -21,6 +21,7 @@ bottom end (the same protocol on the negated, median-centred activations) and th
 annotation F1 of the two ends is kept; `positive` reads the top end only. The official code has no
 dense baselines; an SAE neuron (non-negative, exact zeros) is always read from its top end, as there.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,15 +31,17 @@ import numpy as np
 
 @dataclass(frozen=True)
 class InterpretConfig:
-    high_quantile: float = 0.9      # top decile of positive activations
-    n_examples: int = 10            # high and non-activating examples shown to the interpreter
-    n_candidates: int = 3           # descriptions proposed per feature
-    n_score: int = 100              # high and non-activating texts annotated to score each candidate
-    dense_sides: str = "both"       # dense features: "both" ends (best F1 kept) or the "positive" end only
+    high_quantile: float = 0.9  # top decile of positive activations
+    n_examples: int = 10  # high and non-activating examples shown to the interpreter
+    n_candidates: int = 3  # descriptions proposed per feature
+    n_score: int = 100  # high and non-activating texts annotated to score each candidate
+    dense_sides: str = "both"  # dense features: "both" ends (best F1 kept) or the "positive" end only
 
     def __post_init__(self):
         if self.dense_sides not in ("both", "positive"):
-            raise ValueError(f"config hypothesaes.interpret.dense_sides: {self.dense_sides!r}; use 'both' or 'positive'")
+            raise ValueError(
+                f"config hypothesaes.interpret.dense_sides: {self.dense_sides!r}; use 'both' or 'positive'"
+            )
 
 
 def activation_bins(a: np.ndarray, centre: float, high_quantile: float) -> tuple[np.ndarray, np.ndarray]:
@@ -72,7 +75,7 @@ class TermInterpreter:
         if presence.shape[1] != len(names):
             raise ValueError(f"TermInterpreter: {presence.shape[1]} term columns but {len(names)} names")
         self.names = list(names)
-        self.presence = presence.astype(bool)          # (n_texts, n_terms)
+        self.presence = presence.astype(bool)  # (n_texts, n_terms)
         self.column = {n: j for j, n in enumerate(self.names)}
 
     def propose(self, high: np.ndarray, low: np.ndarray, n: int) -> list[str]:
@@ -87,25 +90,42 @@ class TermInterpreter:
         return self.presence[idx, self.column[hypothesis]]
 
 
-def interpret_feature(shown: tuple[np.ndarray, np.ndarray], scored: tuple[np.ndarray, np.ndarray], centre: float,
-                      interpreter, cfg: InterpretConfig, rng: np.random.Generator) -> dict:
+def interpret_feature(
+    shown: tuple[np.ndarray, np.ndarray],
+    scored: tuple[np.ndarray, np.ndarray],
+    centre: float,
+    interpreter,
+    cfg: InterpretConfig,
+    rng: np.random.Generator,
+) -> dict:
     """One feature's hypothesis. `shown` and `scored` are (text indices, activations) of two disjoint
     splits: the interpreter sees examples of `shown`; candidates are scored by annotation F1 on `scored`."""
     high, low = activation_bins(shown[1], centre, cfg.high_quantile)
-    candidates = interpreter.propose(_sample(shown[0][high], cfg.n_examples, rng),
-                                     _sample(shown[0][low], cfg.n_examples, rng), cfg.n_candidates)
+    candidates = interpreter.propose(
+        _sample(shown[0][high], cfg.n_examples, rng), _sample(shown[0][low], cfg.n_examples, rng), cfg.n_candidates
+    )
     high, low = activation_bins(scored[1], centre, cfg.high_quantile)
     high, low = _sample(scored[0][high], cfg.n_score, rng), _sample(scored[0][low], cfg.n_score, rng)
     idx = np.concatenate([high, low]).astype(int)
     labels = np.r_[np.ones(len(high), bool), np.zeros(len(low), bool)]
     scores = [annotation_f1(labels, interpreter.annotate(idx, c)) for c in candidates]
     best = int(np.argmax(scores)) if scores else 0
-    return {"hypothesis": candidates[best] if candidates else "", "f1": float(scores[best]) if scores else 0.0,
-            "candidates": candidates, "candidate_f1": [float(s) for s in scores]}
+    return {
+        "hypothesis": candidates[best] if candidates else "",
+        "f1": float(scores[best]) if scores else 0.0,
+        "candidates": candidates,
+        "candidate_f1": [float(s) for s in scores],
+    }
 
 
-def interpret_dense_feature(shown: tuple[np.ndarray, np.ndarray], scored: tuple[np.ndarray, np.ndarray],
-                            centre: float, interpreter, cfg: InterpretConfig, rng: np.random.Generator) -> dict:
+def interpret_dense_feature(
+    shown: tuple[np.ndarray, np.ndarray],
+    scored: tuple[np.ndarray, np.ndarray],
+    centre: float,
+    interpreter,
+    cfg: InterpretConfig,
+    rng: np.random.Generator,
+) -> dict:
     """A dense feature's hypothesis (module docstring): its top end, and with dense_sides 'both' also its
     bottom end (the protocol on the negated activations); the end whose best candidate has the higher
     annotation F1 is kept (the top end on a tie). The result records the end ('side': +1 or -1)."""

@@ -8,6 +8,7 @@ exponential back-off (`max_retries`). Replies are cached on disk (`ReplyCache`, 
 keyed by the whole request, so a resubmitted job replays what it already paid for (the official code
 caches its annotations in a JSON file the same way) and a rerun with the same data is identical.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -59,7 +60,7 @@ class ReplyCache:
     def __init__(self, path: str | Path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = str(path)
-        self._lock = threading.Lock()                 # annotation threads share one connection
+        self._lock = threading.Lock()  # annotation threads share one connection
         self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
         self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
         self._db.commit()
@@ -90,40 +91,60 @@ class ChatClient:
     that holds the key (none for a local server that needs none); max_retries: the SDK's retries of 429, 5xx
     and connection errors; cache: a ReplyCache path, or None for no disk cache."""
 
-    def __init__(self, endpoint: str, model: str, api_key_env: str | None = None, timeout_s: float = 60.0,
-                 max_retries: int = 5, cache: str | Path | None = None):
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        api_key_env: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 5,
+        cache: str | Path | None = None,
+    ):
         self.endpoint, self.model = endpoint.rstrip("/"), model
         key = NO_KEY
         if api_key_env:
             key = os.environ.get(api_key_env, "")
             if not key:
-                raise LLMError(f"config hypothesaes.interpreter.llm.api_key_env names {api_key_env}, which is not set; "
-                               f"export {api_key_env}=<your key>, or remove api_key_env for a server that needs none")
+                raise LLMError(
+                    f"config hypothesaes.interpreter.llm.api_key_env names {api_key_env}, which is not set; "
+                    f"export {api_key_env}=<your key>, or remove api_key_env for a server that needs none"
+                )
         self.client = openai.OpenAI(base_url=self.endpoint, api_key=key, timeout=timeout_s, max_retries=max_retries)
         self.cache = ReplyCache(cache) if cache else None
 
     def chat(self, prompt: str, temperature: float = 0.0, max_tokens: int = 256) -> str:
-        request = {"model": self.model, "temperature": temperature, "max_tokens": max_tokens,
-                   "messages": [{"role": "user", "content": prompt}]}
+        request = {
+            "model": self.model,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "messages": [{"role": "user", "content": prompt}],
+        }
         if self.cache is not None and (hit := self.cache.get(request)) is not None:
             return hit
         url = f"{self.endpoint}/chat/completions"
         try:
             reply = self.client.chat.completions.create(**request)
         except openai.APIConnectionError as e:
-            raise LLMError(f"LLM endpoint {url} (config hypothesaes.interpreter.llm.endpoint) failed: {e}; "
-                           "check the server is up and the endpoint ends before /chat/completions") from e
+            raise LLMError(
+                f"LLM endpoint {url} (config hypothesaes.interpreter.llm.endpoint) failed: {e}; "
+                "check the server is up and the endpoint ends before /chat/completions"
+            ) from e
         except openai.APIStatusError as e:
-            raise LLMError(f"LLM endpoint {url}: HTTP {e.status_code} after the client's retries "
-                           f"(config hypothesaes.interpreter.llm.max_retries): {str(e)[:200]}") from e
+            raise LLMError(
+                f"LLM endpoint {url}: HTTP {e.status_code} after the client's retries "
+                f"(config hypothesaes.interpreter.llm.max_retries): {str(e)[:200]}"
+            ) from e
         except (openai.APIResponseValidationError, ValueError) as e:
-            raise LLMError(f"LLM endpoint {url}: malformed reply (expected JSON with "
-                           f"choices[0].message.content): {str(e)[:200]}") from e
+            raise LLMError(
+                f"LLM endpoint {url}: malformed reply (expected JSON with choices[0].message.content): {str(e)[:200]}"
+            ) from e
         choices = getattr(reply, "choices", None)
         content = choices[0].message.content if choices else None
         if not isinstance(content, str):
-            raise LLMError(f"LLM endpoint {url}: malformed reply (expected JSON with choices[0].message.content "
-                           f"a string): {str(reply)[:200]}")
+            raise LLMError(
+                f"LLM endpoint {url}: malformed reply (expected JSON with choices[0].message.content "
+                f"a string): {str(reply)[:200]}"
+            )
         if self.cache is not None:
             self.cache.put(request, content)
         return content
@@ -148,19 +169,20 @@ class LLMInterpreter:
     the texts not yet annotated with a hypothesis are asked `workers` at a time (threads, as the official
     annotate's n_workers)."""
 
-    def __init__(self, texts: list[str], client: ChatClient, temperature: float = 0.7, max_chars: int = 512,
-                 workers: int = 1):
+    def __init__(
+        self, texts: list[str], client: ChatClient, temperature: float = 0.7, max_chars: int = 512, workers: int = 1
+    ):
         self.texts, self.client, self.temperature, self.max_chars = texts, client, temperature, max_chars
         self.workers = max(1, int(workers))
         self._cache: dict[tuple[int, str], bool] = {}
 
     def propose(self, high: np.ndarray, low: np.ndarray, n: int) -> list[str]:
-        fmt = lambda idx: "\n".join(f"- {self.texts[i][:self.max_chars]}" for i in idx)  # noqa: E731
+        fmt = lambda idx: "\n".join(f"- {self.texts[i][: self.max_chars]}" for i in idx)  # noqa: E731
         reply = self.client.chat(INTERPRET_PROMPT.format(n=n, high=fmt(high), low=fmt(low)), self.temperature)
         return parse_bullets(reply, n)
 
     def _ask(self, i: int, hypothesis: str) -> bool:
-        prompt = ANNOTATE_PROMPT.format(hypothesis=hypothesis, text=self.texts[i][:self.max_chars])
+        prompt = ANNOTATE_PROMPT.format(hypothesis=hypothesis, text=self.texts[i][: self.max_chars])
         return parse_yes_no(self.client.chat(prompt, 0.0, max_tokens=3))
 
     def annotate(self, idx: np.ndarray, hypothesis: str) -> np.ndarray:

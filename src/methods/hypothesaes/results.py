@@ -1,5 +1,6 @@
 """Step hypothesaes_claims: the measured metrics (per seed, over the seed groups of each dataset), the
 verdicts of claims.yaml, the figure and its data, and the table of top hypotheses."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -44,8 +45,9 @@ def claims_metrics(synthetic: dict, real: dict, synthetic10: dict | None = None)
         for method in _present(result["runs"], ("sae", *BASELINES)):
             m[f"f1_{method}{suffix}"] = _per_seed(result["runs"], method, "recovery_f1")
             m[f"nsig_{method}_synthetic{suffix}"] = _per_seed(result["runs"], method, "n_significant")
-        m[f"f1_best_baseline{suffix}"] = list(np.max([m[f"f1_{b}{suffix}"]
-                                                      for b in _present(result["runs"], BASELINES)], axis=0))
+        m[f"f1_best_baseline{suffix}"] = list(
+            np.max([m[f"f1_{b}{suffix}"] for b in _present(result["runs"], BASELINES)], axis=0)
+        )
     for method in _present(real["runs"], ("sae", *BASELINES)):
         m[f"nsig_{method}_real"] = _per_seed(real["runs"], method, "n_significant")
         m[f"r2_{method}_real"] = _per_seed(real["runs"], method, "test_r2")
@@ -56,14 +58,19 @@ def claims_metrics(synthetic: dict, real: dict, synthetic10: dict | None = None)
 
 def top_hypotheses_table(result: dict, seed: int, title: str) -> str:
     run = next(r for r in result["runs"] if r["method"] == "sae" and r["seed"] == seed)
-    lines = [f"### {title} (SAE, seed {seed}; test R² {run['test_r2']:.3f}, {run['n_significant']} of "
-             f"{run['n_distinct']} distinct hypotheses significant at p < {run['bonferroni_threshold']:.4g})",
-             "", "| neuron | hypothesis | annotation F1 | selection coef | held-out coef | p-value |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"### {title} (SAE, seed {seed}; test R² {run['test_r2']:.3f}, {run['n_significant']} of "
+        f"{run['n_distinct']} distinct hypotheses significant at p < {run['bonferroni_threshold']:.4g})",
+        "",
+        "| neuron | hypothesis | annotation F1 | selection coef | held-out coef | p-value |",
+        "|---|---|---|---|---|---|",
+    ]
     for h in sorted(run["hypotheses"], key=lambda h: h["test_pvalue"]):
         star = " **\\***" if h["significant"] else ""
-        lines.append(f"| {h['feature']} | {h['hypothesis']}{star} | {h['f1']:.2f} | {h['selection_coef']:+.3f} | "
-                     f"{h['test_coef']:+.3f} | {h['test_pvalue']:.2g} |")
+        lines.append(
+            f"| {h['feature']} | {h['hypothesis']}{star} | {h['f1']:.2f} | {h['selection_coef']:+.3f} | "
+            f"{h['test_coef']:+.3f} | {h['test_pvalue']:.2g} |"
+        )
     return "\n".join(lines)
 
 
@@ -72,38 +79,60 @@ def _design_summary(result: dict) -> dict:
     out = {}
     for d in result["datasets"]:
         al = d.get("concept_pc_alignment") or {}
-        out[str(d["seed"])] = {"reference": d["reference"],
-                               "reference_pc_alignment": {r: al.get(r) for r in d["reference"]},
-                               "max_concept_pc_corr": max((a["max_abs_corr"] for a in al.values()), default=None)}
+        out[str(d["seed"])] = {
+            "reference": d["reference"],
+            "reference_pc_alignment": {r: al.get(r) for r in d["reference"]},
+            "max_concept_pc_corr": max((a["max_abs_corr"] for a in al.values()), default=None),
+        }
     return out
 
 
-def write_paper_claims(synthetic_jsons: list[str], real_jsons: list[str], scale: str, claims_path: str,
-                       summary_path: str, figure_path: str, figure_csv: str, table_path: str,
-                       synthetic10_jsons: list[str] | None = None) -> None:
+def write_paper_claims(
+    synthetic_jsons: list[str],
+    real_jsons: list[str],
+    scale: str,
+    claims_path: str,
+    summary_path: str,
+    figure_path: str,
+    figure_csv: str,
+    table_path: str,
+    synthetic10_jsons: list[str] | None = None,
+) -> None:
     """Step hypothesaes_claims: measured metrics, verdicts of claims.yaml, figure (and its CSV) and hypothesis
     table. Each dataset's results come as one file per seed group (`merge_results`)."""
     synthetic, real = merge_results(synthetic_jsons), merge_results(real_jsons)
     synthetic10 = merge_results(synthetic10_jsons) if synthetic10_jsons else None
     measured = claims_metrics(synthetic, real, synthetic10)
-    ratio = [a / b if b else float("nan")
-             for a, b in zip(measured["nsig_sae_real"], measured["nsig_best_baseline_real"])]
+    ratio = [
+        a / b if b else float("nan") for a, b in zip(measured["nsig_sae_real"], measured["nsig_best_baseline_real"])
+    ]
     results = [(n, r) for n, r in (("synthetic", synthetic), ("synthetic10", synthetic10), ("real", real)) if r]
     sae_seconds = {name: _per_seed(res["runs"], "sae", "method_seconds") for name, res in results}
-    write_json(summary_path, {**measured,
-                              "designs": {"synthetic": _design_summary(synthetic),
-                                          **({"synthetic10": _design_summary(synthetic10)} if synthetic10 else {})},
-                              "nsig_ratio_sae_to_best_baseline_real": ratio,
-                              "sae_path_seconds_per_seed": sae_seconds,
-                              "embed_seconds": {name: [d["embed_seconds"] for d in res["datasets"]]
-                                                for name, res in results}})
+    write_json(
+        summary_path,
+        {
+            **measured,
+            "designs": {
+                "synthetic": _design_summary(synthetic),
+                **({"synthetic10": _design_summary(synthetic10)} if synthetic10 else {}),
+            },
+            "nsig_ratio_sae_to_best_baseline_real": ratio,
+            "sae_path_seconds_per_seed": sae_seconds,
+            "embed_seconds": {name: [d["embed_seconds"] for d in res["datasets"]] for name, res in results},
+        },
+    )
     plot_methods(measured, figure_path)
     write_recovery_csv(measured, figure_csv)
     seed = min(r["seed"] for r in real["runs"])
     reference = next(d["reference"] for d in synthetic["datasets"] if d["seed"] == seed)
-    table = "\n\n".join([top_hypotheses_table(synthetic, seed, f"Synthetic, draw {seed} (planted concepts; "
-                                              "reference: " + ", ".join(reference) + ")"),
-                         top_hypotheses_table(real, seed, "Real text")])
+    table = "\n\n".join(
+        [
+            top_hypotheses_table(
+                synthetic, seed, f"Synthetic, draw {seed} (planted concepts; reference: " + ", ".join(reference) + ")"
+            ),
+            top_hypotheses_table(real, seed, "Real text"),
+        ]
+    )
     with atomic_path(table_path) as tmp:
         Path(tmp).write_text(table + "\n")
     doc = evaluate_claims(load_declaration(DECLARATION), measured, scale)

@@ -11,6 +11,7 @@ batches of `batch_size`; early stopping when the validation loss has not improve
 `patience` epochs, keeping the weights of the last epoch (`restore_best: true` keeps the best epoch's
 weights instead, an option). tests/hypothesaes/test_parity.py compares all of it with the official code.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,12 +30,12 @@ class SAETrainConfig:
     lr: float = 5e-4
     batch_size: int = 512
     max_epochs: int = 100
-    patience: int = 3               # official train_sae default (the paper's reproduction notebook passes 5)
+    patience: int = 3  # official train_sae default (the paper's reproduction notebook passes 5)
     clip_grad: float = 1.0
     aux_coef: float = 1.0 / 32
-    dead_window: int = 256          # forward calls without firing after which a neuron is dead
-    aux_k_multiplier: int = 2       # aux_k = min(multiplier * K, M) (official default 2K)
-    restore_best: bool = False      # official: keep the last epoch; true: restore the best validation epoch
+    dead_window: int = 256  # forward calls without firing after which a neuron is dead
+    aux_k_multiplier: int = 2  # aux_k = min(multiplier * K, M) (official default 2K)
+    restore_best: bool = False  # official: keep the last epoch; true: restore the best validation epoch
 
 
 class TopKSAE(nn.Module):
@@ -45,15 +46,15 @@ class TopKSAE(nn.Module):
         self.k, self.m_total = k, m_total
         w_dec = torch.empty(input_dim, m_total)
         nn.init.xavier_uniform_(w_dec)
-        w_dec = F.normalize(w_dec, dim=0)                          # unit decoder columns
-        self.W_dec = nn.Parameter(w_dec)                           # (d, M)
-        self.W_enc = nn.Parameter(w_dec.t().clone())               # (M, d), tied at init only
+        w_dec = F.normalize(w_dec, dim=0)  # unit decoder columns
+        self.W_dec = nn.Parameter(w_dec)  # (d, M)
+        self.W_enc = nn.Parameter(w_dec.t().clone())  # (M, d), tied at init only
         self.b_enc = nn.Parameter(torch.zeros(m_total))
         self.b_pre = nn.Parameter(b_pre.clone().float() if b_pre is not None else torch.zeros(input_dim))
         self.register_buffer("steps_since_active", torch.zeros(m_total, dtype=torch.long))
 
     def pre_activations(self, x: torch.Tensor) -> torch.Tensor:
-        return (x - self.b_pre) @ self.W_enc.t() + self.b_enc      # (B, M)
+        return (x - self.b_pre) @ self.W_enc.t() + self.b_enc  # (B, M)
 
     def topk_relu(self, pre: torch.Tensor, k: int) -> torch.Tensor:
         """TopK on the raw pre-activations, then ReLU (the official order: TopK before ReLU)."""
@@ -79,8 +80,9 @@ class TopKSAE(nn.Module):
     @torch.no_grad()
     def encode(self, x: torch.Tensor, batch: int = 4096) -> torch.Tensor:
         """Activations z for a whole matrix (no dead-neuron bookkeeping)."""
-        return torch.cat([self.topk_relu(self.pre_activations(x[i:i + batch]), self.k)
-                          for i in range(0, len(x), batch)])
+        return torch.cat(
+            [self.topk_relu(self.pre_activations(x[i : i + batch]), self.k) for i in range(0, len(x), batch)]
+        )
 
     @torch.no_grad()
     def renormalise_decoder(self) -> None:
@@ -100,8 +102,9 @@ def normalised_mse(x_hat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return (x_hat - x).pow(2).mean() / baseline.clamp_min(1e-12)
 
 
-def aux_k_loss(sae: TopKSAE, x: torch.Tensor, x_hat: torch.Tensor, pre: torch.Tensor,
-               cfg: SAETrainConfig) -> torch.Tensor:
+def aux_k_loss(
+    sae: TopKSAE, x: torch.Tensor, x_hat: torch.Tensor, pre: torch.Tensor, cfg: SAETrainConfig
+) -> torch.Tensor:
     """Auxiliary-K loss (Gao et al. 2024, official compute_loss): live neurons' pre-activations zeroed, the top
     aux_k = min(multiplier K, M) of the rest through the ReLU rebuild the residual x - x_hat.detach(). With no
     dead neuron (or none with a positive pre-activation) the rebuild is 0 and the term is the normalised MSE
@@ -124,12 +127,11 @@ def validation_loss(sae: TopKSAE, xv: torch.Tensor, cfg: SAETrainConfig) -> floa
     """Mean of the per-batch losses over batches of batch_size (official fit); each forward counts for the
     dead-neuron bookkeeping, as there."""
     with torch.no_grad():
-        losses = [float(sae_loss(sae, xv[i:i + cfg.batch_size], cfg)[0]) for i in range(0, len(xv), cfg.batch_size)]
+        losses = [float(sae_loss(sae, xv[i : i + cfg.batch_size], cfg)[0]) for i in range(0, len(xv), cfg.batch_size)]
     return float(np.mean(losses))
 
 
-def fit_sae(sae: TopKSAE, xt: torch.Tensor, xv: torch.Tensor, cfg: SAETrainConfig,
-            gen: torch.Generator) -> dict:
+def fit_sae(sae: TopKSAE, xt: torch.Tensor, xv: torch.Tensor, cfg: SAETrainConfig, gen: torch.Generator) -> dict:
     """The official training loop on an initialised SAE: per batch the loss, decoder-gradient projection,
     clipping, Adam, renormalisation; per epoch the validation loss and early stopping (see module docstring).
     Returns the per-epoch train and validation losses."""
@@ -141,7 +143,7 @@ def fit_sae(sae: TopKSAE, xt: torch.Tensor, xv: torch.Tensor, cfg: SAETrainConfi
         perm = torch.randperm(len(xt), generator=gen)
         losses = []
         for start in range(0, len(xt), cfg.batch_size):
-            loss, _, _ = sae_loss(sae, xt[perm[start:start + cfg.batch_size].to(xt.device)], cfg)
+            loss, _, _ = sae_loss(sae, xt[perm[start : start + cfg.batch_size].to(xt.device)], cfg)
             opt.zero_grad()
             loss.backward()
             sae.project_decoder_grad()
@@ -166,8 +168,9 @@ def fit_sae(sae: TopKSAE, xt: torch.Tensor, xv: torch.Tensor, cfg: SAETrainConfi
     return history
 
 
-def train_sae(x_train: np.ndarray, x_val: np.ndarray, m_total: int, k: int, cfg: SAETrainConfig,
-              seed: int, device="cpu") -> tuple[TopKSAE, dict]:
+def train_sae(
+    x_train: np.ndarray, x_val: np.ndarray, m_total: int, k: int, cfg: SAETrainConfig, seed: int, device="cpu"
+) -> tuple[TopKSAE, dict]:
     """A TopK SAE initialised as the official one (median pre-bias, unit xavier decoder, tied encoder) and
     trained by `fit_sae` on `device` (the job's: a GPU at paper scale). Initialisation and the shuffling
     generator stay on the CPU, so a seed gives the same initial weights and batch order on every device."""
@@ -181,17 +184,26 @@ def train_sae(x_train: np.ndarray, x_val: np.ndarray, m_total: int, k: int, cfg:
     with torch.no_grad():
         z = sae.encode(xt)
         recon = float(normalised_mse(z @ sae.W_dec.t() + sae.b_pre, xt))
-    info = {"m_total": m_total, "k": k, "epochs": len(history["val_loss"]),
-            "best_val_loss": min(history["val_loss"]), "final_val_loss": history["val_loss"][-1],
-            "restore_best": cfg.restore_best, "train_normalised_mse": recon,
-            "dead_fraction": float(((z > 0).sum(0) == 0).float().mean())}
-    log(f"SAE ({m_total},{k}) seed {seed}: {info['epochs']} epochs, val loss best {info['best_val_loss']:.4f} "
-        f"final {info['final_val_loss']:.4f}, dead {info['dead_fraction']:.2f}")
+    info = {
+        "m_total": m_total,
+        "k": k,
+        "epochs": len(history["val_loss"]),
+        "best_val_loss": min(history["val_loss"]),
+        "final_val_loss": history["val_loss"][-1],
+        "restore_best": cfg.restore_best,
+        "train_normalised_mse": recon,
+        "dead_fraction": float(((z > 0).sum(0) == 0).float().mean()),
+    }
+    log(
+        f"SAE ({m_total},{k}) seed {seed}: {info['epochs']} epochs, val loss best {info['best_val_loss']:.4f} "
+        f"final {info['final_val_loss']:.4f}, dead {info['dead_fraction']:.2f}"
+    )
     return sae, info
 
 
-def sae_features(splits: dict[str, np.ndarray], sizes: list[tuple[int, int]], cfg: SAETrainConfig,
-                 seed: int, device="cpu") -> tuple[dict[str, np.ndarray], list[dict]]:
+def sae_features(
+    splits: dict[str, np.ndarray], sizes: list[tuple[int, int]], cfg: SAETrainConfig, seed: int, device="cpu"
+) -> tuple[dict[str, np.ndarray], list[dict]]:
     """Train one SAE per (M, K) in `sizes` (on `device`) and concatenate their activations (official
     Headlines setup)."""
     feats, infos = {s: [] for s in splits}, []

@@ -2,6 +2,7 @@
 select_neurons.py). Lasso on standardised activations with an alpha search to a target number of
 non-zero coefficients; correlation and separation score as alternatives.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,15 +27,20 @@ def lasso_coefficients(z: np.ndarray, y: np.ndarray, alpha: float, classificatio
         if classification:
             # random_state fixed: liblinear shuffles with it (the official code leaves it unset, so its fits
             # vary with numpy's global state)
-            model = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=1.0 / alpha, max_iter=1000,
-                                       random_state=0)
+            model = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=1.0 / alpha, max_iter=1000, random_state=0)
             model.fit(z, y)
             return model.coef_.ravel()
-        return Lasso(alpha=alpha, max_iter=1000).fit(z, y).coef_   # official max_iter
+        return Lasso(alpha=alpha, max_iter=1000).fit(z, y).coef_  # official max_iter
 
 
-def lasso_alpha_search(z: np.ndarray, y: np.ndarray, n_select: int, classification: bool = False,
-                       alpha_range: tuple[float, float] = (1e-6, 1e4), max_iter: int = 20) -> dict:
+def lasso_alpha_search(
+    z: np.ndarray,
+    y: np.ndarray,
+    n_select: int,
+    classification: bool = False,
+    alpha_range: tuple[float, float] = (1e-6, 1e4),
+    max_iter: int = 20,
+) -> dict:
     """Geometric bisection on alpha until exactly `n_select` coefficients are non-zero (at most max_iter fits).
 
     Larger alpha -> fewer non-zeros. If no alpha hits the count, the fit with the fewest non-zeros
@@ -55,13 +61,17 @@ def lasso_alpha_search(z: np.ndarray, y: np.ndarray, n_select: int, classificati
         else:
             hi = alpha
     if best is None:
-        raise ValueError(f"Lasso alpha search: no alpha in {alpha_range} keeps {n_select} non-zero coefficients "
-                         f"(only {z.shape[1]} features, {int(np.count_nonzero(z.std(0)))} non-constant); "
-                         "lower n_select or use more features")
+        raise ValueError(
+            f"Lasso alpha search: no alpha in {alpha_range} keeps {n_select} non-zero coefficients "
+            f"(only {z.shape[1]} features, {int(np.count_nonzero(z.std(0)))} non-constant); "
+            "lower n_select or use more features"
+        )
     return best
 
 
-def select_lasso(z: np.ndarray, y: np.ndarray, n_select: int, classification: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def select_lasso(
+    z: np.ndarray, y: np.ndarray, n_select: int, classification: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the selected features (ranked by |coef|) and their coefficients."""
     fit = lasso_alpha_search(standardise(z), y, n_select, classification)
     order = np.argsort(-np.abs(fit["coef"]), kind="stable")[:n_select]
@@ -77,8 +87,9 @@ def select_correlation(z: np.ndarray, y: np.ndarray, n_select: int, **_) -> tupl
     return order, corr[order]
 
 
-def select_separation(z: np.ndarray, y: np.ndarray, n_select: int, top_fraction: float = 0.1,
-                      **_) -> tuple[np.ndarray, np.ndarray]:
+def select_separation(
+    z: np.ndarray, y: np.ndarray, n_select: int, top_fraction: float = 0.1, **_
+) -> tuple[np.ndarray, np.ndarray]:
     """Separation score: mean target over the feature's top-activating texts minus over its non-firing ones
     (activation exactly 0; the official helper's `>= 0` test would count every text as firing)."""
     scores = np.zeros(z.shape[1])

@@ -6,6 +6,7 @@ significant when its coefficient's two-sided p-value is below alpha / H (Bonferr
 hypotheses generated, statsmodels' multipletests). Recovery of reference hypotheses on synthetic data:
 a one-to-one (Hungarian) matching of generated to reference hypotheses, then precision, recall and F1.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -85,8 +86,9 @@ def logit_pvalues(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return coef, pvals, float(fit.prsquared)
 
 
-def significant_hypotheses(annotations: np.ndarray, y: np.ndarray, alpha: float, n_hypotheses: int,
-                           classification: bool = False) -> dict:
+def significant_hypotheses(
+    annotations: np.ndarray, y: np.ndarray, alpha: float, n_hypotheses: int, classification: bool = False
+) -> dict:
     """Joint OLS (Logit for a binary target) on held-out annotations; Bonferroni over `n_hypotheses`
     (statsmodels `multipletests` gives the threshold alpha / n_hypotheses); significant = p below it,
     strictly, as the official score_hypotheses (multipletests' own `reject` is p <= threshold).

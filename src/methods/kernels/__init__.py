@@ -158,7 +158,9 @@ class Int4Weight:
         return sum(t.numel() * t.element_size() for t in (self.packed, self.scales, self.zeros))
 
 
-def pack_int4(qint: torch.Tensor, scales: torch.Tensor, zeros: torch.Tensor | None = None, group_size: int = 128) -> Int4Weight:
+def pack_int4(
+    qint: torch.Tensor, scales: torch.Tensor, zeros: torch.Tensor | None = None, group_size: int = 128
+) -> Int4Weight:
     """Pack caller-quantized integers qint [N, K]: W = scales * qint (zeros None, qint in [-8, 7]) or
     W = scales * (qint - zeros) (qint in [0, 15]); scales / zeros [N, ceil(K / group_size)]."""
     if qint.dim() != 2 or qint.is_floating_point():
@@ -166,10 +168,14 @@ def pack_int4(qint: torch.Tensor, scales: torch.Tensor, zeros: torch.Tensor | No
     n, k = qint.shape
     g = _groups(k, group_size)
     if tuple(scales.shape) != (n, g):
-        raise ValueError(f"scales: expected shape {(n, g)} for qint {(n, k)} and group_size {group_size}, got {tuple(scales.shape)}")
+        raise ValueError(
+            f"scales: expected shape {(n, g)} for qint {(n, k)} and group_size {group_size}, got {tuple(scales.shape)}"
+        )
     lo, hi = (-8, 7) if zeros is None else (0, 15)
     if qint.numel() and (int(qint.min()) < lo or int(qint.max()) > hi):
-        raise ValueError(f"qint: values must lie in [{lo}, {hi}] ({'symmetric' if zeros is None else 'with zero points'})")
+        raise ValueError(
+            f"qint: values must lie in [{lo}, {hi}] ({'symmetric' if zeros is None else 'with zero points'})"
+        )
     if zeros is not None and tuple(zeros.shape) != (n, g):
         raise ValueError(f"zeros: expected shape {(n, g)}, got {tuple(zeros.shape)}")
     packed, s, z = reference.pack_int4(qint, scales, zeros, group_size)
@@ -239,7 +245,9 @@ class Sparse24Int4Weight:
         return sum(t.numel() * t.element_size() for t in (self.values, self.meta, self.scales))
 
 
-def pack_sparse24_int4(qint: torch.Tensor, scales: torch.Tensor, group_size: int = 128, mask: torch.Tensor | None = None) -> Sparse24Int4Weight:
+def pack_sparse24_int4(
+    qint: torch.Tensor, scales: torch.Tensor, group_size: int = 128, mask: torch.Tensor | None = None
+) -> Sparse24Int4Weight:
     """Pack qint [N, K] (integers in [-8, 7], W = scales * qint, at most 2 kept entries per aligned group
     of 4 along K; kept = ``mask`` or qint != 0). The format is symmetric: a pruned entry is exactly 0."""
     if qint.dim() != 2 or qint.is_floating_point():
@@ -247,7 +255,9 @@ def pack_sparse24_int4(qint: torch.Tensor, scales: torch.Tensor, group_size: int
     n, k = qint.shape
     g = _groups(k, group_size)
     if tuple(scales.shape) != (n, g):
-        raise ValueError(f"scales: expected shape {(n, g)} for qint {(n, k)} and group_size {group_size}, got {tuple(scales.shape)}")
+        raise ValueError(
+            f"scales: expected shape {(n, g)} for qint {(n, k)} and group_size {group_size}, got {tuple(scales.shape)}"
+        )
     if qint.numel() and (int(qint.min()) < -8 or int(qint.max()) > 7):
         raise ValueError("qint: values must lie in [-8, 7] (symmetric int4)")
     if mask is not None and tuple(mask.shape) != (n, k):
@@ -256,7 +266,9 @@ def pack_sparse24_int4(qint: torch.Tensor, scales: torch.Tensor, group_size: int
     return Sparse24Int4Weight(values, meta, s, group_size, (n, k))
 
 
-def sparse24_int4_linear(x: torch.Tensor, w: Sparse24Int4Weight, lora_l: torch.Tensor | None = None, lora_r: torch.Tensor | None = None) -> torch.Tensor:
+def sparse24_int4_linear(
+    x: torch.Tensor, w: Sparse24Int4Weight, lora_l: torch.Tensor | None = None, lora_r: torch.Tensor | None = None
+) -> torch.Tensor:
     """x Wᵀ + (x Rᵀ) Lᵀ -> [..., N]; L [N, r], R [r, K] (both or neither)."""
     n, k = w.shape
     if (lora_l is None) != (lora_r is None):
@@ -264,7 +276,9 @@ def sparse24_int4_linear(x: torch.Tensor, w: Sparse24Int4Weight, lora_l: torch.T
     if lora_l is not None:
         r = lora_l.shape[-1]
         if tuple(lora_l.shape) != (n, r) or tuple(lora_r.shape) != (r, k):
-            raise ValueError(f"lora_l/lora_r: expected [N, r] = [{n}, r] and [r, K] = [r, {k}], got {tuple(lora_l.shape)} and {tuple(lora_r.shape)}")
+            raise ValueError(
+                f"lora_l/lora_r: expected [N, r] = [{n}, r] and [r, K] = [r, {k}], got {tuple(lora_l.shape)} and {tuple(lora_r.shape)}"
+            )
         lora_l, lora_r = _f32(lora_l), _f32(lora_r)
     x2 = _as_2d(x, k)
     if _use_ext(x2):
@@ -319,11 +333,17 @@ def nestquant_decode(codes: torch.Tensor, beta_idx: torch.Tensor, q: int, betas:
     c = codes.to(torch.uint8).contiguous()
     b = beta_idx.to(torch.uint8).contiguous()
     if _use_ext(c):
-        return torch.ops.icml25.nestquant_decode(c.reshape(-1, 8), b.reshape(-1), int(q), betas).reshape(codes.shape).to(torch.float32)
+        return (
+            torch.ops.icml25.nestquant_decode(c.reshape(-1, 8), b.reshape(-1), int(q), betas)
+            .reshape(codes.shape)
+            .to(torch.float32)
+        )
     return reference.nestquant_decode(c, b, int(q), betas)
 
 
-def nestquant_matmul(x: torch.Tensor, codes: torch.Tensor, beta_idx: torch.Tensor, q: int, betas: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:
+def nestquant_matmul(
+    x: torch.Tensor, codes: torch.Tensor, beta_idx: torch.Tensor, q: int, betas: torch.Tensor, shape: tuple[int, int]
+) -> torch.Tensor:
     """x [..., K] @ Wᵀ with W [N, K] NestQuant-coded (codes [N, K/8, 8], beta_idx [N, K/8]), decoded on the fly."""
     n, k = shape
     if k % 8:
@@ -346,7 +366,9 @@ def nestquant_matmul(x: torch.Tensor, codes: torch.Tensor, beta_idx: torch.Tenso
 
 def _check_attn(q, k, v, sink, window):
     if q.dim() != 3 or k.dim() != 4 or k.shape != v.shape or k.shape[:2] != q.shape[:2] or k.shape[-1] != q.shape[-1]:
-        raise ValueError(f"q/k/v: expected q [B, H, D], k and v [B, H, T, D], got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+        raise ValueError(
+            f"q/k/v: expected q [B, H, D], k and v [B, H, T, D], got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
     if sink < 0 or window < 0:
         raise ValueError(f"sink/window: must be >= 0, got {sink}, {window}")
 

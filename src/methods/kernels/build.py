@@ -18,7 +18,9 @@ from .paths import CFLAGS, CSRC, LDFLAGS, NAME, build_dir, library_path, sources
 def build(verbose: bool = False) -> Path:
     """Compile the extension if the sources changed (else reuse it) and load it into this process."""
     if not CSRC.is_dir():
-        raise FileNotFoundError(f"{CSRC}: the kernel sources are missing (methods.kernels needs an editable install of the repo)")
+        raise FileNotFoundError(
+            f"{CSRC}: the kernel sources are missing (methods.kernels needs an editable install of the repo)"
+        )
     from torch.utils.cpp_extension import load
 
     out = build_dir()

@@ -66,5 +66,3 @@ def build_dir() -> Path:
 
 def library_path() -> Path:
     return build_dir() / f"{NAME}.so"
-
-

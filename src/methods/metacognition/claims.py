@@ -1,4 +1,5 @@
 """The claims step of metacognition (metacognition_claims): the learner's measured outcomes and the verdicts."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,6 @@
 """The figures of metacognition (metacognition_figures): competence curves of every agent in the changing and
 stationary environments (and their data file, the main figure for `dvc plots`) and the ablation bars."""
+
 from __future__ import annotations
 
 import csv
@@ -29,8 +30,15 @@ def _write_csv(path: str, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def make_figures(test_files: list[str], curves_files: list[str], switch_at: int | None, new_family_at: int | None,
-                 curves_png: str, curves_csv: str, ablation_png: str) -> None:
+def make_figures(
+    test_files: list[str],
+    curves_files: list[str],
+    switch_at: int | None,
+    new_family_at: int | None,
+    curves_png: str,
+    curves_csv: str,
+    ablation_png: str,
+) -> None:
     """Step metacognition_figures, from metacognition_evaluate's seed groups merged in seed order."""
     doc = merge_seed_groups(test_files)
     curves = merge_curves(curves_files)

@@ -8,6 +8,7 @@ the extrinsic loops) by mean competence over the run (AUC); the tuned agents are
 disjoint `seeds`. The stationary check repeats this in an environment without the switch, the new
 family and the distractor.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -24,9 +25,12 @@ SETTINGS = {"changing": AGENTS, "stationary": ("metacognitive", *FIXED_LOOPS)}
 
 def environments(environment: dict) -> dict[str, Environment]:
     """The changing environment and its stationary counterpart (no switch, no new family, no distractor)."""
-    return {"changing": Environment.from_dict(environment),
-            "stationary": Environment.from_dict({**environment, "distractor": False, "switch_at": None,
-                                                 "new_family_at": None})}
+    return {
+        "changing": Environment.from_dict(environment),
+        "stationary": Environment.from_dict(
+            {**environment, "distractor": False, "switch_at": None, "new_family_at": None}
+        ),
+    }
 
 
 def candidates(kind: str, agent: dict, grid: dict, n_strategies: int) -> list[tuple[dict, int]]:
@@ -47,8 +51,9 @@ def tune(kind: str, env: Environment, agent: dict, grid: dict, tune_seeds: list[
     return best
 
 
-def tune_agents(environment: dict, agent: dict, grid: dict, tune_seeds: list[int], seeds: list[int],
-                out_json: str) -> None:
+def tune_agents(
+    environment: dict, agent: dict, grid: dict, tune_seeds: list[int], seeds: list[int], out_json: str
+) -> None:
     """Step metacognition_tune: every agent's settings tuned on `tune_seeds` in both environments, written as
     {"tune_seeds", "changing": {agent: {settings, fixed_strategy, tune_auc}}, "stationary": {...}}. The test
     seeds are only checked to be disjoint from the tuning seeds."""
@@ -61,8 +66,10 @@ def tune_agents(environment: dict, agent: dict, grid: dict, tune_seeds: list[int
         for kind in kinds:
             settings, strategy, tune_auc = tune(kind, envs[setting], agent, grid, tune_seeds)
             doc[setting][kind] = {"settings": settings, "fixed_strategy": strategy, "tune_auc": tune_auc}
-            log(f"{setting} {kind}: tuned epsilon {settings.get('epsilon')}, gain {settings.get('surprise_gain')}, "
-                f"strategy {strategy} (tuning AUC {tune_auc:.3f})")
+            log(
+                f"{setting} {kind}: tuned epsilon {settings.get('epsilon')}, gain {settings.get('surprise_gain')}, "
+                f"strategy {strategy} (tuning AUC {tune_auc:.3f})"
+            )
     write_json(out_json, doc)
 
 
@@ -81,10 +88,15 @@ def evaluate_agents(environment: dict, tuned_json: str, seeds: list[int], out_js
             t = tuned[setting][kind]
             r = run(kind, env, Agent.from_dict(t["settings"]), seeds, t["fixed_strategy"])
             comp = r["competence"]
-            res = {**t, "auc": comp.mean(axis=1), "final": comp[:, -1],
-                   "on_distractor": r["on_distractor"].mean(axis=1), "calibration": r["calibration"]}
+            res = {
+                **t,
+                "auc": comp.mean(axis=1),
+                "final": comp[:, -1],
+                "on_distractor": r["on_distractor"].mean(axis=1),
+                "calibration": r["calibration"],
+            }
             if env.switch_at is not None:
-                res["post_switch_auc"] = comp[:, env.switch_at:].mean(axis=1)
+                res["post_switch_auc"] = comp[:, env.switch_at :].mean(axis=1)
             doc[setting][kind], curves[f"{setting}/{kind}"] = res, comp
             log(f"{setting} {kind}: AUC {res['auc'].mean():.3f}")
     write_json(out_json, doc)

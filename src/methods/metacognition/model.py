@@ -19,6 +19,7 @@ family, with the best strategy of every family changing at `switch_at`. Practisi
 strategy s raises competence c_k by rate_k * eff[k, s] * (1 - c_k); the agent then observes a noisy
 score c_k + N(0, obs_noise^2) of that family. Every array carries a leading axis over seeds.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,15 +34,15 @@ AGENTS = ("round_robin", "weakest", "metacognitive", "no_knowledge", "no_plannin
 @dataclass(frozen=True)
 class Environment:
     steps: int
-    n_families: int           # learnable families, the new one included (the distractor comes on top)
+    n_families: int  # learnable families, the new one included (the distractor comes on top)
     n_strategies: int
-    rate_low: float           # learnability of family k ~ U[rate_low, rate_high]
+    rate_low: float  # learnability of family k ~ U[rate_low, rate_high]
     rate_high: float
-    weak_effect: float        # effectiveness of a strategy that is not the family's best (the best has 1)
-    obs_noise: float          # sd of an observed score
-    distractor_noise: float   # sd of the distractor's scores (it cannot be learnt)
+    weak_effect: float  # effectiveness of a strategy that is not the family's best (the best has 1)
+    obs_noise: float  # sd of an observed score
+    distractor_noise: float  # sd of the distractor's scores (it cannot be learnt)
     distractor: bool
-    switch_at: int | None     # step at which every family's best strategy changes (None: never)
+    switch_at: int | None  # step at which every family's best strategy changes (None: never)
     new_family_at: int | None  # step at which the last learnable family appears (None: from the start)
 
     @classmethod
@@ -51,7 +52,9 @@ class Environment:
         for key in ("switch_at", "new_family_at"):
             v = getattr(env, key)
             if v is not None and not 0 < v < env.steps:
-                raise ValueError(f"environment {key}={v} must lie strictly between 0 and steps={env.steps} (or be null)")
+                raise ValueError(
+                    f"environment {key}={v} must lie strictly between 0 and steps={env.steps} (or be null)"
+                )
         return env
 
     @property
@@ -61,12 +64,12 @@ class Environment:
 
 @dataclass(frozen=True)
 class Agent:
-    epsilon: float            # base exploration rate
-    step_size: float          # base step size of the self-model's moving averages
-    monitor_rate: float       # rate of the moving averages of predicted and realised progress (evaluation)
-    surprise_gain: float      # how much a shortfall raises exploration and step size (evaluation)
-    decay: float              # how fast raised exploration and step size decay back (per step)
-    optimism: float           # initial expected progress of untried pairs (drives first exploration)
+    epsilon: float  # base exploration rate
+    step_size: float  # base step size of the self-model's moving averages
+    monitor_rate: float  # rate of the moving averages of predicted and realised progress (evaluation)
+    surprise_gain: float  # how much a shortfall raises exploration and step size (evaluation)
+    decay: float  # how fast raised exploration and step size decay back (per step)
+    optimism: float  # initial expected progress of untried pairs (drives first exploration)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Agent":
@@ -118,8 +121,8 @@ def run(agent_kind: str, env: Environment, agent: Agent, seeds: list[int], fixed
     rngs = [np.random.default_rng([s, 1]) for s in seeds]  # the learner's own noise and choices
     rows = np.arange(n)
     c = np.zeros((n, K))
-    seen = np.zeros((n, K))                        # latest observed score per family (knowledge of competence)
-    lp = np.full((n, K, S), agent.optimism)        # expected progress per (family, strategy)
+    seen = np.zeros((n, K))  # latest observed score per family (knowledge of competence)
+    lp = np.full((n, K, S), agent.optimism)  # expected progress per (family, strategy)
     eps = np.full(n, agent.epsilon)
     step = np.full(n, agent.step_size)
     expected, realised = np.zeros(n), np.zeros(n)  # monitored progress (evaluation)

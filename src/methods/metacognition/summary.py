@@ -1,6 +1,7 @@
 """From metacognition_evaluate's seed groups to the numbers the claims and figures read: the groups merged in seed
 order (one job per seed at paper scale gives the document of one job over all seeds) and the flat per-seed
 metric dict of claims.yaml."""
+
 from __future__ import annotations
 
 import numpy as np

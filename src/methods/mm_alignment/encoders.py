@@ -8,6 +8,7 @@ encoder is trained alone on its own modality with cross-entropy and AdamW, the g
 at 8 (official `training_structures/unimodal_supervised.train`); the parameters with the best
 validation accuracy are kept.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,12 +44,12 @@ class MLPEncoder(nn.Module):
         return names
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
-        h = self.act(self.fc1(x))                        # (N, width): hidden state 1
+        h = self.act(self.fc1(x))  # (N, width): hidden state 1
         hidden = [h]
         for linear in self.inner:
-            h = self.act(linear(h))                      # every LeakyReLU output is a hidden state
+            h = self.act(linear(h))  # every LeakyReLU output is a hidden state
             hidden.append(h)
-        logits = self.head(h)                            # (N, n_classes)
+        logits = self.head(h)  # (N, n_classes)
         return (logits, hidden) if return_hidden else logits
 
 
@@ -58,7 +59,7 @@ class TrainSpec:
     batch_size: int
     lr: float
     weight_decay: float
-    grad_clip: float = 8.0     # max gradient L2 norm (official clip_grad_norm_(..., 8)); 0 turns it off
+    grad_clip: float = 8.0  # max gradient L2 norm (official clip_grad_norm_(..., 8)); 0 turns it off
 
 
 def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
@@ -70,8 +71,15 @@ def model_device(model: nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def train_encoder(model: nn.Module, x_tr: torch.Tensor, y_tr: torch.Tensor, x_va: torch.Tensor,
-                  y_va: torch.Tensor, spec: TrainSpec, generator: torch.Generator) -> dict:
+def train_encoder(
+    model: nn.Module,
+    x_tr: torch.Tensor,
+    y_tr: torch.Tensor,
+    x_va: torch.Tensor,
+    y_va: torch.Tensor,
+    spec: TrainSpec,
+    generator: torch.Generator,
+) -> dict:
     """AdamW on cross-entropy with the gradient norm clipped at `spec.grad_clip` (official: 8); the model
     ends with the parameters of its best validation accuracy (strictly better epochs only, as official).
     The batches are drawn by `generator` on the CPU and taken from the data on the model's device."""
@@ -83,7 +91,7 @@ def train_encoder(model: nn.Module, x_tr: torch.Tensor, y_tr: torch.Tensor, x_va
         model.train()
         perm = torch.randperm(n, generator=generator)
         for i in range(0, n, spec.batch_size):
-            idx = perm[i:i + spec.batch_size].to(x_tr.device)
+            idx = perm[i : i + spec.batch_size].to(x_tr.device)
             opt.zero_grad(set_to_none=True)
             loss_fn(model(x_tr[idx]), y_tr[idx]).backward()
             if spec.grad_clip > 0:
@@ -113,8 +121,8 @@ def stratified_split(y: np.ndarray, fractions: tuple[float, float, float], rng: 
         n_tr = int(round(fractions[0] * len(idx)))
         n_va = int(round(fractions[1] * len(idx)))
         parts[0].append(idx[:n_tr])
-        parts[1].append(idx[n_tr:n_tr + n_va])
-        parts[2].append(idx[n_tr + n_va:])
+        parts[1].append(idx[n_tr : n_tr + n_va])
+        parts[2].append(idx[n_tr + n_va :])
     return tuple(np.sort(np.concatenate(p)) for p in parts)
 
 

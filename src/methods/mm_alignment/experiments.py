@@ -8,6 +8,7 @@ Pearson correlation across capacities (official `scripts/analyze_rus.py` uses np
 Spearman and leave-one-capacity-out companions. The alignment of each encoder at its initialisation
 (before training) is recorded too: the untrained null of the alignment-performance claims.
 """
+
 from __future__ import annotations
 
 import time
@@ -18,8 +19,14 @@ import torch
 from ..common.io import log, write_json
 from ..common.stats import robust_correlation_metrics
 from .encoders import MLPEncoder, TrainSpec, accuracy, hidden_states, stratified_split, train_encoder, zscore
-from .generator import (GeneratorSpec, apply_transform, build_distribution, heterogeneity_transforms,
-                        mutual_information, sample)
+from .generator import (
+    GeneratorSpec,
+    apply_transform,
+    build_distribution,
+    heterogeneity_transforms,
+    mutual_information,
+    sample,
+)
 from .metrics import METRICS, layer_pair_alignment
 
 SPLIT = (0.7, 0.15, 0.15)
@@ -29,8 +36,9 @@ def _tensor(x: np.ndarray) -> torch.Tensor:
     return torch.as_tensor(x, dtype=torch.float32)
 
 
-def _train(d_in, width, depth, n_classes, data, train: TrainSpec, seed: int,
-           x_probe: torch.Tensor | None = None) -> tuple[MLPEncoder, dict, list | None]:
+def _train(
+    d_in, width, depth, n_classes, data, train: TrainSpec, seed: int, x_probe: torch.Tensor | None = None
+) -> tuple[MLPEncoder, dict, list | None]:
     """Initialise (torch seed `seed`, on the CPU, then on the data's device), read the hidden states of
     `x_probe` at initialisation, train."""
     torch.manual_seed(seed)
@@ -47,8 +55,14 @@ def _splits(x: np.ndarray, y: np.ndarray, idx, device: torch.device | str = "cpu
     tr, va, te = idx
     xz = zscore(x, tr)
     yt = torch.as_tensor(y, dtype=torch.long)
-    out = {"x_tr": _tensor(xz[tr]), "y_tr": yt[tr], "x_va": _tensor(xz[va]), "y_va": yt[va],
-           "x_te": _tensor(xz[te]), "y_te": yt[te]}
+    out = {
+        "x_tr": _tensor(xz[tr]),
+        "y_tr": yt[tr],
+        "x_va": _tensor(xz[va]),
+        "y_va": yt[va],
+        "x_te": _tensor(xz[te]),
+        "y_te": yt[te],
+    }
     return {**{k: v.to(device) for k, v in out.items()}, "x_all": xz}
 
 
@@ -57,9 +71,21 @@ def best_alignment(hidden_a, hidden_b, k: int) -> dict[str, float]:
     return {m: float(layer_pair_alignment(hidden_a, hidden_b, m, k).max()) for m in METRICS}
 
 
-def capacity_sweep(xa: np.ndarray, xb: np.ndarray, y: np.ndarray, n_classes: int, fixed: dict,
-                   varied: list[dict], train: TrainSpec, train_fixed: TrainSpec, n_align: int, k: int,
-                   seed: int, label: str, device: torch.device | str = "cpu") -> dict:
+def capacity_sweep(
+    xa: np.ndarray,
+    xb: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    fixed: dict,
+    varied: list[dict],
+    train: TrainSpec,
+    train_fixed: TrainSpec,
+    n_align: int,
+    k: int,
+    seed: int,
+    label: str,
+    device: torch.device | str = "cpu",
+) -> dict:
     """Fixed encoder on modality A, one encoder per capacity on modality B; accuracy and alignment.
 
     `fixed` and each entry of `varied` are {"width": w, "depth": L}. Alignment is computed on the
@@ -71,21 +97,30 @@ def capacity_sweep(xa: np.ndarray, xb: np.ndarray, y: np.ndarray, n_classes: int
     data_a, data_b = _splits(xa, y, idx, device), _splits(xb, y, idx, device)
     te = idx[2]
     align_idx = te[rng.permutation(len(te))[:n_align]]
-    model_a, info_a, _ = _train(xa.shape[1], fixed["width"], fixed["depth"], n_classes, data_a, train_fixed,
-                                seed * 1000 + 1)
+    model_a, info_a, _ = _train(
+        xa.shape[1], fixed["width"], fixed["depth"], n_classes, data_a, train_fixed, seed * 1000 + 1
+    )
     h_a = hidden_states(model_a, _tensor(data_a["x_all"][align_idx]))
     rows = []
     for j, cap in enumerate(varied):
         t0 = time.time()
         x_probe = _tensor(data_b["x_all"][align_idx])
-        model_b, info_b, h_init = _train(xb.shape[1], cap["width"], cap["depth"], n_classes, data_b, train,
-                                         seed * 1000 + 2 + j, x_probe)
+        model_b, info_b, h_init = _train(
+            xb.shape[1], cap["width"], cap["depth"], n_classes, data_b, train, seed * 1000 + 2 + j, x_probe
+        )
         h_b = hidden_states(model_b, x_probe)
-        row = {**cap, **info_b, **{f"align_{m}": v for m, v in best_alignment(h_a, h_b, k).items()},
-               **{f"align_untrained_{m}": v for m, v in best_alignment(h_a, h_init, k).items()}}
+        row = {
+            **cap,
+            **info_b,
+            **{f"align_{m}": v for m, v in best_alignment(h_a, h_b, k).items()},
+            **{f"align_untrained_{m}": v for m, v in best_alignment(h_a, h_init, k).items()},
+        }
         rows.append(row)
-        log(f"{label} seed={seed} width={cap['width']} depth={cap['depth']}: test acc {row['test_acc']:.3f}, "
-            + ", ".join(f"{m} {row[f'align_{m}']:.3f}" for m in METRICS) + f" ({time.time() - t0:.1f} s)")
+        log(
+            f"{label} seed={seed} width={cap['width']} depth={cap['depth']}: test acc {row['test_acc']:.3f}, "
+            + ", ".join(f"{m} {row[f'align_{m}']:.3f}" for m in METRICS)
+            + f" ({time.time() - t0:.1f} s)"
+        )
     return {"fixed": {**fixed, **info_a}, "rows": rows, "correlations": correlations(rows, varied)}
 
 
@@ -112,13 +147,34 @@ def correlations(rows: list[dict], varied: list[dict]) -> dict[str, float]:
     return out
 
 
-def synthetic_job_results(uniqueness: int, hetero_depths: list[int], seeds: list[int], gen: dict,
-                          encoder: dict, train: dict, train_fixed: dict, align: dict,
-                          device: torch.device | str = "cpu") -> dict:
+def synthetic_job_results(
+    uniqueness: int,
+    hetero_depths: list[int],
+    seeds: list[int],
+    gen: dict,
+    encoder: dict,
+    train: dict,
+    train_fixed: dict,
+    align: dict,
+    device: torch.device | str = "cpu",
+) -> dict:
     """Section 3: the controlled generator at uniqueness U, every heterogeneity depth D, every seed."""
-    spec = GeneratorSpec(**{k: gen[k] for k in ("shared_dim", "unique_dim", "n_label_features", "n_classes",
-                                                 "temperature", "features_seed", "weights_seed", "prior_tol")
-                            if k in gen})
+    spec = GeneratorSpec(
+        **{
+            k: gen[k]
+            for k in (
+                "shared_dim",
+                "unique_dim",
+                "n_label_features",
+                "n_classes",
+                "temperature",
+                "features_seed",
+                "weights_seed",
+                "prior_tol",
+            )
+            if k in gen
+        }
+    )
     dist = build_distribution(uniqueness, spec)
     info = mutual_information(dist)
     log(f"U={uniqueness}: " + ", ".join(f"{k}={v:.4f}" for k, v in info.items()))
@@ -131,9 +187,21 @@ def synthetic_job_results(uniqueness: int, hetero_depths: list[int], seeds: list
         phis = heterogeneity_transforms(d, gen["max_hetero_depth"], gen["hetero_seed"] + seed)
         for D in hetero_depths:
             x2d = apply_transform(phis[D], x2)  # on the raw {0,1} bits, before z-scoring
-            res = capacity_sweep(x1, x2d, y, spec.n_classes, fixed, varied, TrainSpec(**train),
-                                 TrainSpec(**train_fixed), align["n_align"], align["k"], seed,
-                                 label=f"U={uniqueness} D={D}", device=device)
+            res = capacity_sweep(
+                x1,
+                x2d,
+                y,
+                spec.n_classes,
+                fixed,
+                varied,
+                TrainSpec(**train),
+                TrainSpec(**train_fixed),
+                align["n_align"],
+                align["k"],
+                seed,
+                label=f"U={uniqueness} D={D}",
+                device=device,
+            )
             runs.append({"uniqueness": uniqueness, "hetero_depth": D, "seed": seed, **res})
     return {"uniqueness": uniqueness, "information": info, "runs": runs}
 
@@ -157,8 +225,10 @@ def load_two_views(source: dict, cache_dir: str | None = None) -> tuple[np.ndarr
 
         path = Path(source["path"])
         if not path.exists():
-            raise FileNotFoundError(f"mm_alignment.real.source.path: {path} not found; point it at an .npz "
-                                    "with arrays 'images' (N, H, W) and 'labels' (N,)")
+            raise FileNotFoundError(
+                f"mm_alignment.real.source.path: {path} not found; point it at an .npz "
+                "with arrays 'images' (N, H, W) and 'labels' (N,)"
+            )
         with np.load(path) as z:
             if "images" not in z or "labels" not in z:
                 raise ValueError(f"{path}: needs arrays 'images' and 'labels', has {sorted(z.files)}")
@@ -186,8 +256,10 @@ def _hf_split(source: dict, cache_dir: str | None):
     try:
         ds = datasets.load_dataset(source["path"], source.get("name"), **kw)
     except Exception as e:  # noqa: BLE001 - the loader raises many types; name the key and the fix
-        raise RuntimeError(f"mm_alignment.real.source: datasets.load_dataset({source['path']!r}) failed ({e}); "
-                           "check path/name/split, the network or the HF cache") from e
+        raise RuntimeError(
+            f"mm_alignment.real.source: datasets.load_dataset({source['path']!r}) failed ({e}); "
+            "check path/name/split, the network or the HF cache"
+        ) from e
     return ds
 
 
@@ -205,41 +277,80 @@ def _load_hf_images(source: dict, cache_dir: str | None = None) -> tuple[np.ndar
     image_col, label_col = source.get("image_column", "image"), source.get("label_column", "label")
     missing = [c for c in (image_col, label_col) if c not in ds.column_names]
     if missing:
-        raise ValueError(f"mm_alignment.real.source: columns {missing} not in {ds.column_names}; set "
-                         "image_column / label_column")
+        raise ValueError(
+            f"mm_alignment.real.source: columns {missing} not in {ds.column_names}; set image_column / label_column"
+        )
     n = min(len(ds), int(source.get("max_samples", len(ds))))
     ds = ds.select(range(n))
     images = np.stack([np.asarray(im.convert("L"), dtype=np.float64) for im in ds[image_col]])
     return images, np.asarray(ds[label_col], dtype=np.int64)
 
 
-def real_job_results(source: dict, seeds: list[int], encoder: dict, train: dict, align: dict,
-                     device: torch.device | str = "cpu", cache_dir: str | None = None) -> dict:
+def real_job_results(
+    source: dict,
+    seeds: list[int],
+    encoder: dict,
+    train: dict,
+    align: dict,
+    device: torch.device | str = "cpu",
+    cache_dir: str | None = None,
+) -> dict:
     """Real-data stand-in: fixed encoder on the left half, encoders of growing width on the right half."""
     left, right, y, n_classes = load_two_views(source, cache_dir)
     fixed = {"width": encoder["fixed_width"], "depth": encoder["depth"]}
     varied = [{"width": w, "depth": encoder["depth"], "capacity": float(np.log2(w))} for w in encoder["widths"]]
     runs = []
     for seed in seeds:
-        res = capacity_sweep(left, right, y, n_classes, fixed, varied, TrainSpec(**train), TrainSpec(**train),
-                             align["n_align"], align["k"], seed, label=f"real:{source['kind']}", device=device)
+        res = capacity_sweep(
+            left,
+            right,
+            y,
+            n_classes,
+            fixed,
+            varied,
+            TrainSpec(**train),
+            TrainSpec(**train),
+            align["n_align"],
+            align["k"],
+            seed,
+            label=f"real:{source['kind']}",
+            device=device,
+        )
         runs.append({"seed": seed, **res})
     return {"source": source, "n": int(len(y)), "n_classes": n_classes, "runs": runs}
 
 
-def synthetic_job(uniqueness: int, hetero_depths: list[int], seeds: list[int], generator: dict, encoder: dict,
-                  train: dict, train_fixed: dict, align: dict, threads: int, out_json: str,
-                  device: torch.device | str = "cpu") -> None:
+def synthetic_job(
+    uniqueness: int,
+    hetero_depths: list[int],
+    seeds: list[int],
+    generator: dict,
+    encoder: dict,
+    train: dict,
+    train_fixed: dict,
+    align: dict,
+    threads: int,
+    out_json: str,
+    device: torch.device | str = "cpu",
+) -> None:
     """Step mm_alignment_synthetic: one uniqueness level, every heterogeneity depth, the seeds of one group,
     the encoders on `device` (the job's, `job_device`)."""
     torch.set_num_threads(threads)
-    res = synthetic_job_results(uniqueness, hetero_depths, seeds, generator, encoder, train, train_fixed, align,
-                                device)
+    res = synthetic_job_results(uniqueness, hetero_depths, seeds, generator, encoder, train, train_fixed, align, device)
     write_json(out_json, res)
 
 
-def real_job(source: dict, seeds: list[int], encoder: dict, train: dict, align: dict, threads: int,
-             out_json: str, device: torch.device | str = "cpu", cache_dir: str | None = None) -> None:
+def real_job(
+    source: dict,
+    seeds: list[int],
+    encoder: dict,
+    train: dict,
+    align: dict,
+    threads: int,
+    out_json: str,
+    device: torch.device | str = "cpu",
+    cache_dir: str | None = None,
+) -> None:
     """Step mm_alignment_real: the two-view real-data stand-in, the seeds of one group. A Hugging Face
     source is read offline from `cache_dir`, which rule mm_alignment_download filled on the submit host."""
     torch.set_num_threads(threads)

@@ -1,6 +1,7 @@
 """Figures of mm_alignment (step mm_alignment_figures): correlation and maximum alignment against
 uniqueness per heterogeneity depth (and its data as CSV, the main figure of `dvc plots`), and alignment
 against accuracy per encoder."""
+
 from __future__ import annotations
 
 import csv
@@ -25,9 +26,16 @@ def correlation_rows(runs: list[dict]) -> list[dict]:
         row = {"uniqueness": u}
         for m in METRICS:
             for name, key in ((f"r_{m}", f"align_perf_{m}_pearson"), (f"max_align_{m}", f"max_align_{m}")):
-                per_d = {d: np.nanmean([float("nan") if r["correlations"][key] is None else r["correlations"][key]
-                                        for r in runs if r["uniqueness"] == u and r["hetero_depth"] == d])
-                         for d in ds}
+                per_d = {
+                    d: np.nanmean(
+                        [
+                            float("nan") if r["correlations"][key] is None else r["correlations"][key]
+                            for r in runs
+                            if r["uniqueness"] == u and r["hetero_depth"] == d
+                        ]
+                    )
+                    for d in ds
+                }
                 row[name] = float(np.nanmean(list(per_d.values())))
                 row.update({f"{name}_D{d}": float(v) for d, v in per_d.items()})
         rows.append(row)
@@ -42,8 +50,13 @@ def write_rows(rows: list[dict], path: str) -> None:
         writer.writerows(rows)
 
 
-def figures_job(synthetic_json: dict[int, list[str]], real_json: list[str], correlation_png: str, scatter_png: str,
-                correlation_csv: str) -> None:
+def figures_job(
+    synthetic_json: dict[int, list[str]],
+    real_json: list[str],
+    correlation_png: str,
+    scatter_png: str,
+    correlation_csv: str,
+) -> None:
     """Step mm_alignment_figures: correlation and max alignment vs uniqueness per D (and its data as CSV);
     alignment vs accuracy (each step's files: one per seed group)."""
     runs = synthetic_runs(synthetic_json)
@@ -55,10 +68,16 @@ def figures_job(synthetic_json: dict[int, list[str]], real_json: list[str], corr
     for j, m in enumerate(METRICS):
         for d in ds:
             for i, key in enumerate((f"align_perf_{m}_pearson", f"max_align_{m}")):
-                vals = np.array([[r["correlations"][key] for r in runs if r["uniqueness"] == u
-                                  and r["hetero_depth"] == d] for u in us], dtype=float)
-                axes[i, j].errorbar(us, np.nanmean(vals, axis=1), yerr=np.nanstd(vals, axis=1), marker="o",
-                                    capsize=3, label=f"D = {d}")
+                vals = np.array(
+                    [
+                        [r["correlations"][key] for r in runs if r["uniqueness"] == u and r["hetero_depth"] == d]
+                        for u in us
+                    ],
+                    dtype=float,
+                )
+                axes[i, j].errorbar(
+                    us, np.nanmean(vals, axis=1), yerr=np.nanstd(vals, axis=1), marker="o", capsize=3, label=f"D = {d}"
+                )
         axes[0, j].axhline(0.0, color="k", lw=0.8)
         axes[0, j].set_title(f"{names[m]}: r(alignment, accuracy) over depths")
         axes[1, j].set_title(f"{names[m]}: max alignment over depths")
@@ -75,8 +94,12 @@ def figures_job(synthetic_json: dict[int, list[str]], real_json: list[str], corr
     cmap = matplotlib.colormaps["viridis"]
     for j, m in enumerate(METRICS):
         for k, u in enumerate(us):
-            pts = [(row["test_acc"], row[f"align_{m}"]) for r in runs if r["uniqueness"] == u
-                   and r["hetero_depth"] == ds[0] for row in r["rows"]]
+            pts = [
+                (row["test_acc"], row[f"align_{m}"])
+                for r in runs
+                if r["uniqueness"] == u and r["hetero_depth"] == ds[0]
+                for row in r["rows"]
+            ]
             acc, al = np.array(pts).T
             axes[j].scatter(acc, al, s=14, color=cmap(k / max(1, len(us) - 1)), label=f"U = {u}")
         axes[j].set_title(f"synthetic, D = {ds[0]}: {names[m]}")

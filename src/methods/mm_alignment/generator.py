@@ -11,6 +11,7 @@ tempered softmax; 1e-10 makes p(y) uniform to machine precision).
 Heterogeneity: x2 <- phi_D(x2), phi_D = Linear(d, d) followed by D x [Tanh, Linear(d, d)] at random
 init, applied to the raw {0, 1} vector before z-scoring; x1 is left untouched.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,14 +23,14 @@ import numpy as np
 class GeneratorSpec:
     """Sizes and seeds of the generator (defaults: the official template rus_prob_template.yaml)."""
 
-    shared_dim: int = 8        # S: bits of x_c
-    unique_dim: int = 4        # K: bits of x_u1 and of x_u2
+    shared_dim: int = 8  # S: bits of x_c
+    unique_dim: int = 4  # K: bits of x_u1 and of x_u2
     n_label_features: int = 8  # F: bits the label reads
     n_classes: int = 4
     temperature: float = 0.05
-    features_seed: int = 1     # which bits the label reads
-    weights_seed: int = 2      # W
-    prior_tol: float = 0.01    # max |p(y) - 1/C| after the rescaling (official 0.01: p(y) is then left as drawn)
+    features_seed: int = 1  # which bits the label reads
+    weights_seed: int = 2  # W
+    prior_tol: float = 0.01  # max |p(y) - 1/C| after the rescaling (official 0.01: p(y) is then left as drawn)
     prior_max_iter: int = 1000
 
 
@@ -48,8 +49,10 @@ def split_label_features(uniqueness: int, spec: GeneratorSpec) -> tuple[int, int
     u1 = uniqueness // 2
     u2 = uniqueness - u1
     if r > spec.shared_dim or max(u1, u2) > spec.unique_dim:
-        raise ValueError(f"uniqueness {uniqueness}: needs r={r} <= shared_dim={spec.shared_dim} and "
-                         f"u1={u1}, u2={u2} <= unique_dim={spec.unique_dim}")
+        raise ValueError(
+            f"uniqueness {uniqueness}: needs r={r} <= shared_dim={spec.shared_dim} and "
+            f"u1={u1}, u2={u2} <= unique_dim={spec.unique_dim}"
+        )
     return r, u1, u2
 
 
@@ -86,18 +89,20 @@ def rescale_to_uniform_prior(p_y_given_x: np.ndarray, p_x: np.ndarray, tol: floa
             return p
         p = p * (target / p_y)[None, :]
         p = p / p.sum(axis=-1, keepdims=True)
-    raise RuntimeError(f"class prior did not reach uniform within tol={tol} in {max_iter} iterations; "
-                       f"raise prior_max_iter or prior_tol")
+    raise RuntimeError(
+        f"class prior did not reach uniform within tol={tol} in {max_iter} iterations; "
+        f"raise prior_max_iter or prior_tol"
+    )
 
 
 @dataclass
 class Distribution:
     """The exact joint law: p(y | x_c, x_u1, x_u2) on every one of the 2^(S+2K) inputs (uniform p(x))."""
 
-    xc: np.ndarray            # (2^S, S)
-    xu: np.ndarray            # (2^K, K)
-    p_y: np.ndarray           # (2^S, 2^K, 2^K, C): p(y | x_c, x_u1, x_u2)
-    subsets: tuple            # (red, uni1, uni2) bit indices read by the label
+    xc: np.ndarray  # (2^S, S)
+    xu: np.ndarray  # (2^K, K)
+    p_y: np.ndarray  # (2^S, 2^K, 2^K, C): p(y | x_c, x_u1, x_u2)
+    subsets: tuple  # (red, uni1, uni2) bit indices read by the label
 
     @property
     def n_classes(self) -> int:
@@ -112,9 +117,9 @@ def build_distribution(uniqueness: int, spec: GeneratorSpec) -> Distribution:
     nc, nu = len(xc), len(xu)
     # logit contributions of each block add up: feats @ W = xc[red] W_r + xu1[uni1] W_1 + xu2[uni2] W_2
     r, u1 = len(red), len(uni1)
-    lc = xc[:, red] @ W[:r]                       # (nc, C)
-    l1 = xu[:, uni1] @ W[r:r + u1]                # (nu, C)
-    l2 = xu[:, uni2] @ W[r + u1:]                 # (nu, C)
+    lc = xc[:, red] @ W[:r]  # (nc, C)
+    l1 = xu[:, uni1] @ W[r : r + u1]  # (nu, C)
+    l2 = xu[:, uni2] @ W[r + u1 :]  # (nu, C)
     logits = lc[:, None, None, :] + l1[None, :, None, :] + l2[None, None, :, :]
     q = softmax(logits / spec.temperature).reshape(-1, spec.n_classes)
     p_x = np.full(q.shape[0], 1.0 / q.shape[0])
@@ -134,7 +139,7 @@ def mutual_information(dist: Distribution) -> dict[str, float]:
     p = dist.p_y
     h_y = float(entropy(p.mean(axis=(0, 1, 2))))
     joint = h_y - float(entropy(p).mean())
-    p_y_x1 = p.mean(axis=2)                       # p(y | x_c, x_u1): x_u2 uniform and independent
+    p_y_x1 = p.mean(axis=2)  # p(y | x_c, x_u1): x_u2 uniform and independent
     p_y_x2 = p.mean(axis=1)
     return {
         "I(X1,X2;Y)": joint,

@@ -9,6 +9,7 @@ and `scripts/get_alignment.py`), rewritten from their definitions.
 Before either metric every row (sample) is L2-normalised; the alignment of two encoders is the
 maximum over all pairs of their hidden layers ('best' in the official code).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -74,7 +75,6 @@ def alignment(a: torch.Tensor, b: torch.Tensor, metric: str, k: int) -> float:
     raise ValueError(f"unknown alignment metric {metric!r}; known: {METRICS}")
 
 
-def layer_pair_alignment(hidden_a: list[torch.Tensor], hidden_b: list[torch.Tensor], metric: str,
-                         k: int) -> np.ndarray:
+def layer_pair_alignment(hidden_a: list[torch.Tensor], hidden_b: list[torch.Tensor], metric: str, k: int) -> np.ndarray:
     """(len(hidden_a), len(hidden_b)) alignment of every pair of hidden layers."""
     return np.array([[alignment(ha, hb, metric, k) for hb in hidden_b] for ha in hidden_a])

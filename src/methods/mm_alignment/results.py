@@ -1,5 +1,6 @@
 """Step mm_alignment_claims: the measured metrics of the synthetic and real-data steps (their seed groups
 merged in seed order) and the verdicts of claims.yaml."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -64,13 +65,18 @@ def claims_metrics(synthetic_json: dict[int, list[str]], real_json: list[str]) -
     return out
 
 
-def write_paper_claims(synthetic_json: dict[int, list[str]], real_json: list[str], scale: str, claims_path: str,
-                       summary_path: str) -> None:
+def write_paper_claims(
+    synthetic_json: dict[int, list[str]], real_json: list[str], scale: str, claims_path: str, summary_path: str
+) -> None:
     """Step mm_alignment_claims: measured metrics and the verdicts of claims.yaml."""
     measured = claims_metrics(synthetic_json, real_json)
     write_json(summary_path, measured)
-    doc = evaluate_claims(load_declaration(DECLARATION), {k: v for k, v in measured.items() if "grid" not in k},
-                          scale, expand_over={"metric": list(METRICS)})
+    doc = evaluate_claims(
+        load_declaration(DECLARATION),
+        {k: v for k, v in measured.items() if "grid" not in k},
+        scale,
+        expand_over={"metric": list(METRICS)},
+    )
     write_claims(claims_path, doc)
     for c in doc["claims"]:
         log(f"{c['id']}: {c['verdict']}  " + ", ".join(f"{k}={v['mean']}" for k, v in c["measured"].items()))

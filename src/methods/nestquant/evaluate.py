@@ -7,6 +7,7 @@ device (`methods.common.device.job_device`: the GPU at paper scale).
   (`quantize_model_layerwise`), so an 8B model fits one GPU.
 - `minilm_eval`: all-MiniLM-L6-v2 at W4A4: embedding fidelity and WordSim / SimLex Spearman.
 """
+
 from __future__ import annotations
 
 import copy
@@ -37,8 +38,9 @@ def _weight_quantizer(method: str, q: int, betas: list[float], bits: int):
     return lambda w: rtn(w, bits)
 
 
-def ldlq_weights(model, method: str, hessians: dict, q: int, betas: list[float], bits: int, seed: int,
-                 names: list[str]) -> dict[str, torch.Tensor]:
+def ldlq_weights(
+    model, method: str, hessians: dict, q: int, betas: list[float], bits: int, seed: int, names: list[str]
+) -> dict[str, torch.Tensor]:
     """LDLQ-quantized rotated weights W R^T per linear, from the Hessian of rotated inputs R H R^T.
     Seeds and rotations match those `quantize_linears` gives the same names (seed + index)."""
     out = {}
@@ -60,8 +62,18 @@ def ldlq_weights(model, method: str, hessians: dict, q: int, betas: list[float],
     return out
 
 
-def quantize_model(model, method: str, setting: str, q: int, betas: dict, bits: int, seed: int,
-                   head_dim: int, hessians: dict | None, skip: tuple[str, ...]):
+def quantize_model(
+    model,
+    method: str,
+    setting: str,
+    q: int,
+    betas: dict,
+    bits: int,
+    seed: int,
+    head_dim: int,
+    hessians: dict | None,
+    skip: tuple[str, ...],
+):
     """A quantized copy of `model`: `setting` w4 (weights) or w4a4kv4 (+ activations, keys, values)."""
     if method == FP:
         return model
@@ -105,18 +117,36 @@ def _betas(cfg: dict, q: int) -> dict[str, list[float]]:
 def rates(cfg: dict, k: int, head_dim: int) -> dict[str, dict[str, float]]:
     """Bits per entry of weights (rows of length k), activations (tokens of length k) and KV (per head)."""
     q, nb, bits = cfg["q"], len(cfg["betas"]["weights"]), cfg["rtn_bits"]
-    return {"nestquant": {"weights": nestquant_rate(q, nb, k), "kv": nestquant_rate(q, nb, head_dim)},
-            "rtn": {"weights": rtn_rate(bits, None, k), "kv": rtn_rate(bits, None, head_dim)}}
+    return {
+        "nestquant": {"weights": nestquant_rate(q, nb, k), "kv": nestquant_rate(q, nb, head_dim)},
+        "rtn": {"weights": rtn_rate(bits, None, k), "kv": rtn_rate(bits, None, head_dim)},
+    }
 
 
 # --- the causal LM -------------------------------------------------------------------------------
 
-def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calibration: dict, evaluation: dict,
-            seed: int, threads: int, out_json: str, device="cpu") -> None:
+
+def lm_eval(
+    model_dir: str,
+    tokens: str,
+    quant: dict,
+    settings: list[str],
+    calibration: dict,
+    evaluation: dict,
+    seed: int,
+    threads: int,
+    out_json: str,
+    device="cpu",
+) -> None:
     """Perplexity of fp and every method of METHODS in every setting, rotation and calibration seed `seed`,
     on `device`."""
-    from methods.common.lm import (calibration_windows, capture_linear_inputs, load_causal_lm, load_token_splits,
-                                   perplexity)
+    from methods.common.lm import (
+        calibration_windows,
+        capture_linear_inputs,
+        load_causal_lm,
+        load_token_splits,
+        perplexity,
+    )
 
     torch.set_num_threads(threads)
     set_seed(seed)
@@ -130,35 +160,78 @@ def lm_eval(model_dir: str, tokens: str, quant: dict, settings: list[str], calib
     cfg = model.config
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     hessians = capture_linear_inputs(model, calib_ids, stats=("hessian",))
-    ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
-                               evaluation["max_windows"])
+    ppl = lambda m: perplexity(
+        m,
+        splits["test"],
+        evaluation["seq_len"],
+        evaluation["batch_size"],  # noqa: E731
+        evaluation["max_windows"],
+    )
     results = {FP: {"perplexity": ppl(model)}}
     log(f"fp perplexity {results[FP]['perplexity']:.3f}")
     for setting in settings:
         results[setting] = {}
         for method in METHODS:
             t0 = time.perf_counter()
-            m = quantize_model(model, method, setting, quant["q"], _betas(quant, quant["q"]), quant["rtn_bits"],
-                               seed, head_dim, hessians, skip=("lm_head",))
-            results[setting][method] = {"perplexity": ppl(m), "weight_error": weight_proxy_error(m, model, hessians),
-                                        "seconds": time.perf_counter() - t0}
+            m = quantize_model(
+                model,
+                method,
+                setting,
+                quant["q"],
+                _betas(quant, quant["q"]),
+                quant["rtn_bits"],
+                seed,
+                head_dim,
+                hessians,
+                skip=("lm_head",),
+            )
+            results[setting][method] = {
+                "perplexity": ppl(m),
+                "weight_error": weight_proxy_error(m, model, hessians),
+                "seconds": time.perf_counter() - t0,
+            }
             r = results[setting][method]
-            log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
-                f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
-    write_json(out_json, {"model": "small_llama", "seed": seed, "device": str(device), "head_dim": head_dim,
-                          "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
+            log(
+                f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
+                f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)"
+            )
+    write_json(
+        out_json,
+        {
+            "model": "small_llama",
+            "seed": seed,
+            "device": str(device),
+            "head_dim": head_dim,
+            "rates": rates(quant, cfg.hidden_size, head_dim),
+            "results": results,
+        },
+    )
 
 
-def _lm_eval_layerwise(model_dir: str, splits: dict, calib_ids, quant: dict, settings: list[str], evaluation: dict,
-                       seed: int, device: torch.device, out_json: str) -> None:
+def _lm_eval_layerwise(
+    model_dir: str,
+    splits: dict,
+    calib_ids,
+    quant: dict,
+    settings: list[str],
+    evaluation: dict,
+    seed: int,
+    device: torch.device,
+    out_json: str,
+) -> None:
     """`lm_eval` for models that fit one GPU only in their own dtype (Llama-3-8B in bf16): every method
     quantizes a freshly loaded model in place, block by block (`quantize_model_layerwise`)."""
     from methods.common.lm import load_causal_lm, perplexity
 
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     load = lambda: load_causal_lm(model_dir, device=device, dtype=dtype)[0]  # noqa: E731
-    ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
-                               evaluation["max_windows"])
+    ppl = lambda m: perplexity(
+        m,
+        splits["test"],
+        evaluation["seq_len"],
+        evaluation["batch_size"],  # noqa: E731
+        evaluation["max_windows"],
+    )
     model = load()
     cfg = model.config
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
@@ -169,41 +242,80 @@ def _lm_eval_layerwise(model_dir: str, splits: dict, calib_ids, quant: dict, set
         results[setting] = {}
         for method in METHODS:
             t0 = time.perf_counter()
-            m, errors = quantize_model_layerwise(load(), method, setting, quant["q"], _betas(quant, quant["q"]),
-                                                 quant["rtn_bits"], seed, head_dim, calib_ids, skip=("lm_head",))
-            results[setting][method] = {"perplexity": ppl(m), "weight_error": float(np.mean(errors)),
-                                        "seconds": time.perf_counter() - t0}
+            m, errors = quantize_model_layerwise(
+                load(),
+                method,
+                setting,
+                quant["q"],
+                _betas(quant, quant["q"]),
+                quant["rtn_bits"],
+                seed,
+                head_dim,
+                calib_ids,
+                skip=("lm_head",),
+            )
+            results[setting][method] = {
+                "perplexity": ppl(m),
+                "weight_error": float(np.mean(errors)),
+                "seconds": time.perf_counter() - t0,
+            }
             del m
             if device.type == "cuda":
                 torch.cuda.empty_cache()
             r = results[setting][method]
-            log(f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
-                f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)")
-    write_json(out_json, {"model": "small_llama", "seed": seed, "device": str(device), "head_dim": head_dim,
-                          "layerwise": True, "dtype": str(dtype),
-                          "rates": rates(quant, cfg.hidden_size, head_dim), "results": results})
+            log(
+                f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
+                f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)"
+            )
+    write_json(
+        out_json,
+        {
+            "model": "small_llama",
+            "seed": seed,
+            "device": str(device),
+            "head_dim": head_dim,
+            "layerwise": True,
+            "dtype": str(dtype),
+            "rates": rates(quant, cfg.hidden_size, head_dim),
+            "results": results,
+        },
+    )
 
 
 # --- MiniLM ---------------------------------------------------------------------------------------
 
-def minilm_eval(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str], quant: dict, minilm: dict,
-                seed: int, threads: int, out_json: str, device="cpu") -> None:
+
+def minilm_eval(
+    minilm_dir: str,
+    corpus_dir: str,
+    pairs_files: dict[str, str],
+    quant: dict,
+    minilm: dict,
+    seed: int,
+    threads: int,
+    out_json: str,
+    device="cpu",
+) -> None:
     """all-MiniLM-L6-v2 at W4A4 for every method, on `device`: fidelity to fp embeddings, word-similarity
     Spearman."""
-    from methods.common.lm import (capture_linear_inputs, corpus_sentences, embedding_fidelity, load_minilm,
-                                   word_similarity_spearman)
+    from methods.common.lm import (
+        capture_linear_inputs,
+        corpus_sentences,
+        embedding_fidelity,
+        load_minilm,
+        word_similarity_spearman,
+    )
 
     torch.set_num_threads(threads)
     set_seed(seed)
     dense, tok = load_minilm(minilm_dir, device=device)
     head_dim = dense.config.hidden_size // dense.config.num_attention_heads
-    calib = corpus_sentences(f"{corpus_dir}/train.txt", minilm["n_calibration"], seed,
-                             key="nestquant.minilm.n_calibration")
-    eval_sent = corpus_sentences(f"{corpus_dir}/test.txt", minilm["n_eval"], 20_000,
-                                 key="nestquant.minilm.n_eval")
-    enc = dict(tok(calib, padding="max_length", truncation=True, max_length=minilm["max_length"],
-                   return_tensors="pt"))
-    batches = [{k: v[i:i + 32] for k, v in enc.items()} for i in range(0, len(calib), 32)]
+    calib = corpus_sentences(
+        f"{corpus_dir}/train.txt", minilm["n_calibration"], seed, key="nestquant.minilm.n_calibration"
+    )
+    eval_sent = corpus_sentences(f"{corpus_dir}/test.txt", minilm["n_eval"], 20_000, key="nestquant.minilm.n_eval")
+    enc = dict(tok(calib, padding="max_length", truncation=True, max_length=minilm["max_length"], return_tensors="pt"))
+    batches = [{k: v[i : i + 32] for k, v in enc.items()} for i in range(0, len(calib), 32)]
     hessians = capture_linear_inputs(dense, batches, stats=("hessian",))
 
     def quality(model):
@@ -214,15 +326,28 @@ def minilm_eval(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str], q
 
     results = {FP: quality(dense)}
     for method in METHODS:
-        m = quantize_model(dense, method, "w4a4", quant["q"], _betas(quant, quant["q"]), quant["rtn_bits"], seed,
-                           head_dim, hessians, skip=("pooler",))
+        m = quantize_model(
+            dense,
+            method,
+            "w4a4",
+            quant["q"],
+            _betas(quant, quant["q"]),
+            quant["rtn_bits"],
+            seed,
+            head_dim,
+            hessians,
+            skip=("pooler",),
+        )
         results[method] = {**quality(m), "weight_error": weight_proxy_error(m, dense, hessians)}
-        log(f"minilm {method}: " + ", ".join(f"{k} {'undefined' if v is None else f'{v:.4f}'}"
-                                              for k, v in results[method].items()))
+        log(
+            f"minilm {method}: "
+            + ", ".join(f"{k} {'undefined' if v is None else f'{v:.4f}'}" for k, v in results[method].items())
+        )
     write_json(out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results})
 
 
 # --- layer by layer (paper scale: an 8B model in one GPU's memory) -------------------------------
+
 
 class _StopForward(Exception):
     """Raised by a forward hook once the layer whose inputs are being captured has run."""
@@ -259,22 +384,42 @@ def _activation_quantizer(method: str, setting: str, q: int, betas: dict, bits: 
     """The activation quantizer of a setting: NestQuant or RTN at w4a4kv4, none at w4."""
     if setting != "w4a4kv4":
         return None
-    return (lambda x: nestquant(x, q, betas["activations"])) if method.startswith("nestquant") else (
-        lambda x: rtn(x, bits))
+    return (
+        (lambda x: nestquant(x, q, betas["activations"]))
+        if method.startswith("nestquant")
+        else (lambda x: rtn(x, bits))
+    )
 
 
-def _quantize_kv_cache(model, method: str, q: int, betas: dict, bits: int, head_dim: int, seed: int,
-                       rotated: bool) -> None:
+def _quantize_kv_cache(
+    model, method: str, q: int, betas: dict, bits: int, head_dim: int, seed: int, rotated: bool
+) -> None:
     """Quantize the keys and values as the KV cache stores them (seed offsets 10 000 / 20 000)."""
-    for kind, suffixes, offset in (("keys", ("k_proj", "attention.self.key"), 10_000),
-                                   ("values", ("v_proj", "attention.self.value"), 20_000)):
-        kv_q = (lambda x, b=betas[kind]: nestquant(x, q, b)) if method.startswith("nestquant") else (
-            lambda x: rtn(x, bits))
+    for kind, suffixes, offset in (
+        ("keys", ("k_proj", "attention.self.key"), 10_000),
+        ("values", ("v_proj", "attention.self.value"), 20_000),
+    ):
+        kv_q = (
+            (lambda x, b=betas[kind]: nestquant(x, q, b))
+            if method.startswith("nestquant")
+            else (lambda x: rtn(x, bits))
+        )
         quantize_kv(model, kv_q, head_dim, seed + offset, rotate_heads=rotated, names=suffixes)
 
 
-def quantize_model_layerwise(model, method: str, setting: str, q: int, betas: dict, bits: int, seed: int,
-                             head_dim: int, calib_ids, skip: tuple[str, ...], batch_size: int = 8):
+def quantize_model_layerwise(
+    model,
+    method: str,
+    setting: str,
+    q: int,
+    betas: dict,
+    bits: int,
+    seed: int,
+    head_dim: int,
+    calib_ids,
+    skip: tuple[str, ...],
+    batch_size: int = 8,
+):
     """`quantize_model` in place, one decoder block at a time, returning (model, weight proxy errors).
 
     Memory: the model stays in its own dtype; only one block's Hessians and fp32 weights exist at once
@@ -296,18 +441,21 @@ def quantize_model_layerwise(model, method: str, setting: str, q: int, betas: di
     w_q = _weight_quantizer(method, q, betas["weights"], bits)
     act_q = _activation_quantizer(method, setting, q, betas, bits)
     groups = _layer_groups(names)
-    order = ([g for g in groups if g[0] is None] + [g for g in groups if g[0] is not None][::-1])
+    order = [g for g in groups if g[0] is None] + [g for g in groups if g[0] is not None][::-1]
     errors = {}
     wrapper = _Stopping(model)
     for prefix, group in order:
         handle = None
         if prefix is not None:
+
             def stop(module, args, out):
                 raise _StopForward
+
             handle = model.get_submodule(prefix).register_forward_hook(stop)
         try:
-            captured = capture_linear_inputs(wrapper, calib_ids, stats=("hessian",),
-                                             names=[f"inner.{n}" for n in group], batch_size=batch_size)
+            captured = capture_linear_inputs(
+                wrapper, calib_ids, stats=("hessian",), names=[f"inner.{n}" for n in group], batch_size=batch_size
+            )
         finally:
             if handle is not None:
                 handle.remove()
@@ -316,8 +464,9 @@ def quantize_model_layerwise(model, method: str, setting: str, q: int, betas: di
             i = index[name]
             weights = None
             if method.endswith("_ldlq"):
-                weights = ldlq_weights(model, method, {name: {"hessian": h}}, q, betas["weights"], bits, seed + i,
-                                       [name])
+                weights = ldlq_weights(
+                    model, method, {name: {"hessian": h}}, q, betas["weights"], bits, seed + i, [name]
+                )
             w = model.get_submodule(name).weight.detach().float()
             quantize_linears(model, w_q, act_q, seed + i, rotate_input=rotated, weights=weights, names=[name])
             mod = model.get_submodule(name)

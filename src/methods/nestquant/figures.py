@@ -1,6 +1,7 @@
 """The figures of the NestQuant DAG (rules nestquant_synthetic_figure, nestquant_quality_figure) and the data
 file of the main figure (figures/synthetic.csv: error vs bits per entry of every quantizer, distribution and
 seed, for `dvc plots`)."""
+
 from __future__ import annotations
 
 import csv
@@ -22,8 +23,16 @@ def synthetic_rows(runs: list[dict]) -> list[dict]:
         for dist, curves in run["results"].items():
             for name, curve in curves.items():
                 for p in curve:
-                    rows.append({"distribution": dist, "quantizer": name, "seed": run["seed"], "rate": p["rate"],
-                                 "mse": p["mse"], "matmul": p["matmul"]})
+                    rows.append(
+                        {
+                            "distribution": dist,
+                            "quantizer": name,
+                            "seed": run["seed"],
+                            "rate": p["rate"],
+                            "mse": p["mse"],
+                            "matmul": p["matmul"],
+                        }
+                    )
     return rows
 
 
@@ -64,7 +73,6 @@ def synthetic_figure(files: list[str], claim_q: int, out_png: str, out_csv: str 
     ax.set_ylabel("dB")
     ax.legend(fontsize=7)
     save_figure(fig, out_png)
-
 
 
 def quality_figure(lm_files: list[str], minilm_files: list[str], settings: list[str], out_png: str) -> None:

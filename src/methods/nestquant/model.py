@@ -6,6 +6,7 @@ rotation of the input dimension (R orthogonal, so with identity quantizers y = W
 (after its own rotation) as the KV cache would store it. Keys are quantized before RoPE here
 (RoPE rotates pairs within a head and preserves norms).
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -19,8 +20,15 @@ Quantizer = Callable[[torch.Tensor], torch.Tensor]
 
 
 class QuantLinear(nn.Module):
-    def __init__(self, linear: nn.Linear, weight_q: Quantizer | None, act_q: Quantizer | None, seed: int,
-                 rotate_input: bool = True, weight: torch.Tensor | None = None):
+    def __init__(
+        self,
+        linear: nn.Linear,
+        weight_q: Quantizer | None,
+        act_q: Quantizer | None,
+        seed: int,
+        rotate_input: bool = True,
+        weight: torch.Tensor | None = None,
+    ):
         super().__init__()
         k = linear.in_features
         self.register_buffer("signs", random_hadamard(k, seed) if rotate_input else torch.ones(k))
@@ -43,8 +51,15 @@ def linear_names(model: nn.Module, skip=("lm_head", "pooler")) -> list[str]:
     return [n for n, m in model.named_modules() if isinstance(m, nn.Linear) and not any(s in n for s in skip)]
 
 
-def quantize_linears(model: nn.Module, weight_q: Quantizer | None, act_q: Quantizer | None, seed: int,
-                     rotate_input: bool = True, weights: dict | None = None, names=None) -> nn.Module:
+def quantize_linears(
+    model: nn.Module,
+    weight_q: Quantizer | None,
+    act_q: Quantizer | None,
+    seed: int,
+    rotate_input: bool = True,
+    weights: dict | None = None,
+    names=None,
+) -> nn.Module:
     """Replace every nn.Linear of `names` (default: all but lm_head / pooler) by a QuantLinear, in place.
     `weights` may give already-quantized rotated weights (e.g. from LDLQ) per name."""
     for i, name in enumerate(names or linear_names(model)):
@@ -60,8 +75,14 @@ def quantize_linears(model: nn.Module, weight_q: Quantizer | None, act_q: Quanti
     return model
 
 
-def quantize_kv(model: nn.Module, kv_q: Quantizer, head_dim: int, seed: int, rotate_heads: bool = True,
-                names=("k_proj", "v_proj", "attention.self.key", "attention.self.value")) -> list:
+def quantize_kv(
+    model: nn.Module,
+    kv_q: Quantizer,
+    head_dim: int,
+    seed: int,
+    rotate_heads: bool = True,
+    names=("k_proj", "v_proj", "attention.self.key", "attention.self.value"),
+) -> list:
     """Forward hooks quantizing every head vector of the key/value projections' outputs (after a
     randomized Hadamard rotation of the head unless rotate_heads is False, e.g. for plain RTN)."""
     signs = random_hadamard(head_dim, seed)

@@ -13,6 +13,7 @@ Polyanskiy, ICML 2025).
 - `ldlq`: LDLQ / GPTQ error feedback from a calibration Hessian H = E[x x^T] with blocks of 8 columns
   quantized jointly (block LDL via the upper Cholesky factor of H^{-1}).
 """
+
 from __future__ import annotations
 
 import math
@@ -132,8 +133,9 @@ def _block_reversal(k: int, block: int) -> torch.Tensor:
     return torch.arange(k).reshape(k // block, block).flip(0).reshape(-1)
 
 
-def ldlq(w: torch.Tensor, hessian: torch.Tensor, quantize, block: int = 8, damp: float = 0.01,
-         order: str = "backward") -> torch.Tensor:
+def ldlq(
+    w: torch.Tensor, hessian: torch.Tensor, quantize, block: int = 8, damp: float = 0.01, order: str = "backward"
+) -> torch.Tensor:
     """LDLQ / GPTQ with joint blocks (Sec. 4.2): quantize columns [i, i+block) of W [N, K] with `quantize`
     ([N, block] -> [N, block]) and feed the error on to the columns not yet quantized. Minimizes
     tr((W - Q) H (W - Q)^T) greedily.

@@ -1,5 +1,6 @@
 """The claims step of the NestQuant DAG (rule nestquant_claims): the flat metrics the criteria of claims.yaml
 read (per seed), the verdicts, metrics_summary.json."""
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,10 @@ def claims_metrics(synthetic_files: list[str], lm_files: list[str], minilm_files
                 for name, err in errors_at_rate(curves, claim_q, key).items():
                     put(f"synth_{dist}_{key}_{name}", err)
                 put(f"synth_{dist}_{key}_gain_db_vs_uniform_clipped_null", 0.0)  # the baseline against itself
-                put(f"synth_{dist}_{key}_best_scalar", min(v for n, v in errors_at_rate(curves, claim_q, key).items()
-                                                           if n != "nestquant"))
+                put(
+                    f"synth_{dist}_{key}_best_scalar",
+                    min(v for n, v in errors_at_rate(curves, claim_q, key).items() if n != "nestquant"),
+                )
             put(f"synth_{dist}_rate_nestquant", next(p["rate"] for p in curves["nestquant"] if p["q"] == claim_q))
     for f in lm_files:
         run = read_json(f)
@@ -53,14 +56,25 @@ def claims_metrics(synthetic_files: list[str], lm_files: list[str], minilm_files
     for setting in {k.split("_")[1] for k in measured if k.startswith("lm_w")}:
         p = lambda m: np.array(measured[f"lm_{setting}_perplexity_{m}"])  # noqa: E731
         fp = np.array(measured["lm_perplexity_fp"])
-        for base, nq in (("hadrtn_ldlq", "nestquant_ldlq"), ("hadrtn", "nestquant"), ("rtn", "nestquant_ldlq"),
-                         ("hadrtn_ldlq", "hadrtn_ldlq")):  # the last: the baseline against itself (the null)
+        for base, nq in (
+            ("hadrtn_ldlq", "nestquant_ldlq"),
+            ("hadrtn", "nestquant"),
+            ("rtn", "nestquant_ldlq"),
+            ("hadrtn_ldlq", "hadrtn_ldlq"),
+        ):  # the last: the baseline against itself (the null)
             measured[f"lm_{setting}_gap_reduction_{nq}_vs_{base}"] = list((p(base) - p(nq)) / (p(base) - fp))
     return measured
 
 
-def write_paper_claims(synthetic_files: list[str], lm_files: list[str], minilm_files: list[str], claim_q: int,
-                       scale: str, claims_path: str, summary_path: str) -> None:
+def write_paper_claims(
+    synthetic_files: list[str],
+    lm_files: list[str],
+    minilm_files: list[str],
+    claim_q: int,
+    scale: str,
+    claims_path: str,
+    summary_path: str,
+) -> None:
     measured = claims_metrics(synthetic_files, lm_files, minilm_files, claim_q)
     measured["e8_gain_db"] = E8_GAIN_DB
     doc = evaluate_claims(load_declaration(DECLARATION), measured, scale)

@@ -9,6 +9,7 @@ Bits per entry are counted exactly (`methods.nestquant.quant.nestquant_rate`, `r
 q = 14 with 4 scales spends log2(14) + 2/8 = 4.06 bits per entry plus one fp16 scale per row, RTN 4 bits
 plus the same scale.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,13 +37,24 @@ def sample_matrix(dist: str, rows: int, cols: int, g: torch.Generator, df: int) 
 def _errors(a: torch.Tensor, b: torch.Tensor, qa: torch.Tensor, qb: torch.Tensor) -> dict[str, float]:
     """MSE per entry (relative to the mean square of a) and relative matrix-product error."""
     ref = a @ b.T
-    return {"mse": float((qa - a).pow(2).mean() / a.pow(2).mean()),
-            "matmul": float((qa @ qb.T - ref).norm() / ref.norm())}
+    return {
+        "mse": float((qa - a).pow(2).mean() / a.pow(2).mean()),
+        "matmul": float((qa @ qb.T - ref).norm() / ref.norm()),
+    }
 
 
-def synthetic(distributions: list[str], rows: int, cols: int, df: int, nestquant_q: list[int],
-              weight_betas: list[float], rtn_bits: list[int], uniform_levels: list[int], seed: int,
-              out_json: str) -> None:
+def synthetic(
+    distributions: list[str],
+    rows: int,
+    cols: int,
+    df: int,
+    nestquant_q: list[int],
+    weight_betas: list[float],
+    rtn_bits: list[int],
+    uniform_levels: list[int],
+    seed: int,
+    out_json: str,
+) -> None:
     """Error vs rate of every quantizer on A [rows, cols] and B [rows, cols] (both quantized), one seed."""
     g = torch.Generator().manual_seed(seed)
     out = {"seed": seed, "rows": rows, "cols": cols, "df": df, "e8_gain_db": E8_GAIN_DB, "results": {}}
@@ -56,12 +68,22 @@ def synthetic(distributions: list[str], rows: int, cols: int, df: int, nestquant
             curves["rtn"].append({"rate": rate, "bits": bits, **_errors(a, b, rtn(a, bits), rtn(b, bits))})
             curves["hadrtn"].append({"rate": rate, "bits": bits, **_errors(ar, br, rtn(ar, bits), rtn(br, bits))})
         for levels in uniform_levels:  # one clipping level per matrix: log2(levels) bits per entry
-            curves["uniform_clipped"].append({"rate": math.log2(levels), "levels": levels, **_errors(
-                ar, br, uniform_clipped(ar, levels), uniform_clipped(br, levels))})
+            curves["uniform_clipped"].append(
+                {
+                    "rate": math.log2(levels),
+                    "levels": levels,
+                    **_errors(ar, br, uniform_clipped(ar, levels), uniform_clipped(br, levels)),
+                }
+            )
         for q in nestquant_q:
             betas = [x / q for x in weight_betas]
-            curves["nestquant"].append({"rate": nestquant_rate(q, len(betas), cols), "q": q, **_errors(
-                ar, br, nestquant(ar, q, betas), nestquant(br, q, betas))})
+            curves["nestquant"].append(
+                {
+                    "rate": nestquant_rate(q, len(betas), cols),
+                    "q": q,
+                    **_errors(ar, br, nestquant(ar, q, betas), nestquant(br, q, betas)),
+                }
+            )
         out["results"][dist] = curves
         nq = curves["nestquant"][-1]
         log(f"{dist}: NestQuant q={nq['q']} rate {nq['rate']:.3f} mse {nq['mse']:.5f} matmul {nq['matmul']:.5f}")
@@ -84,13 +106,18 @@ def gains_db(curves: dict, q: int, key: str) -> dict[str, float]:
     the matrix-product error, which is a norm ratio)."""
     nq = next(p for p in curves["nestquant"] if p["q"] == q)
     power = 1 if key == "mse" else 2
-    return {base: 10 * power * math.log10(error_at_rate(curves[base], nq["rate"], key) / nq[key])
-            for base in curves if base != "nestquant"}
+    return {
+        base: 10 * power * math.log10(error_at_rate(curves[base], nq["rate"], key) / nq[key])
+        for base in curves
+        if base != "nestquant"
+    }
 
 
 def errors_at_rate(curves: dict, q: int, key: str) -> dict[str, float]:
     """Every quantizer's error (relative MSE or matrix-product error) at NestQuant's rate for q: the
     numbers the gains compare, so that a claim can put a baseline's number in place of NestQuant's."""
     nq = next(p for p in curves["nestquant"] if p["q"] == q)
-    return {name: (nq[key] if name == "nestquant" else error_at_rate(curve, nq["rate"], key))
-            for name, curve in curves.items()}
+    return {
+        name: (nq[key] if name == "nestquant" else error_at_rate(curve, nq["rate"], key))
+        for name, curve in curves.items()
+    }

@@ -2,6 +2,7 @@
 guided proposals inside preconditioned Crank-Nicolson MCMC, the score-matching bridge of Heng et al.
 (2022) trained on forward samples, and brute-force forward simulation with endpoint conditioning.
 """
+
 from __future__ import annotations
 
 import math
@@ -11,11 +12,18 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .bridges import (BridgeProblem, EnsembleMLP, TrainConfig, increments_per_seed, simulate_bridge,
-                      simulate_forward, train_ensemble)
-
+from .bridges import (
+    BridgeProblem,
+    EnsembleMLP,
+    TrainConfig,
+    increments_per_seed,
+    simulate_bridge,
+    simulate_forward,
+    train_ensemble,
+)
 
 # ---- importance sampling with the guided proposal --------------------------------------------
+
 
 def importance_weights(ll: torch.Tensor) -> torch.Tensor:
     """Self-normalised weights w_i = exp(int G dt) / sum_j exp(int G dt) along the last axis
@@ -36,9 +44,17 @@ def log_mean_exp(ll: torch.Tensor) -> torch.Tensor:
 
 # ---- preconditioned Crank-Nicolson on the driving noise ------------------------------------------
 
-def pcn(z0: torch.Tensor, log_lik: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
-        prior_sample: Callable[[], torch.Tensor], eta: float, n_iters: int, burn_in: int, thin: int,
-        uniform: Callable[[tuple], torch.Tensor]):
+
+def pcn(
+    z0: torch.Tensor,
+    log_lik: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    prior_sample: Callable[[], torch.Tensor],
+    eta: float,
+    n_iters: int,
+    burn_in: int,
+    thin: int,
+    uniform: Callable[[tuple], torch.Tensor],
+):
     """pCN MCMC for a target pi(z) ∝ N(z; 0, C) exp(log_lik(z)), every leading index a chain.
 
     Proposal z' = eta z + sqrt(1 - eta^2) xi, xi ~ N(0, C) (reversible w.r.t. the prior), accepted
@@ -77,8 +93,15 @@ def synchronize(device: torch.device) -> None:
 
 
 @torch.no_grad()
-def pcn_guided_bridge(problem: BridgeProblem, n_chains: int, eta: float, n_iters: int, burn_in: int,
-                      thin: int, gens: list[torch.Generator]):
+def pcn_guided_bridge(
+    problem: BridgeProblem,
+    n_chains: int,
+    eta: float,
+    n_iters: int,
+    burn_in: int,
+    thin: int,
+    gens: list[torch.Generator],
+):
     """pCN on the Wiener increments of the guided proposal (the official baseline), n_chains chains
     per seed, all seeds in one batch: dW' = eta dW + sqrt(1 - eta^2) dZ, accepted with probability
     exp(ll' - ll), ll = int G dt. Returns (kept paths (S, n_chains * n_kept, N+1, d), acceptance
@@ -102,6 +125,7 @@ def pcn_guided_bridge(problem: BridgeProblem, n_chains: int, eta: float, n_iters
 
 # ---- score-matching bridge (Heng, De Bortoli, Doucet, Thornton 2022) ---------------------------
 
+
 def score_targets(problem: BridgeProblem, path: torch.Tensor) -> torch.Tensor:
     """Denoising score-matching targets of the Euler transitions:
     g_k = grad_{x_k} log N(x_k; x_{k-1} + f(t_{k-1}, x_{k-1}) dt, a dt) = -a^{-1}(x_k - x_{k-1} - f dt)/dt,
@@ -114,8 +138,13 @@ def score_targets(problem: BridgeProblem, path: torch.Tensor) -> torch.Tensor:
     return -(resid @ sig_inv.T) / dt  # sigma^T a^{-1} r = sigma^{-1} r
 
 
-def train_score_bridge(problem: BridgeProblem, net: EnsembleMLP, cfg: TrainConfig, gens: list[torch.Generator],
-                       log: Callable[[str], None] = lambda s: None) -> np.ndarray:
+def train_score_bridge(
+    problem: BridgeProblem,
+    net: EnsembleMLP,
+    cfg: TrainConfig,
+    gens: list[torch.Generator],
+    log: Callable[[str], None] = lambda s: None,
+) -> np.ndarray:
     """Fit n_theta(t_k, X_k) ≈ sigma^T grad log p(t_k, X_k | x0) on forward paths from x0 (Heng et al.'s
     loss: sum_k dt |s(t_k, X_k) - g_k|_a^2 / 2, averaged over the batch); the same iterations and
     paths per iteration as the neural bridge."""
@@ -155,9 +184,11 @@ def sample_score_bridge(problem: BridgeProblem, net: EnsembleMLP, n: int, gens: 
 
 # ---- brute force -------------------------------------------------------------------------------
 
+
 @torch.no_grad()
-def brute_force(problem: BridgeProblem, n_paths: int, half_width: float, gen: torch.Generator,
-                chunk: int = 20000) -> torch.Tensor:
+def brute_force(
+    problem: BridgeProblem, n_paths: int, half_width: float, gen: torch.Generator, chunk: int = 20000
+) -> torch.Tensor:
     """Forward paths whose endpoint lies in the box v ± half_width (every coordinate)."""
     kept = []
     for start in range(0, n_paths, chunk):

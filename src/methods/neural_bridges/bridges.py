@@ -17,6 +17,7 @@ Device: a problem built with `device=` (the job's, `methods.common.device.job_de
 tensors there; noise is drawn on the CPU from the seeds' generators and moved, so a seed's draws do not
 depend on the device, and every result that leaves this module (samples, losses) comes back on the CPU.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,7 +51,7 @@ class BridgeProblem:
         self.ts = time_grid(self.T, self.n_steps)
         eye = torch.eye(d, dtype=torch.float64)
         # the filter runs once, in float64 on the CPU; the simulation's float32 copies live on `device`
-        self.filt = backward_filter(self.aux, self.ts, eye, self.eps ** 2 * eye, self.v.to(torch.float64))
+        self.filt = backward_filter(self.aux, self.ts, eye, self.eps**2 * eye, self.v.to(torch.float64))
         f32, dev = torch.float32, self.device
         self.H32 = self.filt.H.to(dev, f32)
         self.F32 = self.filt.F.to(dev, f32)
@@ -154,8 +155,9 @@ class EnsembleMLP(nn.Module):
     which other seeds run with it. x has shape (S, B, d); the output (S, B, out_dim).
     """
 
-    def __init__(self, seeds: list[int], dim: int, hidden: list[int], out_dim: Optional[int] = None,
-                 activation: str = "lipswish"):
+    def __init__(
+        self, seeds: list[int], dim: int, hidden: list[int], out_dim: Optional[int] = None, activation: str = "lipswish"
+    ):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation {activation!r} is not one of {sorted(ACTIVATIONS)}")
@@ -187,6 +189,7 @@ class EnsembleMLP(nn.Module):
 
 # ---- variational loss and training ------------------------------------------------------------
 
+
 def neural_bridge_loss(problem: BridgeProblem, theta: Theta, dW: torch.Tensor) -> torch.Tensor:
     """Per-path loss sum_k (1/2 |theta_k|^2 - G_k) dt (...); its mean is the variational objective."""
     _, ll, energy = simulate_bridge(problem, dW, theta)
@@ -211,8 +214,12 @@ def clip_per_member(params: list[torch.Tensor], max_norm: float) -> None:
         p.grad.mul_(scale.view(-1, *([1] * (p.dim() - 1))))
 
 
-def train_ensemble(net: nn.Module, loss_fn: Callable[[int], torch.Tensor], cfg: TrainConfig,
-                   log: Callable[[str], None] = lambda s: None) -> np.ndarray:
+def train_ensemble(
+    net: nn.Module,
+    loss_fn: Callable[[int], torch.Tensor],
+    cfg: TrainConfig,
+    log: Callable[[str], None] = lambda s: None,
+) -> np.ndarray:
     """Train the members of an ensemble independently (the optimiser is elementwise per member).
 
     loss_fn(it) returns the per-member losses (S,). Per member: clip its gradient norm at
@@ -234,7 +241,7 @@ def train_ensemble(net: nn.Module, loss_fn: Callable[[int], torch.Tensor], cfg: 
         opt.step()
         if cfg.update_ema > 0:
             with torch.no_grad():
-                corr = 1.0 - cfg.update_ema ** it
+                corr = 1.0 - cfg.update_ema**it
                 for p, p0, m in zip(params, before, ema):
                     m.mul_(cfg.update_ema).add_(p - p0, alpha=1.0 - cfg.update_ema)
                     p.copy_(p0 + m / corr)
@@ -257,8 +264,13 @@ def train_ensemble(net: nn.Module, loss_fn: Callable[[int], torch.Tensor], cfg: 
     return np.stack(losses)
 
 
-def train_neural_bridge(problem: BridgeProblem, net: EnsembleMLP, cfg: TrainConfig, gens: list[torch.Generator],
-                        log: Callable[[str], None] = lambda s: None) -> np.ndarray:
+def train_neural_bridge(
+    problem: BridgeProblem,
+    net: EnsembleMLP,
+    cfg: TrainConfig,
+    gens: list[torch.Generator],
+    log: Callable[[str], None] = lambda s: None,
+) -> np.ndarray:
     """Minimise the variational loss of every member; member s draws its noise from gens[s]."""
 
     def loss_fn(it):
@@ -274,8 +286,9 @@ def increments_per_seed(gens: list[torch.Generator], batch: int, problem: Bridge
 
 
 @torch.no_grad()
-def evaluate_loss(problem: BridgeProblem, theta: Optional[Theta], n_paths: int, gens: list[torch.Generator],
-                  chunk: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+def evaluate_loss(
+    problem: BridgeProblem, theta: Optional[Theta], n_paths: int, gens: list[torch.Generator], chunk: int = 1000
+) -> tuple[np.ndarray, np.ndarray]:
     """Monte Carlo variational loss and its standard error per member (theta None: guided proposal)."""
     vals = []
     for start in range(0, n_paths, chunk):

@@ -1,5 +1,6 @@
 """Figures: bridge sample paths per method, marginal mean/variance against the closed form; the DAG step
 that draws them (`figures_job`) and the data of the main figure (claims.yaml's main_figure) as CSV."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,14 @@ from methods.common.plotting import new_figure, save_figure
 from .groups import read_arrays
 
 COLORS = {"neural": "C0", "guided": "C7", "optimal": "k", "pcn": "C2", "score": "C3", "brute": "C1"}
-LABELS = {"neural": "neural bridge", "guided": "guided proposal", "optimal": "exact theta*", "pcn": "pCN",
-          "score": "score matching", "brute": "brute force"}
+LABELS = {
+    "neural": "neural bridge",
+    "guided": "guided proposal",
+    "optimal": "exact theta*",
+    "pcn": "pCN",
+    "score": "score matching",
+    "brute": "brute force",
+}
 
 
 def linear_figure(data: dict[str, dict], path: str) -> None:
@@ -81,13 +88,16 @@ def linear_marginals_table(data: dict[str, dict]) -> pd.DataFrame:
         for name in ("neural", "guided"):
             curves[name] = (d[f"{name}_mean"].mean(0), d[f"{name}_var"].mean(0))
         for method, (mean, var) in curves.items():
-            rows += [{"process": proc, "method": method, "t": float(t), "mean": float(m), "var": float(v)}
-                     for t, m, v in zip(d["ts"], mean, var)]
+            rows += [
+                {"process": proc, "method": method, "t": float(t), "mean": float(m), "var": float(v)}
+                for t, m, v in zip(d["ts"], mean, var)
+            ]
     return pd.DataFrame(rows, columns=["process", "method", "t", "mean", "var"])
 
 
-def figures_job(linear_npz: dict[str, list[str]], cell_npz: dict[str, list[str]], linear_png: str, cell_png: str,
-                linear_csv: str) -> None:
+def figures_job(
+    linear_npz: dict[str, list[str]], cell_npz: dict[str, list[str]], linear_png: str, cell_png: str, linear_csv: str
+) -> None:
     """Step neural_bridges_figures: every input is a list of seed-group files in seed order."""
     linear = {k: read_arrays(v) for k, v in linear_npz.items()}
     linear_figure(linear, linear_png)

@@ -11,6 +11,7 @@ and H(t) = L(t)^T M(t) L(t), F(t) = L(t)^T M(t) (v - u(t)), M = (M^dagger)^{-1},
 r~(t, x) = grad_x log p~(v | t, x) = F(t) - H(t) x. We integrate in tau = T - t with classical RK4
 (the official code uses Dopri5); the tests compare with the Gaussian closed form.
 """
+
 from __future__ import annotations
 
 import math
@@ -59,8 +60,9 @@ def _rk4(state, h: float, aux: LinearAuxiliary):
     return tuple(s + h / 6 * (a + 2 * b + 2 * c + d) for s, a, b, c, d in zip(state, k1, k2, k3, k4))
 
 
-def backward_filter(aux: LinearAuxiliary, ts: torch.Tensor, L_obs: torch.Tensor, Sigma: torch.Tensor,
-                    v: torch.Tensor, substeps: int = 4) -> FilterGrid:
+def backward_filter(
+    aux: LinearAuxiliary, ts: torch.Tensor, L_obs: torch.Tensor, Sigma: torch.Tensor, v: torch.Tensor, substeps: int = 4
+) -> FilterGrid:
     """Integrate the uLM equations from t = T down to 0 on `ts` (RK4, `substeps` per interval)."""
     L_obs, Sigma, v = (z.to(torch.float64) for z in (L_obs, Sigma, v))
     n = len(ts)

@@ -3,6 +3,7 @@ steps): one group of all seeds at tiny and smoke scale, one group per seed at pa
 claims steps read every group's files in seed order and merge them here, so they see the same per-seed
 lists and arrays whichever way the seeds were grouped.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,8 +33,10 @@ def merge_metrics(docs: list[dict]) -> dict:
         elif all(len(d["seeds"]) == 1 for d in docs):
             out[key] = values
         else:
-            raise ValueError(f"neural_bridges: {key!r} differs between seed groups {[d['seeds'] for d in docs]} "
-                             f"and is not a per-seed list; merge groups of one seed each")
+            raise ValueError(
+                f"neural_bridges: {key!r} differs between seed groups {[d['seeds'] for d in docs]} "
+                f"and is not a per-seed list; merge groups of one seed each"
+            )
     return out
 
 

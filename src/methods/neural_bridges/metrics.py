@@ -1,4 +1,5 @@
 """Sample-based comparisons of bridge marginals."""
+
 from __future__ import annotations
 
 import numpy as np

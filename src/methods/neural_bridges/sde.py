@@ -4,6 +4,7 @@ Euler-Maruyama with reparameterised noise (Section 2 of Yang, van der Meulen, So
 Every process here has a constant diffusion matrix sigma (d x d), so a = sigma sigma^T is constant;
 that covers the Brownian, OU and cell-differentiation examples of the paper.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,7 +67,7 @@ def cell_drift(alpha: float) -> Drift:
     """Cell-differentiation drift f_i = u(x_i) + 1 - u(x_j) - x_i, u(x) = x^4 / (alpha + x^4)."""
 
     def f(t: float, x: torch.Tensor) -> torch.Tensor:
-        x4 = x ** 4
+        x4 = x**4
         u = x4 / (alpha + x4)
         return u + 1.0 - u.flip(-1) - x
 
@@ -89,16 +90,18 @@ def time_grid(T: float, n_steps: int) -> torch.Tensor:
     return torch.linspace(0.0, T, n_steps + 1, dtype=torch.float64)
 
 
-def brownian_increments(batch: int, ts: torch.Tensor, dim: int, gen: torch.Generator,
-                        dtype=torch.float32) -> torch.Tensor:
+def brownian_increments(
+    batch: int, ts: torch.Tensor, dim: int, gen: torch.Generator, dtype=torch.float32
+) -> torch.Tensor:
     """Reparameterised noise: dW_k = sqrt(dt_k) xi_k, xi_k ~ N(0, I); shape (batch, N, dim)."""
     dts = torch.diff(ts).to(dtype)
     xi = torch.randn(batch, len(dts), dim, generator=gen, dtype=dtype)
     return xi * dts.sqrt()[None, :, None]
 
 
-def euler_maruyama(x0: torch.Tensor, ts: torch.Tensor, dW: torch.Tensor, drift: Drift,
-                   sigma: torch.Tensor) -> torch.Tensor:
+def euler_maruyama(
+    x0: torch.Tensor, ts: torch.Tensor, dW: torch.Tensor, drift: Drift, sigma: torch.Tensor
+) -> torch.Tensor:
     """X_{k+1} = X_k + drift(t_k, X_k) dt_k + sigma dW_k; returns the path (B, N+1, d)."""
     B = dW.shape[0]
     x = x0.to(dW.dtype).expand(B, -1)
@@ -115,6 +118,7 @@ def euler_maruyama(x0: torch.Tensor, ts: torch.Tensor, dW: torch.Tensor, drift: 
 
 # ---- closed forms for scalar linear SDEs dX = (b X + c) dt + s dW --------------------------------
 
+
 def linear_transition(b: float, c: float, s: float, tau: float) -> tuple[float, float, float]:
     """X_{t+tau} | X_t = x ~ N(e^{b tau} x + m, V): returns (e^{b tau}, m, V)."""
     if abs(b) < 1e-12:
@@ -130,8 +134,9 @@ def linear_log_density(b: float, c: float, s: float, tau: float, x: float, v: fl
     return -0.5 * (v - e * x - m) ** 2 / var - 0.5 * math.log(2 * math.pi * var)
 
 
-def linear_bridge_marginal(b: float, c: float, s: float, x0: float, v: float, T: float, t: float,
-                           eps: float) -> tuple[float, float]:
+def linear_bridge_marginal(
+    b: float, c: float, s: float, x0: float, v: float, T: float, t: float, eps: float
+) -> tuple[float, float]:
     """Mean and variance of X_t given X_0 = x0 and X_T + N(0, eps^2) = v (Gaussian conditioning)."""
     e_t, m_t, V_t = linear_transition(b, c, s, t)
     e_r, m_r, V_r = linear_transition(b, c, s, T - t)

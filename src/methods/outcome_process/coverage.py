@@ -16,6 +16,7 @@ H*S*A step-indicator features. Trivially C_sa <= ratio <= C_traj (take f an indi
 density ratio pointwise); the lemma says the ratio is at most poly(H) * C_sa, i.e. trajectory-level
 errors transfer between policies at the price of state-action coverage only.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from .mdp import TabularMDP, occupancy, one_hot, plan
 
 # --- behaviour policies ---------------------------------------------------------------------------
+
 
 def worst_policy(mdp: TabularMDP) -> np.ndarray:
     """The deterministic policy of least value, [h, s]."""
@@ -43,12 +45,13 @@ def behaviour_policy(mdp: TabularMDP, eps: float) -> np.ndarray:
 
 # --- coverage coefficients ------------------------------------------------------------------------
 
+
 def max_reach(mdp: TabularMDP) -> np.ndarray:
     """sup_pi P_pi(s_h = s) for every (h, s): backward planning for the indicator of each target."""
     H, S = mdp.H, mdp.S
     reach = np.zeros((H, S))
     for h in range(H):
-        W = np.eye(S)                                   # W[target, s]: best probability of target
+        W = np.eye(S)  # W[target, s]: best probability of target
         for k in reversed(range(h)):
             W = np.einsum("sat,gt->gsa", mdp.P[k], W).max(-1)
         reach[h] = W @ mdp.rho
@@ -75,13 +78,13 @@ def traj_coverage(mdp: TabularMDP, mu: np.ndarray, pi: np.ndarray | None = None)
     with np.errstate(divide="ignore"):
         log_mu = np.log(mu)
         log_pi = np.zeros((H, S, A)) if pi is None else np.log(pi)
-    gain = np.where(np.isfinite(log_pi), log_pi - log_mu, -np.inf)   # -inf: pi never takes a
+    gain = np.where(np.isfinite(log_pi), log_pi - log_mu, -np.inf)  # -inf: pi never takes a
     G = np.zeros(S)
     for h in reversed(range(H)):
         if h == H - 1:
             cont = np.zeros((S, A))
         else:
-            feasible = mdp.P[h] > 0                                   # (S, A, S')
+            feasible = mdp.P[h] > 0  # (S, A, S')
             cont = np.where(feasible, G[None, None, :], -np.inf).max(-1)
         G = (gain[h] + cont).max(-1)
     best = G[mdp.rho > 0].max()
@@ -96,6 +99,7 @@ def _max_ratio(num: np.ndarray, den: np.ndarray) -> float:
 
 
 # --- the Change of Trajectory Measure Lemma -------------------------------------------------------
+
 
 def feature_index(mdp: TabularMDP, h: np.ndarray | int, s: np.ndarray, a: np.ndarray) -> np.ndarray:
     """Index of the step-indicator feature e_{(h, s, a)} among the D = H*S*A features."""
@@ -114,9 +118,9 @@ def second_moment(mdp: TabularMDP, pi: np.ndarray) -> np.ndarray:
     d = occupancy(mdp, pi)
     for h in range(H):
         M[h, :, h, :] = np.diag(d[h].ravel())
-        joint = d[h].ravel()[:, None] * mdp.P[h].reshape(SA, S)       # (SA, S): mass at layer h+1
+        joint = d[h].ravel()[:, None] * mdp.P[h].reshape(SA, S)  # (SA, S): mass at layer h+1
         for k in range(h + 1, H):
-            with_action = joint[:, :, None] * pi[k][None]                                  # (SA, S, A)
+            with_action = joint[:, :, None] * pi[k][None]  # (SA, S, A)
             M[h, :, k, :] = with_action.reshape(SA, SA)
             M[k, :, h, :] = M[h, :, k, :].T
             joint = np.einsum("xsa,sat->xt", with_action, mdp.P[k])

@@ -12,6 +12,7 @@
 * `run_prm`        A^mu vs Q^mu of a sub-optimal mu as process rewards (Section 4).
 Seeds: seed s draws MDP instance s (stream [seed, 0, ...]) and its datasets (stream [seed, 1, ...]).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,8 +46,12 @@ def loglog_slope(x, y) -> float:
 def coverage_summary(mdp: TabularMDP, mu: np.ndarray) -> dict[str, float]:
     """All-policy and optimal-policy state-action and trajectory coverage of mu."""
     pi_star = one_hot(plan(mdp)[0], mdp.A)
-    return {"c_sa": sa_coverage(mdp, mu), "c_traj": traj_coverage(mdp, mu),
-            "c_sa_star": sa_coverage(mdp, mu, pi_star), "c_traj_star": traj_coverage(mdp, mu, pi_star)}
+    return {
+        "c_sa": sa_coverage(mdp, mu),
+        "c_traj": traj_coverage(mdp, mu),
+        "c_sa_star": sa_coverage(mdp, mu, pi_star),
+        "c_traj_star": traj_coverage(mdp, mu, pi_star),
+    }
 
 
 def learn_all(mdp: TabularMDP, data: Dataset, beta: float, lsq: dict, naive: bool = False) -> dict[str, float]:
@@ -69,8 +74,7 @@ def learn_all(mdp: TabularMDP, data: Dataset, beta: float, lsq: dict, naive: boo
     return out
 
 
-def run_rate(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,
-             lsq: dict) -> dict:
+def run_rate(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float, lsq: dict) -> dict:
     """Sub-optimality vs number of trajectories for one MDP family; arrays are (seed, n). Besides the
     outcome reduction, process supervision and the oracle, the trajectory-level learner (`naive`: replay
     the best observed trajectory), the null of the rate claims."""
@@ -87,12 +91,21 @@ def run_rate(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list
             for m, v in learn_all(mdp, data, beta, lsq, naive=True).items():
                 sub[m][i, j] = v
         log(f"{family} seed {seed}: outcome {np.round(sub['outcome'][i], 3)} process {np.round(sub['process'][i], 3)}")
-    return {"family": family, "spec": spec, "behaviour_eps": eps, "beta": beta, "seeds": seeds,
-            "n_trajectories": n_grid, "subopt": {m: v.tolist() for m, v in sub.items()}, "coverage": cover}
+    return {
+        "family": family,
+        "spec": spec,
+        "behaviour_eps": eps,
+        "beta": beta,
+        "seeds": seeds,
+        "n_trajectories": n_grid,
+        "subopt": {m: v.tolist() for m, v in sub.items()},
+        "coverage": cover,
+    }
 
 
-def run_sweep(sweep: str, points: list[dict], chain: dict, n: int, seeds: list[int], repeats: int, beta: float,
-              lsq: dict) -> dict:
+def run_sweep(
+    sweep: str, points: list[dict], chain: dict, n: int, seeds: list[int], repeats: int, beta: float, lsq: dict
+) -> dict:
     """A coverage sweep on the de Bruijn chain; each point fixes the horizon and the behaviour eps.
 
     Seed s draws one reward instance per point and `repeats` datasets of n trajectories on it;
@@ -114,15 +127,27 @@ def run_sweep(sweep: str, points: list[dict], chain: dict, n: int, seeds: list[i
                 data = Dataset(*sample_trajectories(mdp, mu, n, rng))
                 for m, v in learn_all(mdp, data, beta, lsq, naive=True).items():
                     sub[m][p, i] += v / repeats
-        log(f"{sweep} H={H} eps={eps}: " + ", ".join(f"{m} {sub[m][p].mean():.3f}" for m in methods)
-            + f"; C_sa {cover['c_sa'][p].max():.3g}, C_traj {cover['c_traj'][p].max():.3g}")
-    return {"sweep": sweep, "points": points, "chain": chain, "n_trajectories": n, "seeds": seeds,
-            "repeats": repeats, "beta": beta,
-            "subopt": {m: v.tolist() for m, v in sub.items()}, "coverage": {k: v.tolist() for k, v in cover.items()}}
+        log(
+            f"{sweep} H={H} eps={eps}: "
+            + ", ".join(f"{m} {sub[m][p].mean():.3f}" for m in methods)
+            + f"; C_sa {cover['c_sa'][p].max():.3g}, C_traj {cover['c_traj'][p].max():.3g}"
+        )
+    return {
+        "sweep": sweep,
+        "points": points,
+        "chain": chain,
+        "n_trajectories": n,
+        "seeds": seeds,
+        "repeats": repeats,
+        "beta": beta,
+        "subopt": {m: v.tolist() for m, v in sub.items()},
+        "coverage": {k: v.tolist() for k, v in cover.items()},
+    }
 
 
-def run_sample_complexity(points: list[dict], chain: dict, n_grid: list[int], seeds: list[int], beta: float,
-                          lsq: dict) -> dict:
+def run_sample_complexity(
+    points: list[dict], chain: dict, n_grid: list[int], seeds: list[int], beta: float, lsq: dict
+) -> dict:
     """Sub-optimality on a grid of n at every horizon of the sweep: arrays (point, seed, n).
 
     From these the claims step reads, per learner and horizon, the number of trajectories needed to
@@ -143,9 +168,16 @@ def run_sample_complexity(points: list[dict], chain: dict, n_grid: list[int], se
                 for m, v in learn_all(mdp, data, beta, lsq, naive=True).items():
                     sub[m][p, i, j] = v
         log(f"samples H={H}: " + "; ".join(f"{m} {np.round(sub[m][p].mean(0) / H, 3)}" for m in methods))
-    return {"sweep": "samples", "points": points, "chain": chain, "n_trajectories": n_grid, "seeds": seeds,
-            "beta": beta, "subopt": {m: v.tolist() for m, v in sub.items()},
-            "coverage": {k: v.tolist() for k, v in cover.items()}}
+    return {
+        "sweep": "samples",
+        "points": points,
+        "chain": chain,
+        "n_trajectories": n_grid,
+        "seeds": seeds,
+        "beta": beta,
+        "subopt": {m: v.tolist() for m, v in sub.items()},
+        "coverage": {k: v.tolist() for k, v in cover.items()},
+    }
 
 
 def trajectories_to_reach(n_grid, curve, target: float) -> float:
@@ -173,8 +205,17 @@ def lemma_rows(mdp: TabularMDP, mu: np.ndarray, n_policies: int, rng: np.random.
     for name, det in policies.items():
         pi = one_hot(det, A)
         kappa = _ratio_on_support(second_moment(mdp, pi), M_mu)
-        rows.append({"mdp": label, "family": mdp.name, "horizon": mdp.H, "policy": name,
-                     "c_sa": sa_coverage(mdp, mu, pi), "c_traj": traj_coverage(mdp, mu, pi), "kappa": kappa})
+        rows.append(
+            {
+                "mdp": label,
+                "family": mdp.name,
+                "horizon": mdp.H,
+                "policy": name,
+                "c_sa": sa_coverage(mdp, mu, pi),
+                "c_traj": traj_coverage(mdp, mu, pi),
+                "kappa": kappa,
+            }
+        )
     return rows
 
 
@@ -187,8 +228,15 @@ def _ratio_on_support(M_pi: np.ndarray, M_mu: np.ndarray) -> float:
     return trajectory_measure_ratio(M_pi[np.ix_(keep, keep)], M_mu[np.ix_(keep, keep)])
 
 
-def run_lemma(families: list[str], specs: dict, eps: float, sweep_points: dict[str, list[dict]], chain: dict,
-              n_policies: int, seed: int) -> dict:
+def run_lemma(
+    families: list[str],
+    specs: dict,
+    eps: float,
+    sweep_points: dict[str, list[dict]],
+    chain: dict,
+    n_policies: int,
+    seed: int,
+) -> dict:
     """Rows (mdp, policy, C_sa, C_traj, kappa) over the rate families and every sweep point."""
     rows = []
     rng = np.random.default_rng([seed, 2])
@@ -204,8 +252,10 @@ def run_lemma(families: list[str], specs: dict, eps: float, sweep_points: dict[s
         r["kappa_over_h3_csa"] = r["kappa"] / (r["horizon"] ** 3 * r["c_sa"])
         r["kappa_over_ctraj"] = r["kappa"] / r["c_traj"]
     worst = max(rows, key=lambda r: r["kappa_over_h3_csa"])
-    log(f"lemma: {len(rows)} (mdp, policy) pairs; worst kappa/(H^3 C_sa) = {worst['kappa_over_h3_csa']:.3g} "
-        f"({worst['mdp']}, {worst['policy']})")
+    log(
+        f"lemma: {len(rows)} (mdp, policy) pairs; worst kappa/(H^3 C_sa) = {worst['kappa_over_h3_csa']:.3g} "
+        f"({worst['mdp']}, {worst['policy']})"
+    )
     return {"seed": seed, "rows": rows}
 
 
@@ -227,8 +277,13 @@ def run_prm(families: list[str], specs: dict, eps: float, n_instances: int, roll
                 pols = prm_policies(mdp, mu, Q_mu=Q_hat)
                 for name in ("advantage", "q_value"):
                     roll[m][name].append(suboptimality(mdp, pols[name]))
-        out["families"][family] = {"spec": specs[family], "subopt": rec,
-                                   "rollouts": {str(m): v for m, v in roll.items()}}
-        log(f"prm {family}: mean subopt mu {np.mean(rec['mu']):.3f}, advantage {np.max(rec['advantage']):.2e} (max), "
-            f"Q {np.mean(rec['q_value']):.3f}, greedy {np.mean(rec['greedy']):.3f}")
+        out["families"][family] = {
+            "spec": specs[family],
+            "subopt": rec,
+            "rollouts": {str(m): v for m, v in roll.items()},
+        }
+        log(
+            f"prm {family}: mean subopt mu {np.mean(rec['mu']):.3f}, advantage {np.max(rec['advantage']):.2e} (max), "
+            f"Q {np.mean(rec['q_value']):.3f}, greedy {np.mean(rec['greedy']):.3f}"
+        )
     return out

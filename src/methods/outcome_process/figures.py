@@ -1,4 +1,5 @@
 """Figures of the outcome_process experiments (project style: methods.common.plotting)."""
+
 from __future__ import annotations
 
 import csv
@@ -12,8 +13,12 @@ from .experiments import loglog_slope
 from .summary import horizon_curves, merge_seed_groups, merged_by, sample_complexity
 
 COLORS = {"outcome": "C0", "process": "C1", "oracle": "C2", "naive": "C3"}
-LABELS = {"outcome": "outcome (reduction)", "process": "process (step labels)",
-          "oracle": "oracle (true step rewards)", "naive": "best observed trajectory"}
+LABELS = {
+    "outcome": "outcome (reduction)",
+    "process": "process (step labels)",
+    "oracle": "oracle (true step rewards)",
+    "naive": "best observed trajectory",
+}
 
 
 def _mean_se(a: np.ndarray, axis: int):
@@ -44,8 +49,10 @@ def plot_coverage(horizon_doc: dict, eps_doc: dict, samples_doc: dict, needed: d
     """(a) horizon sweep: error vs C_traj at fixed C_sa and n; (b) eps sweep: error vs C_sa;
     (c) trajectories needed to reach the per-step target vs C_traj (open markers: not reached)."""
     fig, (a, b, c) = new_figure(1, 3, width=13.0, height=3.8)
-    for ax, doc, key, xlabel in ((a, horizon_doc, "c_traj", "trajectory coverage C_traj (horizon sweep)"),
-                                 (b, eps_doc, "c_sa", "state-action coverage C_sa (eps sweep)")):
+    for ax, doc, key, xlabel in (
+        (a, horizon_doc, "c_traj", "trajectory coverage C_traj (horizon sweep)"),
+        (b, eps_doc, "c_sa", "state-action coverage C_sa (eps sweep)"),
+    ):
         x = np.asarray(doc["coverage"][key]).max(1)
         for m in ("outcome", "process", "oracle", "naive"):
             mean, se = _mean_se(doc["subopt"][m], axis=1)
@@ -66,8 +73,13 @@ def plot_coverage(horizon_doc: dict, eps_doc: dict, samples_doc: dict, needed: d
         ok = np.isfinite(y)
         c.plot(x[ok], y[ok], "o-", color=COLORS[m], label=LABELS[m])
         c.plot(x[~ok], np.full((~ok).sum(), needed["n_max"]), "o", mfc="none", color=COLORS[m])
-    c.plot(x, x * needed["needed"]["naive"][0] / x[0] if np.isfinite(needed["needed"]["naive"][0]) else x, "k:",
-           lw=0.8, label="n proportional to C_traj")
+    c.plot(
+        x,
+        x * needed["needed"]["naive"][0] / x[0] if np.isfinite(needed["needed"]["naive"][0]) else x,
+        "k:",
+        lw=0.8,
+        label="n proportional to C_traj",
+    )
     c.set_xscale("log")
     c.set_yscale("log")
     c.set_xlabel("trajectory coverage C_traj (horizon sweep)")
@@ -81,13 +93,17 @@ def plot_lemma(doc: dict, out_png: str) -> None:
     """(a) C_sa, kappa and C_traj of pi* along the horizon sweep; (b) kappa/C_sa against C_traj/C_sa."""
     rows = doc["rows"]
     fig, (a, b) = new_figure(1, 2, width=9.0, height=3.6)
-    hs = sorted((r for r in rows if r["mdp"].startswith("horizon:") and r["policy"] == "optimal"),
-                key=lambda r: r["horizon"])
+    hs = sorted(
+        (r for r in rows if r["mdp"].startswith("horizon:") and r["policy"] == "optimal"), key=lambda r: r["horizon"]
+    )
     H = [r["horizon"] for r in hs]
-    for key, label, style in (("c_sa", "C_sa(pi*, mu)", "s-"), ("kappa", "change-of-measure ratio kappa", "o-"),
-                              ("c_traj", "C_traj(pi*, mu)", "^-")):
+    for key, label, style in (
+        ("c_sa", "C_sa(pi*, mu)", "s-"),
+        ("kappa", "change-of-measure ratio kappa", "o-"),
+        ("c_traj", "C_traj(pi*, mu)", "^-"),
+    ):
         a.plot(H, [r[key] for r in hs], style, label=label)
-    a.plot(H, [h ** 3 * r["c_sa"] for h, r in zip(H, hs)], "k--", lw=0.8, label="H^3 C_sa")
+    a.plot(H, [h**3 * r["c_sa"] for h, r in zip(H, hs)], "k--", lw=0.8, label="H^3 C_sa")
     a.set_yscale("log")
     a.set_xlabel("horizon H (chain, uniform mu)")
     a.legend(fontsize=7, loc="upper left")
@@ -109,8 +125,12 @@ def plot_prm(doc: dict, out_png: str) -> None:
     """(a) sub-optimality of mu and of policies learned from each process reward; (b) with rollout estimates."""
     fams = list(doc["families"])
     fig, (a, b) = new_figure(1, 2, width=9.0, height=3.6)
-    kinds = [("mu", "behaviour mu"), ("greedy", "greedy on Q^mu"), ("q_value", "RL with Q^mu reward"),
-             ("advantage", "RL with A^mu reward")]
+    kinds = [
+        ("mu", "behaviour mu"),
+        ("greedy", "greedy on Q^mu"),
+        ("q_value", "RL with Q^mu reward"),
+        ("advantage", "RL with A^mu reward"),
+    ]
     w = 0.8 / len(kinds)
     for k, (key, label) in enumerate(kinds):
         means = [np.mean(doc["families"][f]["subopt"][key]) for f in fams]
@@ -144,8 +164,13 @@ def plot_horizon_gap(c: dict, out_png: str) -> None:
     ax.plot(c["H"], c["naive_ratio"], "s-", color=COLORS["naive"], label="best observed trajectory / process")
     ax.plot(c["H"], r0 * (c["H"] / c["H"][0]) ** 1.5, "k--", lw=1, label="H^{3/2} (assumed poly(H))")
     ax.plot(c["H"], r0 * c["c_traj"] / c["c_traj"][0], ":", color="C4", label="C_traj (trajectory coverage)")
-    ax.set(xscale="log", yscale="log", xlabel="horizon H", ylabel="ratio (reference lines scaled at the first H)",
-           title="the outcome-to-process constant against H (de Bruijn chain, fixed n)")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="horizon H",
+        ylabel="ratio (reference lines scaled at the first H)",
+        title="the outcome-to-process constant against H (de Bruijn chain, fixed n)",
+    )
     ax.legend(fontsize=8)
     save_figure(fig, out_png)
 
@@ -163,8 +188,13 @@ def plot_preference(rates: list[dict], prefs: list[dict], out_png: str) -> None:
             if m in by_family[doc["family"]]["subopt"]:
                 mean = np.mean(by_family[doc["family"]]["subopt"][m], axis=0)
                 ax.plot(n, mean, "o-", color=COLORS[m], label=f"{LABELS[m]}: slope {loglog_slope(n, mean):.2f}")
-        ax.set(xscale="log", yscale="log", xlabel="trajectories n", ylabel="sub-optimality (seed mean)",
-               title=f"{doc['family']}: Bradley-Terry reduction")
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="trajectories n",
+            ylabel="sub-optimality (seed mean)",
+            title=f"{doc['family']}: Bradley-Terry reduction",
+        )
         ax.legend(fontsize=7)
     save_figure(fig, out_png)
 
@@ -189,10 +219,23 @@ def _write_csv(path: str, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def make_figures(rate_files: list[str], horizon_files: list[str], eps_files: list[str], samples_files: list[str],
-                 target: float, lemma_json: str, prm_json: str, preference_files: list[str], rate_png: str,
-                 rate_csv: str, coverage_png: str, lemma_png: str, prm_png: str, horizon_gap_png: str,
-                 preference_png: str) -> None:
+def make_figures(
+    rate_files: list[str],
+    horizon_files: list[str],
+    eps_files: list[str],
+    samples_files: list[str],
+    target: float,
+    lemma_json: str,
+    prm_json: str,
+    preference_files: list[str],
+    rate_png: str,
+    rate_csv: str,
+    coverage_png: str,
+    lemma_png: str,
+    prm_png: str,
+    horizon_gap_png: str,
+    preference_png: str,
+) -> None:
     """Step outcome_process_figures: every figure, from the experiments' seed groups merged in seed order."""
     rates = merged_by(rate_files, "family")
     plot_rate(rates, rate_png)

@@ -12,6 +12,7 @@ A policy is an array pi[h, s, a] of action probabilities (Markov, possibly stoch
 deterministic policy is an integer array [h, s] turned into one by `one_hot`. The return of a
 trajectory is the sum of its H step rewards; its value is the expectation over rho, P and pi.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,8 +22,8 @@ import numpy as np
 
 @dataclass(frozen=True)
 class TabularMDP:
-    P: np.ndarray    # (H, S, A, S)
-    R: np.ndarray    # (H, S, A)
+    P: np.ndarray  # (H, S, A, S)
+    R: np.ndarray  # (H, S, A)
     rho: np.ndarray  # (S,)
     name: str = "mdp"
 
@@ -58,6 +59,7 @@ class TabularMDP:
 
 # --- constructors ---------------------------------------------------------------------------------
 
+
 def tree_mdp(horizon: int, n_actions: int, rng: np.random.Generator) -> TabularMDP:
     """Deterministic A-ary tree: layer h has A^h nodes, node s and action a lead to node s*A + a.
 
@@ -71,7 +73,7 @@ def tree_mdp(horizon: int, n_actions: int, rng: np.random.Generator) -> TabularM
         for s in range(S):
             for a in range(A):
                 child = s * A + a
-                P[h, s, a, child if (s < A ** h and child < S) else 0] = 1.0
+                P[h, s, a, child if (s < A**h and child < S) else 0] = 1.0
     R = rng.uniform(0, 1, size=(H, S, A))
     return TabularMDP(P, R, _delta(S, 0), "tree")
 
@@ -92,8 +94,9 @@ def chain_mdp(horizon: int, n_states: int, n_actions: int, rng: np.random.Genera
     return TabularMDP(P, R, _delta(S, 0), "chain")
 
 
-def stochastic_mdp(horizon: int, n_states: int, n_actions: int, dirichlet: float,
-                   rng: np.random.Generator) -> TabularMDP:
+def stochastic_mdp(
+    horizon: int, n_states: int, n_actions: int, dirichlet: float, rng: np.random.Generator
+) -> TabularMDP:
     """Layered MDP with random transitions P[h, s, a] ~ Dirichlet(dirichlet * 1) and uniform rewards."""
     H, S, A = horizon, n_states, n_actions
     P = rng.dirichlet(np.full(S, dirichlet), size=(H, S, A))
@@ -109,12 +112,13 @@ def fork_mdp(horizon: int, early_reward: float, late_reward: float) -> TabularMD
     the early branch; a reward that sums Q-values along the path counts the late payoff once per step.
     """
     assert horizon >= 2 and 0 <= late_reward < early_reward <= 1, (
-        "fork needs horizon >= 2 and 0 <= late_reward < early_reward <= 1")
+        "fork needs horizon >= 2 and 0 <= late_reward < early_reward <= 1"
+    )
     H, S, A = horizon, 2, 2
     P = np.zeros((H, S, A, S))
-    P[0, 0, 0, 0] = P[0, 0, 1, 1] = 1.0      # root: branch 0 (early) or branch 1 (late)
-    P[0, 1, :, 1] = 1.0                      # layer-0 state 1 is unreachable
-    P[1:, 0, :, 0] = P[1:, 1, :, 1] = 1.0    # branches keep to themselves
+    P[0, 0, 0, 0] = P[0, 0, 1, 1] = 1.0  # root: branch 0 (early) or branch 1 (late)
+    P[0, 1, :, 1] = 1.0  # layer-0 state 1 is unreachable
+    P[1:, 0, :, 0] = P[1:, 1, :, 1] = 1.0  # branches keep to themselves
     R = np.zeros((H, S, A))
     R[0, 0, 0] = early_reward
     R[H - 1, 1, 0] = late_reward
@@ -142,6 +146,7 @@ def _delta(S: int, s: int) -> np.ndarray:
 
 # --- policies -------------------------------------------------------------------------------------
 
+
 def one_hot(actions: np.ndarray, n_actions: int) -> np.ndarray:
     """Deterministic policy [h, s] -> probabilities [h, s, a]."""
     return np.eye(n_actions)[actions]
@@ -152,6 +157,7 @@ def uniform_policy(mdp: TabularMDP) -> np.ndarray:
 
 
 # --- exact evaluation and planning ----------------------------------------------------------------
+
 
 def evaluate_policy(mdp: TabularMDP, pi: np.ndarray, R: np.ndarray | None = None):
     """Exact Q^pi[h, s, a] and V^pi[h, s] by backward induction (V at layer H is 0).
@@ -210,6 +216,7 @@ def occupancy(mdp: TabularMDP, pi: np.ndarray) -> np.ndarray:
 
 
 # --- sampling -------------------------------------------------------------------------------------
+
 
 def _sample_rows(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Inverse-CDF sampling, one draw per row of `probs` (n, K) with uniforms u (n,)."""

@@ -18,6 +18,7 @@ The reduction here mirrors reduction.py step by step:
 A preference dataset of n trajectories thus carries n / 4 comparisons for the fit and n / 2 unlabelled
 trajectories for planning, against n step-labelled trajectories for process supervision.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,7 +40,7 @@ def bt_preferences(mdp: TabularMDP, data: Dataset, rng: np.random.Generator):
     """Pairs (2i, 2i + 1) of `data` with Bradley-Terry labels y = +1 (first preferred) or -1; returns idx1, idx2, y."""
     idx = trajectory_features(mdp, data)
     m = len(idx) // 2
-    i1, i2 = idx[0:2 * m:2], idx[1:2 * m:2]
+    i1, i2 = idx[0 : 2 * m : 2], idx[1 : 2 * m : 2]
     R = mdp.R.reshape(-1)
     p_first = 1.0 / (1.0 + np.exp(-(R[i1].sum(1) - R[i2].sum(1))))
     y = np.where(rng.uniform(size=m) < p_first, 1.0, -1.0)
@@ -53,21 +54,29 @@ def bt_loss_and_grad(r: np.ndarray, i1: np.ndarray, i2: np.ndarray, y: np.ndarra
     w = -y / (1.0 + np.exp(z)) / len(y)  # d loss / d (r . (phi1 - phi2))
     D = len(r)
     H = i1.shape[1]
-    g = (np.bincount(i1.ravel(), weights=np.repeat(w, H), minlength=D)
-         - np.bincount(i2.ravel(), weights=np.repeat(w, H), minlength=D))
+    g = np.bincount(i1.ravel(), weights=np.repeat(w, H), minlength=D) - np.bincount(
+        i2.ravel(), weights=np.repeat(w, H), minlength=D
+    )
     return loss, g + ridge * (r - 0.5)
 
 
-def fit_bt_rewards(mdp: TabularMDP, i1: np.ndarray, i2: np.ndarray, y: np.ndarray, ridge: float,
-                   max_iter: int, tol: float) -> np.ndarray:
+def fit_bt_rewards(
+    mdp: TabularMDP, i1: np.ndarray, i2: np.ndarray, y: np.ndarray, ridge: float, max_iter: int, tol: float
+) -> np.ndarray:
     """Step 3: box-constrained BT maximum likelihood by FISTA with restarts; returns r_hat[h, s, a].
 
     Step 1 / (H / 2 + ridge): the logistic loss has curvature <= 1/4 and ||phi - phi'||^2 <= 2H.
     """
     D = mdp.H * mdp.S * mdp.A
     step = 1.0 / (mdp.H / 2.0 + ridge)
-    x = box_fista(lambda r: bt_loss_and_grad(r, i1, i2, y, ridge)[0],
-                  lambda r: bt_loss_and_grad(r, i1, i2, y, ridge)[1], np.full(D, 0.5), step, max_iter, tol)
+    x = box_fista(
+        lambda r: bt_loss_and_grad(r, i1, i2, y, ridge)[0],
+        lambda r: bt_loss_and_grad(r, i1, i2, y, ridge)[1],
+        np.full(D, 0.5),
+        step,
+        max_iter,
+        tol,
+    )
     return x.reshape(mdp.H, mdp.S, mdp.A)
 
 
@@ -79,8 +88,9 @@ def preference_to_process(mdp: TabularMDP, data: Dataset, rng: np.random.Generat
     return relabel(d2, r_hat), r_hat
 
 
-def run_preference_rate(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,
-                        bt: dict) -> dict:
+def run_preference_rate(
+    family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float, bt: dict
+) -> dict:
     """Sub-optimality vs n (array (seed, n)) of the BT reduction on one family.
 
     Instances and datasets are drawn from the same streams as experiments.run_rate, so the process-
@@ -96,13 +106,23 @@ def run_preference_rate(family: str, spec: dict, eps: float, seeds: list[int], n
             relabelled, _ = preference_to_process(mdp, data, np.random.default_rng([seed, 6, n]), bt)
             sub[i, j] = suboptimality(mdp, one_hot(pessimistic_vi(mdp, relabelled, beta), mdp.A))
     log(f"{family} (BT): preference {np.round(sub.mean(0), 3).tolist()}")
-    return {"family": family, "spec": spec, "behaviour_eps": eps, "beta": beta, "bt": bt, "seeds": seeds,
-            "n_trajectories": n_grid, "subopt": {"preference": sub.tolist()},
-            "slopes": {"preference": loglog_slope(n_grid, sub.mean(axis=0))}}
+    return {
+        "family": family,
+        "spec": spec,
+        "behaviour_eps": eps,
+        "beta": beta,
+        "bt": bt,
+        "seeds": seeds,
+        "n_trajectories": n_grid,
+        "subopt": {"preference": sub.tolist()},
+        "slopes": {"preference": loglog_slope(n_grid, sub.mean(axis=0))},
+    }
 
 
-def preference_rate_job(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float,
-                        bt: dict, out_json: str) -> None:
+def preference_rate_job(
+    family: str, spec: dict, eps: float, seeds: list[int], n_grid: list[int], beta: float, bt: dict, out_json: str
+) -> None:
     """Step outcome_process_preference: the BT rate experiment for one family, written as JSON."""
     from methods.common.io import write_json
+
     write_json(out_json, run_preference_rate(family, spec, eps, list(seeds), list(n_grid), beta, dict(bt)))

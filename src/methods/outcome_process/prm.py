@@ -14,6 +14,7 @@ optimal) and use a function of them as the step reward of an RL problem on the s
   late branch and loses early_reward - late_reward.
 * `rollout_q` estimates Q^mu by Monte Carlo rollouts of mu (the "rollout capability" setting).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -17,6 +17,7 @@ beta * (H - h) / sqrt(N_h(s, a)), clipped to [0, H - h], and 0 for pairs never s
 tabular fitted Q iteration (FQI). `best_observed_trajectory` is the conventional-wisdom baseline
 that learns from outcomes without step-level credit assignment (it needs trajectory coverage).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from .mdp import TabularMDP
 @dataclass
 class Dataset:
     """Offline trajectories: states, actions, step labels (n, H); returns (n,) = step labels summed."""
+
     states: np.ndarray
     actions: np.ndarray
     step_rewards: np.ndarray
@@ -50,6 +52,7 @@ class Dataset:
 
 # --- step 2: least-squares step rewards from returns ----------------------------------------------
 
+
 def trajectory_gram(idx: np.ndarray, returns: np.ndarray, D: int) -> tuple[np.ndarray, np.ndarray]:
     """G = Phi^T Phi / n and b = Phi^T R / n for the step-indicator design Phi (n, D), from indices (n, H)."""
     n, H = idx.shape
@@ -59,8 +62,9 @@ def trajectory_gram(idx: np.ndarray, returns: np.ndarray, D: int) -> tuple[np.nd
     return G, b
 
 
-def fit_step_rewards(mdp: TabularMDP, data: Dataset, max_iter: int = 2000, tol: float = 1e-12,
-                     init: float = 0.0) -> np.ndarray:
+def fit_step_rewards(
+    mdp: TabularMDP, data: Dataset, max_iter: int = 2000, tol: float = 1e-12, init: float = 0.0
+) -> np.ndarray:
     """Step 2 of the reduction: box-constrained least squares of returns on step indicators.
 
     Minimises (1/2n) sum_i (phi_i . r - R_i)^2 over r in [0, 1]^D with accelerated projected
@@ -89,7 +93,7 @@ def box_fista(obj, grad, x0, step, max_iter, tol):
     for _ in range(max_iter):
         x_new = np.clip(y - step * grad(y), 0, 1)
         f_new = obj(x_new)
-        if f_new > f_old:                     # adaptive restart keeps the iteration monotone
+        if f_new > f_old:  # adaptive restart keeps the iteration monotone
             y, t = x, 1.0
             continue
         t_new = 0.5 * (1 + np.sqrt(1 + 4 * t * t))
@@ -123,6 +127,7 @@ def _polish(G, b, x, obj):
 
 # --- step 3: relabel ------------------------------------------------------------------------------
 
+
 def relabel(data: Dataset, r_hat: np.ndarray) -> Dataset:
     """Step 3 of the reduction: every step of the trajectories gets the fitted step reward."""
     H = data.states.shape[1]
@@ -138,6 +143,7 @@ def outcome_to_process(mdp: TabularMDP, data: Dataset, lsq: dict) -> tuple[Datas
 
 
 # --- step 4: offline process-supervised RL --------------------------------------------------------
+
 
 def empirical_model(mdp: TabularMDP, data: Dataset):
     """Counts N[h, s, a], transition estimates P_hat[h, s, a, s'] and mean step labels r_bar[h, s, a]."""
@@ -161,7 +167,7 @@ def pessimistic_vi(mdp: TabularMDP, data: Dataset, beta: float, R: np.ndarray | 
 
     `R`, when given, replaces the empirical step labels by a known reward function (the oracle).
     """
-    H, S, A = mdp.H, mdp.S, mdp.A
+    H, S = mdp.H, mdp.S
     N, P_hat, r_bar = empirical_model(mdp, data)
     if R is not None:
         r_bar = R
@@ -177,6 +183,7 @@ def pessimistic_vi(mdp: TabularMDP, data: Dataset, beta: float, R: np.ndarray | 
 
 
 # --- conventional-wisdom baseline -----------------------------------------------------------------
+
 
 def best_observed_trajectory(mdp: TabularMDP, data: Dataset) -> np.ndarray:
     """Outcome learning without credit assignment: imitate the observed trajectory of best mean return.

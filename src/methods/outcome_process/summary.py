@@ -1,6 +1,7 @@
 """From the experiment steps' JSON to the numbers the claims and figures read: the seed groups of one
 experiment merged in seed order (`merge_seed_groups`: one job per seed at paper scale gives the document of
 one job over all seeds), sample complexities, the horizon-gap curves, and the flat metric dict of claims.yaml."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,11 +25,13 @@ def merge_seed_groups(files: list[str]) -> dict:
     out["seeds"] = [s for d in docs for s in d["seeds"]]
     for key in ("subopt", "coverage"):
         if key in out:
-            out[key] = {k: np.concatenate([np.asarray(d[key][k], float) for d in docs], axis=axis).tolist()
-                        for k in out[key]}
+            out[key] = {
+                k: np.concatenate([np.asarray(d[key][k], float) for d in docs], axis=axis).tolist() for k in out[key]
+            }
     if "slopes" in out:
-        out["slopes"] = {k: loglog_slope(out["n_trajectories"], np.asarray(v, float).mean(axis=0))
-                         for k, v in out["subopt"].items()}
+        out["slopes"] = {
+            k: loglog_slope(out["n_trajectories"], np.asarray(v, float).mean(axis=0)) for k, v in out["subopt"].items()
+        }
     return out
 
 
@@ -48,11 +51,16 @@ def _seed_means(doc: dict, method: str, axis: int) -> np.ndarray:
 def sample_complexity(doc: dict, target: float) -> dict:
     """Per learner: C_traj, C_sa and the trajectories needed to reach sub-optimality / H <= target at each horizon."""
     H = np.array([p["horizon"] for p in doc["points"]], float)
-    out = {"c_traj": np.asarray(doc["coverage"]["c_traj"]).max(1).tolist(),
-           "c_sa": np.asarray(doc["coverage"]["c_sa"]).max(1).tolist(), "n_max": max(doc["n_trajectories"]),
-           "target_per_step": target, "horizons": H.tolist(), "needed": {}}
+    out = {
+        "c_traj": np.asarray(doc["coverage"]["c_traj"]).max(1).tolist(),
+        "c_sa": np.asarray(doc["coverage"]["c_sa"]).max(1).tolist(),
+        "n_max": max(doc["n_trajectories"]),
+        "target_per_step": target,
+        "horizons": H.tolist(),
+        "needed": {},
+    }
     for m, sub in doc["subopt"].items():
-        per_step = np.asarray(sub, float).mean(1) / H[:, None]                     # (point, n)
+        per_step = np.asarray(sub, float).mean(1) / H[:, None]  # (point, n)
         out["needed"][m] = [experiments.trajectories_to_reach(doc["n_trajectories"], c, target) for c in per_step]
     return out
 
@@ -67,13 +75,25 @@ def horizon_curves(doc: dict) -> dict:
     naive-to-process ratios (the constants at fixed n; NaN where process supervision is exact) and C_traj."""
     H = np.array([p["horizon"] for p in doc["points"]], float)
     cur = {k: _seed_means(doc, k, 1) for k in ("outcome", "process", "naive")}
-    return {"H": H, **cur, "ratio": _ratio(cur["outcome"], cur["process"]),
-            "naive_ratio": _ratio(cur["naive"], cur["process"]),
-            "c_traj": np.asarray(doc["coverage"]["c_traj"], float).mean(axis=1)}
+    return {
+        "H": H,
+        **cur,
+        "ratio": _ratio(cur["outcome"], cur["process"]),
+        "naive_ratio": _ratio(cur["naive"], cur["process"]),
+        "c_traj": np.asarray(doc["coverage"]["c_traj"], float).mean(axis=1),
+    }
 
 
-def claims_metrics(rate_files: list[str], horizon_files: list[str], eps_files: list[str], samples_files: list[str],
-                   target: float, lemma_json: str, prm_json: str, preference_files: list[str]) -> dict:
+def claims_metrics(
+    rate_files: list[str],
+    horizon_files: list[str],
+    eps_files: list[str],
+    samples_files: list[str],
+    target: float,
+    lemma_json: str,
+    prm_json: str,
+    preference_files: list[str],
+) -> dict:
     """The flat metric dict claims.yaml reads (scalars from seed-mean curves; lists over PRM instances). The
     experiments over seeds come as the files of their seed groups (merge_seed_groups)."""
     m: dict = {}
@@ -83,8 +103,9 @@ def claims_metrics(rate_files: list[str], horizon_files: list[str], eps_files: l
         for k, c in curves.items():
             m[f"rate_slope_{k}_{f}"] = loglog_slope(n, c)
         ok = (curves["outcome"] > 0) & (curves["process"] > 0)
-        m[f"rate_ratio_outcome_process_{f}"] = (float(np.exp(np.mean(np.log(curves["outcome"][ok] / curves["process"][ok]))))
-                                                if ok.any() else float("nan"))
+        m[f"rate_ratio_outcome_process_{f}"] = (
+            float(np.exp(np.mean(np.log(curves["outcome"][ok] / curves["process"][ok])))) if ok.any() else float("nan")
+        )
         m[f"rate_c_sa_{f}"] = float(np.median(doc["coverage"]["c_sa"]))
         m[f"rate_c_traj_{f}"] = float(np.median(doc["coverage"]["c_traj"]))
 
@@ -131,6 +152,7 @@ def claims_metrics(rate_files: list[str], horizon_files: list[str], eps_files: l
         m[f"prm_mu_subopt_{f}"] = rec["subopt"]["mu"]
         m[f"prm_q_fail_rate_{f}"] = float(np.mean(np.asarray(rec["subopt"]["q_value"]) > 1e-9))
     for doc in merged_by(preference_files, "family"):
-        m[f"rate_slope_preference_{doc['family']}"] = loglog_slope(doc["n_trajectories"],
-                                                                   _seed_means(doc, "preference", 0))
+        m[f"rate_slope_preference_{doc['family']}"] = loglog_slope(
+            doc["n_trajectories"], _seed_means(doc, "preference", 0)
+        )
     return m

@@ -10,6 +10,7 @@ otherwise a uniformly random type.
 All adversaries draw from their own generator and only for the runs still active, so a run's
 sequence does not depend on the learner's randomness except through the adaptive rule.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,16 @@ KINDS = ("blocked", "periodic", "random", "adaptive")
 class Adversary:
     """Types j_t for runs 0..m-1 at round t; each run r has n_types[r] real types (padded up to K_max)."""
 
-    def __init__(self, kind: str, n_types: np.ndarray, horizon: int, rng: np.random.Generator,
-                 block_length: int = 100, period: int = 7, adaptive_prob: float = 0.5):
+    def __init__(
+        self,
+        kind: str,
+        n_types: np.ndarray,
+        horizon: int,
+        rng: np.random.Generator,
+        block_length: int = 100,
+        period: int = 7,
+        adaptive_prob: float = 0.5,
+    ):
         if kind not in KINDS:
             raise ValueError(f"adversary {kind!r} unknown; available: {list(KINDS)}")
         self.kind, self.rng = kind, rng
@@ -40,8 +49,10 @@ class Adversary:
 
     def _uniform_types(self, shape) -> np.ndarray:
         u = self.rng.uniform(size=shape)
-        return np.minimum((u * self.n_types.reshape((-1,) + (1,) * (len(shape) - 1))).astype(int),
-                          self.n_types.reshape((-1,) + (1,) * (len(shape) - 1)) - 1)
+        return np.minimum(
+            (u * self.n_types.reshape((-1,) + (1,) * (len(shape) - 1))).astype(int),
+            self.n_types.reshape((-1,) + (1,) * (len(shape) - 1)) - 1,
+        )
 
     def types(self, t: int, m: int, last_utility: np.ndarray | None) -> np.ndarray:
         """j_t for runs 0..m-1. last_utility (m, K_max): U(pi_{t-1}, j) of the learner's previous choice."""

@@ -4,6 +4,7 @@ A slope is the least-squares slope of log(mean regret over seeds) against log(x)
 interval is the percentile interval of that slope when the seeds are resampled with replacement
 (the seeds are the independent replicates; the points of one seed share an instance).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -46,8 +47,14 @@ def slope_with_interval(x: np.ndarray, per_seed: np.ndarray, n_boot: int, level:
         lo = hi = float("nan")
     else:
         lo, hi = (float(v) for v in np.quantile(boots, [(1 - level) / 2, (1 + level) / 2]))
-    return {"slope": slope, "lo": lo, "hi": hi, "x": x.tolist(), "mean": per_seed.mean(axis=0).tolist(),
-            "std": per_seed.std(axis=0, ddof=1).tolist() if S > 1 else [0.0] * len(x)}
+    return {
+        "slope": slope,
+        "lo": lo,
+        "hi": hi,
+        "x": x.tolist(),
+        "mean": per_seed.mean(axis=0).tolist(),
+        "std": per_seed.std(axis=0, ddof=1).tolist() if S > 1 else [0.0] * len(x),
+    }
 
 
 def exp3_linear_bound(T, rank, k):

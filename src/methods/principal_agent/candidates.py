@@ -15,6 +15,7 @@ to arms the set of incentives inducing it is a polytope; the principal's utility
 so a best fixed incentive is a vertex of one such polytope. `general_candidates` enumerates those
 vertices exactly (small N and K only; the paper instead covers them with a (6KT)^K-point net).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -96,6 +97,7 @@ def naive_step(n_arms: int, horizon: int) -> float:
 
 
 # --- general (multi-arm) incentives -----------------------------------------------------------------
+
 
 def _polytope_constraints(inst: Instance, sigma: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """A pi >= c describing the closure of {pi in [0,1]^N : type j weakly prefers sigma_j to every arm}."""

@@ -16,6 +16,7 @@ game loop (runs ordered by decreasing horizon; action sets padded).
 The needle and multiarm records also carry `regret_uniform`, the regret of uniform play over the same
 action set against the same arrivals (a learner that learns nothing): the null of their rate claims.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -56,7 +57,7 @@ def _pad_tables(tables: list[np.ndarray], K_max: int) -> np.ndarray:
     k_max = max(t.shape[1] for t in tables)
     out = np.zeros((len(tables), K_max, k_max))
     for r, t in enumerate(tables):
-        out[r, :, t.shape[1]:] = PAD_UTILITY
+        out[r, :, t.shape[1] :] = PAD_UTILITY
         out[r, : t.shape[0], : t.shape[1]] = t
     return out
 
@@ -78,9 +79,17 @@ def _records(algorithm, runs, out, best, extra=None):
     reg = regret(best, out["booked"])
     recs = []
     for i, r in enumerate(runs):
-        rec = {"algorithm": algorithm, "N": r.N, "K": r.K, "T": r.T, "seed": r.seed,
-               "regret": float(reg[i]), "best_value": float(best[i]), "booked": float(out["booked"][i]),
-               "realised": float(out["realised"][i])}
+        rec = {
+            "algorithm": algorithm,
+            "N": r.N,
+            "K": r.K,
+            "T": r.T,
+            "seed": r.seed,
+            "regret": float(reg[i]),
+            "best_value": float(best[i]),
+            "booked": float(out["booked"][i]),
+            "realised": float(out["realised"][i]),
+        }
         if extra:
             rec.update({k: v[i] for k, v in extra.items()})
         recs.append(rec)
@@ -88,6 +97,7 @@ def _records(algorithm, runs, out, best, extra=None):
 
 
 # --- greedy, single-arm -------------------------------------------------------------------------
+
 
 def greedy_runs(settings: list[tuple[int, int, int]], seeds: list[int]) -> list[Run]:
     runs = []
@@ -133,13 +143,15 @@ def run_greedy(adversary: str, algorithms: list[str], settings, seeds, adv_param
         adv = _adversary(adversary, runs, np.random.default_rng([rng_key, 1]), adv_params)
         out = play(learner, game, adv, np.random.default_rng([rng_key, 2, GREEDY_ALGORITHMS.index(algorithm)]))
         best = best_fixed_value(_pad_tables([r.optimum_table for r in runs], K_max), out["counts"])
-        records += _records(algorithm, runs, out, best, {"n_actions": [t.shape[1] for t in tables],
-                                                         "rank": _ranks(learner, len(runs))})
+        records += _records(
+            algorithm, runs, out, best, {"n_actions": [t.shape[1] for t in tables], "rank": _ranks(learner, len(runs))}
+        )
         log(f"greedy/{adversary}/{algorithm}: {len(runs)} runs, T_max={max(r.T for r in runs)}")
     return records
 
 
 # --- smooth responses -----------------------------------------------------------------------------
+
 
 def logit_single_arm_table(inst: Instance, temperature: float, arms: np.ndarray, amounts: np.ndarray) -> np.ndarray:
     """E[U(x e_i, j)] of logit agents for single-arm incentives (arms[m], amounts[m]); (K, M), closed form.
@@ -154,8 +166,9 @@ def logit_single_arm_table(inst: Instance, temperature: float, arms: np.ndarray,
     return (A - ei * vi + boost * (vi - amounts)) / (S - ei + boost)
 
 
-def logit_best_fixed(inst: Instance, temperature: float, counts: np.ndarray, grid: int = 2001,
-                     refine_steps: int = 60) -> float:
+def logit_best_fixed(
+    inst: Instance, temperature: float, counts: np.ndarray, grid: int = 2001, refine_steps: int = 60
+) -> float:
     """max over single-arm incentives of sum_j n_j E[U(x e_i, j)]: fine grid per arm, then golden section."""
     N = inst.n_arms
     xs = np.linspace(0.0, 1.0, grid)
@@ -204,25 +217,34 @@ def _stack_padded(rows: list[np.ndarray], fill=0.0) -> np.ndarray:
     return out
 
 
-def run_logit(adversary: str, horizons, seeds, N: int, K: int, temperature: float, adv_params: dict,
-              rng_key: int) -> list[dict]:
+def run_logit(
+    adversary: str, horizons, seeds, N: int, K: int, temperature: float, adv_params: dict, rng_key: int
+) -> list[dict]:
     """Tsallis-INF on the eps-grid (eps tuned with L = 1/temperature) against logit agents."""
     L = 1.0 / temperature
-    runs = _order([Run(random_instance(instance_rng(s, N, K), K, N), N, K, int(T), s, None)
-                   for T in horizons for s in seeds])
+    runs = _order(
+        [Run(random_instance(instance_rng(s, N, K), K, N), N, K, int(T), s, None) for T in horizons for s in seeds]
+    )
     grids = [C.uniform_grid(N, C.lipschitz_step(N, L, r.T)) for r in runs]
     arms = [_grid_arms_amounts(g) for g in grids]
     tables = [logit_single_arm_table(r.inst, temperature, a, x) for r, (a, x) in zip(runs, arms)]
-    game = Game(_pad_tables(tables, K),
-                LogitSampler([r.inst for r in runs], temperature,
-                             _stack_padded([a for a, _ in arms]).astype(int), _stack_padded([x for _, x in arms])))
+    game = Game(
+        _pad_tables(tables, K),
+        LogitSampler(
+            [r.inst for r in runs],
+            temperature,
+            _stack_padded([a for a, _ in arms]).astype(int),
+            _stack_padded([x for _, x in arms]),
+        ),
+    )
     learner = TsallisInf([t.shape[1] for t in tables], np.array([r.T for r in runs]))
     adv = _adversary(adversary, runs, np.random.default_rng([rng_key, 1]), adv_params)
     out = play(learner, game, adv, np.random.default_rng([rng_key, 2]))
     best = np.array([logit_best_fixed(r.inst, temperature, out["counts"][i].astype(float)) for i, r in enumerate(runs)])
     log(f"lipschitz/logit/{adversary}: {len(runs)} runs, grid sizes {sorted({t.shape[1] for t in tables})}")
-    return _records("lipschitz", runs, out, best, {"n_actions": [t.shape[1] for t in tables],
-                                                   "instance": ["logit"] * len(runs)})
+    return _records(
+        "lipschitz", runs, out, best, {"n_actions": [t.shape[1] for t in tables], "instance": ["logit"] * len(runs)}
+    )
 
 
 def needle_response(arms, amounts, bump_arm, centre, half_width, lipschitz, base_prob):
@@ -235,8 +257,9 @@ def needle_response(arms, amounts, bump_arm, centre, half_width, lipschitz, base
     return base_prob + bump
 
 
-def run_needle(horizons, seeds, N: int, lipschitz: float, width_factor: float, base_prob: float,
-               rng_key: int) -> list[dict]:
+def run_needle(
+    horizons, seeds, N: int, lipschitz: float, width_factor: float, base_prob: float, rng_key: int
+) -> list[dict]:
     """Tsallis-INF on the eps-grid against the needle family (one type, bump of half-width width_factor * eps_T)."""
     runs, params = [], []
     for T in horizons:
@@ -254,9 +277,14 @@ def run_needle(horizons, seeds, N: int, lipschitz: float, width_factor: float, b
     arms = [_grid_arms_amounts(g) for g in grids]
     q = [needle_response(a, x, *p, lipschitz, base_prob) for (a, x), p in zip(arms, params)]
     # E[U] = q (1 - pi_0) + (1 - q) (0 - pi_1): payments only when the incentivised arm is the one picked
-    tables = [(qq * (1 - np.where(a == 0, x, 0)) - (1 - qq) * np.where(a == 1, x, 0))[None, :]
-              for qq, (a, x) in zip(q, arms)]
-    qpad, apad, xpad = _stack_padded(q), _stack_padded([a for a, _ in arms]).astype(int), _stack_padded([x for _, x in arms])
+    tables = [
+        (qq * (1 - np.where(a == 0, x, 0)) - (1 - qq) * np.where(a == 1, x, 0))[None, :] for qq, (a, x) in zip(q, arms)
+    ]
+    qpad, apad, xpad = (
+        _stack_padded(q),
+        _stack_padded([a for a, _ in arms]).astype(int),
+        _stack_padded([x for _, x in arms]),
+    )
 
     def sample(rng, j, a, m):
         rows = np.arange(m)
@@ -272,15 +300,25 @@ def run_needle(horizons, seeds, N: int, lipschitz: float, width_factor: float, b
     best = np.array([r.T * (base_prob + 0.5 * lipschitz * p[2]) for r, p in zip(runs, params)])
     log(f"lipschitz/needle: {len(runs)} runs, grid sizes {sorted({t.shape[1] for t in tables})}")
     uniform = best - uniform_play_value(tables, out["counts"])
-    return _records("lipschitz", runs, out, best, {"n_actions": [t.shape[1] for t in tables],
-                                                   "instance": ["needle"] * len(runs),
-                                                   "regret_uniform": [float(u) for u in uniform]})
+    return _records(
+        "lipschitz",
+        runs,
+        out,
+        best,
+        {
+            "n_actions": [t.shape[1] for t in tables],
+            "instance": ["needle"] * len(runs),
+            "regret_uniform": [float(u) for u in uniform],
+        },
+    )
 
 
 # --- unknown greedy responses: the lower-bound instance ------------------------------------------
 
-def run_lower_bound(adversary: str, algorithms, horizons, seeds, window: float, threshold_range, adv_params: dict,
-                    rng_key: int) -> list[dict]:
+
+def run_lower_bound(
+    adversary: str, algorithms, horizons, seeds, window: float, threshold_range, adv_params: dict, rng_key: int
+) -> list[dict]:
     """Grid learners that do not know the responses vs Exp3-linear that does, on the Theorem 2.1 instance."""
     runs = []
     for T in horizons:
@@ -302,20 +340,30 @@ def run_lower_bound(adversary: str, algorithms, horizons, seeds, window: float, 
             raise ValueError(f"lower_bound algorithm {algorithm!r} unknown; available: {list(LOWER_BOUND_ALGORITHMS)}")
         tables = [greedy_utility(r.inst, p).T for r, p in zip(runs, acts)]
         horizons_arr = np.array([r.T for r in runs])
-        learner = (Exp3Linear([t.T for t in tables], horizons_arr) if algorithm == "exp3_linear"
-                   else TsallisInf([t.shape[1] for t in tables], horizons_arr) if algorithm == "lipschitz"
-                   else Exp3([t.shape[1] for t in tables], horizons_arr))
+        learner = (
+            Exp3Linear([t.T for t in tables], horizons_arr)
+            if algorithm == "exp3_linear"
+            else TsallisInf([t.shape[1] for t in tables], horizons_arr)
+            if algorithm == "lipschitz"
+            else Exp3([t.shape[1] for t in tables], horizons_arr)
+        )
         adv = _adversary(adversary, runs, np.random.default_rng([rng_key, 1]), adv_params)
-        out = play(learner, Game(_pad_tables(tables, 2)), adv,
-                   np.random.default_rng([rng_key, 2, LOWER_BOUND_ALGORITHMS.index(algorithm)]))
+        out = play(
+            learner,
+            Game(_pad_tables(tables, 2)),
+            adv,
+            np.random.default_rng([rng_key, 2, LOWER_BOUND_ALGORITHMS.index(algorithm)]),
+        )
         best = best_fixed_value(_pad_tables([r.optimum_table for r in runs], 2), out["counts"])
-        records += _records(algorithm, runs, out, best, {"n_actions": [t.shape[1] for t in tables],
-                                                         "rank": _ranks(learner, len(runs))})
+        records += _records(
+            algorithm, runs, out, best, {"n_actions": [t.shape[1] for t in tables], "rank": _ranks(learner, len(runs))}
+        )
         log(f"lower_bound/{algorithm}: {len(runs)} runs")
     return records
 
 
 # --- known greedy responses, general (multi-arm) incentives -------------------------------------
+
 
 def run_multiarm(adversary: str, horizons, seeds, N: int, K: int, adv_params: dict, rng_key: int) -> list[dict]:
     """Exp3-linear on the vertices of the response polytopes; also books the best single-arm value."""
@@ -340,7 +388,15 @@ def run_multiarm(adversary: str, horizons, seeds, N: int, K: int, adv_params: di
     best_single = best_fixed_value(_pad_tables(single, K), out["counts"])
     log(f"multiarm: {len(runs)} runs, candidate sizes {sorted({len(c) for c in cands})}")
     uniform = best - uniform_play_value(tables, out["counts"])
-    return _records("exp3_linear", runs, out, best, {"n_actions": [len(c) for c in cands],
-                                                     "rank": _ranks(learner, len(runs)),
-                                                     "best_single_arm": [float(b) for b in best_single],
-                                                     "regret_uniform": [float(u) for u in uniform]})
+    return _records(
+        "exp3_linear",
+        runs,
+        out,
+        best,
+        {
+            "n_actions": [len(c) for c in cands],
+            "rank": _ranks(learner, len(runs)),
+            "best_single_arm": [float(b) for b in best_single],
+            "regret_uniform": [float(u) for u in uniform],
+        },
+    )

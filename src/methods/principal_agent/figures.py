@@ -1,5 +1,6 @@
 """Figures: regret vs T per adversary, vs N and K, the smooth model, the lower-bound instances, the lower-bound
 families for known responses (T; K and N) and the zooming learner for smooth general incentives."""
+
 from __future__ import annotations
 
 import csv
@@ -61,8 +62,13 @@ def plot_sweeps(sweep: dict, path) -> None:
         for alg, c in sweep[dim].items():
             if alg != "T":
                 _curve(ax, c, f"{LABELS.get(alg, alg)}, bound exp. {_fmt(c['theory'])}")
-        ax.set(xscale="log", yscale="log", xlabel=name, ylabel=f"regret at T = {sweep[dim]['T']}",
-               title=f"regret vs {name}")
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel=name,
+            ylabel=f"regret at T = {sweep[dim]['T']}",
+            title=f"regret vs {name}",
+        )
         ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.18))
     save_figure(fig, path)
 
@@ -109,12 +115,23 @@ def plot_two_point(docs: list[dict], path) -> None:
     for i, name in enumerate(names):
         for k, doc in enumerate(docs):
             r = doc["uniform"] if name == "uniform" else doc["algorithms"][name]
-            ax.plot(T, r["regret"], "x:" if name == "uniform" else "o-", color=f"C{i}", alpha=0.8,
-                    label=(LABELS.get(name, "uniform play (null)")) if k == 0 else None)
+            ax.plot(
+                T,
+                r["regret"],
+                "x:" if name == "uniform" else "o-",
+                color=f"C{i}",
+                alpha=0.8,
+                label=(LABELS.get(name, "uniform play (null)")) if k == 0 else None,
+            )
     first = min(d["algorithms"][n]["regret"][0] for d in docs for n in d["algorithms"])
     ax.plot(T, first * np.sqrt(T / T[0]), "k--", lw=1, label="sqrt(T) (the bound's rate)")
-    ax.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="pseudo-regret",
-           title=f"known greedy responses: two-point family, eps = {docs[0]['c']}/sqrt(T)")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="horizon T",
+        ylabel="pseudo-regret",
+        title=f"known greedy responses: two-point family, eps = {docs[0]['c']}/sqrt(T)",
+    )
     ax.legend(fontsize=7)
     save_figure(fig, path)
 
@@ -127,22 +144,45 @@ def plot_hidden_subset(docs: list[dict], path) -> None:
     for d, doc in enumerate(docs):
         for r in doc["rows"]:
             ki, ni = types.index(r["K"]), doc["arms"].index(r["N"])
-            ax1.plot(r["bound"], r["regret"], markers[ni % len(markers)], color=f"C{ki}", alpha=0.8,
-                     label=f"K={r['K']}, N={r['N']}" if d == 0 else None)
-            ax1.plot(r["bound"], r["regret_uniform"], "x", color="C7", alpha=0.6,
-                     label="uniform play (null)" if d == 0 and r is doc["rows"][0] else None)
+            ax1.plot(
+                r["bound"],
+                r["regret"],
+                markers[ni % len(markers)],
+                color=f"C{ki}",
+                alpha=0.8,
+                label=f"K={r['K']}, N={r['N']}" if d == 0 else None,
+            )
+            ax1.plot(
+                r["bound"],
+                r["regret_uniform"],
+                "x",
+                color="C7",
+                alpha=0.6,
+                label="uniform play (null)" if d == 0 and r is doc["rows"][0] else None,
+            )
     b = np.array([r["bound"] for doc in docs for r in doc["rows"]])
     ratio = np.array([r["ratio"] for doc in docs for r in doc["rows"]])
     xs = np.array([b.min(), b.max()])
     ax1.plot(xs, np.median(ratio) * xs, "k--", lw=1, label=f"c * bound, c = {np.median(ratio):.3f} (median)")
-    ax1.set(xscale="log", yscale="log", xlabel="min{sqrt(K T log N), K sqrt(T)}", ylabel="pseudo-regret",
-            title=f"hidden-subset family, T = {docs[0]['horizon']}, Exp3-linear")
+    ax1.set(
+        xscale="log",
+        yscale="log",
+        xlabel="min{sqrt(K T log N), K sqrt(T)}",
+        ylabel="pseudo-regret",
+        title=f"hidden-subset family, T = {docs[0]['horizon']}, Exp3-linear",
+    )
     ax1.legend(fontsize=6, ncol=2)
     for ki, K in enumerate(types):
         for d, doc in enumerate(docs):
             rows = [r for r in doc["rows"] if r["K"] == K]
-            ax2.plot([r["N"] for r in rows], [r["ratio"] for r in rows], "o-", color=f"C{ki}", alpha=0.8,
-                     label=f"K={K}" if d == 0 else None)
+            ax2.plot(
+                [r["N"] for r in rows],
+                [r["ratio"] for r in rows],
+                "o-",
+                color=f"C{ki}",
+                alpha=0.8,
+                label=f"K={K}" if d == 0 else None,
+            )
     ax2.set(xscale="log", xlabel="arms N", ylabel="regret / bound", title="ratio to the bound (one line per seed)")
     ax2.set_ylim(bottom=0)
     ax2.legend(fontsize=8)
@@ -162,8 +202,13 @@ def plot_zooming(docs: list[dict], path) -> None:
     rate = docs[0]["rate_exponent"]
     first = min(d["learners"]["zooming"]["regret"][0] for d in docs)
     ax1.plot(T, first * (T / T[0]) ** rate, "k--", lw=1, label=f"T^{rate:.2f} (the row's rate)")
-    ax1.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="regret vs best fixed incentive",
-            title=f"smooth, general incentives (N={docs[0]['n_arms']}, L={docs[0]['lipschitz']:g}), adaptive adversary")
+    ax1.set(
+        xscale="log",
+        yscale="log",
+        xlabel="horizon T",
+        ylabel="regret vs best fixed incentive",
+        title=f"smooth, general incentives (N={docs[0]['n_arms']}, L={docs[0]['lipschitz']:g}), adaptive adversary",
+    )
     ax2.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="active cells", title="partition size")
     ax1.legend(fontsize=8)
     ax2.legend(fontsize=8)
@@ -193,9 +238,20 @@ def _write_csv(path: str, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def make_figures(summary_json: str, two_point_files: list[str], hidden_subset_files: list[str],
-                 zooming_files: list[str], rate_png: str, rate_csv: str, sweep_png: str, lipschitz_png: str,
-                 lower_bound_png: str, two_point_png: str, hidden_subset_png: str, zooming_png: str) -> None:
+def make_figures(
+    summary_json: str,
+    two_point_files: list[str],
+    hidden_subset_files: list[str],
+    zooming_files: list[str],
+    rate_png: str,
+    rate_csv: str,
+    sweep_png: str,
+    lipschitz_png: str,
+    lower_bound_png: str,
+    two_point_png: str,
+    hidden_subset_png: str,
+    zooming_png: str,
+) -> None:
     """Step principal_agent_figures: every figure from summary.json and the lower-bound / zooming seed groups."""
     curves = read_json(summary_json)["curves"]
     plot_rates(curves["rate"], rate_png)

@@ -14,6 +14,7 @@ probability zero. Runs are ordered by decreasing horizon, so the m runs still pl
 always the first m rows (`probs(m)`, `update(m, ...)` work on views of those rows).
 Rewards given to `update` are the principal's utilities U in [-1, 1].
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,9 @@ def exp3_reward_estimate(probs: np.ndarray, action: np.ndarray, reward01: np.nda
     return est
 
 
-def linear_reward_estimate(features: np.ndarray, probs: np.ndarray, action: np.ndarray,
-                           reward: np.ndarray, pad: np.ndarray | None = None) -> np.ndarray:
+def linear_reward_estimate(
+    features: np.ndarray, probs: np.ndarray, action: np.ndarray, reward: np.ndarray, pad: np.ndarray | None = None
+) -> np.ndarray:
     """Y_hat = Q^{-1} a_t X_t with Q = sum_a P(a) a a^T (Lattimore & Szepesvari eq. 27.2); (m, d).
 
     features (m, k, d), probs (m, k). `pad` (m, d) marks padded coordinates, whose identity rows keep

@@ -25,6 +25,7 @@ Regret is the pseudo-regret sum_t sum_a P_t(a) (E U(best) - E U(a)) of the paper
 null, the exact pseudo-regret T * mean_a gap(a) of uniform play over the same candidates (a learner
 that learns nothing) on the same runs.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -112,8 +113,9 @@ def pseudo_regret_hidden(table: np.ndarray, q: np.ndarray, T: int, rng: np.rando
     return regret
 
 
-def kn_grid_experiment(types: list[int], arms: list[int], horizon: int, n_runs: int, c: float, delta: float,
-                       seed: int) -> dict:
+def kn_grid_experiment(
+    types: list[int], arms: list[int], horizon: int, n_runs: int, c: float, delta: float, seed: int
+) -> dict:
     """Mean pseudo-regret of Exp3-linear on the subset family for every (K, N) of the grid at one T."""
     rows = []
     for ki, K in enumerate(types):
@@ -130,34 +132,70 @@ def kn_grid_experiment(types: list[int], arms: list[int], horizon: int, n_runs: 
             mean = q @ table.T
             uniform = horizon * (mean.max(axis=1, keepdims=True) - mean).mean()
             bound = paper_bound(K, N, horizon)
-            rows.append({"K": K, "N": N, "M": M, "n_candidates": int(len(table)), "eps": eps,
-                         "regret": float(regret.mean()), "regret_se": float(regret.std(ddof=1) / np.sqrt(n_runs)),
-                         "regret_uniform": float(uniform), "bound": bound, "ratio": float(regret.mean() / bound)})
+            rows.append(
+                {
+                    "K": K,
+                    "N": N,
+                    "M": M,
+                    "n_candidates": int(len(table)),
+                    "eps": eps,
+                    "regret": float(regret.mean()),
+                    "regret_se": float(regret.std(ddof=1) / np.sqrt(n_runs)),
+                    "regret_uniform": float(uniform),
+                    "bound": bound,
+                    "ratio": float(regret.mean() / bound),
+                }
+            )
     bnd = np.array([r["bound"] for r in rows])
-    out = {"types": types, "arms": arms, "horizon": horizon, "n_runs": n_runs, "c": c, "delta": delta,
-           "seed": seed, "rows": rows}
+    out = {
+        "types": types,
+        "arms": arms,
+        "horizon": horizon,
+        "n_runs": n_runs,
+        "c": c,
+        "delta": delta,
+        "seed": seed,
+        "rows": rows,
+    }
     for suffix, key in (("", "regret"), ("_uniform", "regret_uniform")):
         reg = np.array([r[key] for r in rows])
         ratio = reg / bnd
-        out.update({f"slope_on_bound{suffix}": loglog_slope(bnd, reg),
-                    f"ratio_spread{suffix}": float(ratio.max() / ratio.min()),
-                    f"ratio_min{suffix}": float(ratio.min()), f"ratio_max{suffix}": float(ratio.max())})
+        out.update(
+            {
+                f"slope_on_bound{suffix}": loglog_slope(bnd, reg),
+                f"ratio_spread{suffix}": float(ratio.max() / ratio.min()),
+                f"ratio_min{suffix}": float(ratio.min()),
+                f"ratio_max{suffix}": float(ratio.max()),
+            }
+        )
     return out
 
 
 def hidden_subset_job(params: dict, seeds: list[int], out_json: str) -> None:
     """Step principal_agent_hidden_subset: the K x N grid for every seed, written as one JSON {"runs": [...]}."""
     from methods.common.io import log, write_json
+
     runs = []
     for seed in seeds:
-        out = kn_grid_experiment(list(params["types"]), list(params["arms"]), int(params["horizon"]),
-                                 int(params["n_runs"]), float(params["c"]), float(params["delta"]), seed)
+        out = kn_grid_experiment(
+            list(params["types"]),
+            list(params["arms"]),
+            int(params["horizon"]),
+            int(params["n_runs"]),
+            float(params["c"]),
+            float(params["delta"]),
+            seed,
+        )
         for r in out["rows"]:
-            log(f"seed {seed} K={r['K']} N={r['N']} M={r['M']} eps={r['eps']:.3f}: regret {r['regret']:.2f} "
+            log(
+                f"seed {seed} K={r['K']} N={r['N']} M={r['M']} eps={r['eps']:.3f}: regret {r['regret']:.2f} "
                 f"+- {r['regret_se']:.2f} (uniform play {r['regret_uniform']:.2f}), bound {r['bound']:.1f}, "
-                f"ratio {r['ratio']:.3f}")
-        log(f"seed {seed}: slope of regret on the bound {out['slope_on_bound']:.3f} (uniform play "
+                f"ratio {r['ratio']:.3f}"
+            )
+        log(
+            f"seed {seed}: slope of regret on the bound {out['slope_on_bound']:.3f} (uniform play "
             f"{out['slope_on_bound_uniform']:.3f}), ratio spread {out['ratio_spread']:.3f} "
-            f"(uniform play {out['ratio_spread_uniform']:.3f})")
+            f"(uniform play {out['ratio_spread_uniform']:.3f})"
+        )
         runs.append(out)
     write_json(out_json, {"seeds": list(seeds), "runs": runs})

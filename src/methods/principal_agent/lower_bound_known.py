@@ -18,6 +18,7 @@ We measure the pseudo-regret sum_t sum_a P_t(a) (max_b E U(b) - E U(a)) of the p
 the claims' null, the exact pseudo-regret T * mean_a gap(a) of uniform play over the same candidates
 (a learner that learns nothing).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,8 +42,9 @@ def type_probabilities(sign: int, eps: float) -> np.ndarray:
     return np.array([0.5 + sign * eps, 0.5 - sign * eps])
 
 
-def pseudo_regret(algorithm: str, table: np.ndarray, q: np.ndarray, T: int, n_runs: int,
-                  rng: np.random.Generator) -> np.ndarray:
+def pseudo_regret(
+    algorithm: str, table: np.ndarray, q: np.ndarray, T: int, n_runs: int, rng: np.random.Generator
+) -> np.ndarray:
     """Pseudo-regret after T rounds of `n_runs` independent runs; table (K, k) = U(candidate, type)."""
     mean = q @ table  # (k,) expected utility of each candidate
     gap = mean.max() - mean
@@ -71,43 +73,67 @@ def uniform_pseudo_regret(table: np.ndarray, q: np.ndarray, T: int) -> float:
 
 def _curve(means: list[float], horizons: list[int]) -> dict:
     h = np.array(horizons, float)
-    return {"regret": means, "regret_over_sqrt_T": (np.array(means) / np.sqrt(h)).tolist(),
-            "slope": loglog_slope(h, np.array(means))}
+    return {
+        "regret": means,
+        "regret_over_sqrt_T": (np.array(means) / np.sqrt(h)).tolist(),
+        "slope": loglog_slope(h, np.array(means)),
+    }
 
 
-def lower_bound_experiment(horizons: list[int], n_runs: int, c: float, delta: float, algorithms: list[str],
-                           seed: int) -> dict:
+def lower_bound_experiment(
+    horizons: list[int], n_runs: int, c: float, delta: float, algorithms: list[str], seed: int
+) -> dict:
     """Mean pseudo-regret over both signs and `n_runs` runs per sign, for each algorithm and horizon,
     and the exact pseudo-regret of uniform play (`uniform`)."""
     inst = two_type_instance(delta)
     cand = C.known_greedy_candidates(inst, merge=True)
     table = greedy_utility(inst, cand)  # (k, K)
     table = table.T  # (K, k)
-    out = {"horizons": horizons, "c": c, "delta": delta, "n_runs": n_runs, "seed": seed,
-           "n_candidates": int(table.shape[1]), "table": table.tolist(), "algorithms": {}}
+    out = {
+        "horizons": horizons,
+        "c": c,
+        "delta": delta,
+        "n_runs": n_runs,
+        "seed": seed,
+        "n_candidates": int(table.shape[1]),
+        "table": table.tolist(),
+        "algorithms": {},
+    }
     for ai, algorithm in enumerate(algorithms):
         means = []
         for ti, T in enumerate(horizons):
             eps = c / np.sqrt(T)
-            per_sign = [pseudo_regret(algorithm, table, type_probabilities(s, eps), T, n_runs,
-                                      np.random.default_rng([seed, ai, ti, si]))
-                        for si, s in enumerate((1, -1))]
+            per_sign = [
+                pseudo_regret(
+                    algorithm, table, type_probabilities(s, eps), T, n_runs, np.random.default_rng([seed, ai, ti, si])
+                )
+                for si, s in enumerate((1, -1))
+            ]
             means.append(float(np.mean(np.concatenate(per_sign))))
         out["algorithms"][algorithm] = _curve(means, horizons)
-    out["uniform"] = _curve([float(np.mean([uniform_pseudo_regret(table, type_probabilities(s, c / np.sqrt(T)), T)
-                                            for s in (1, -1)])) for T in horizons], horizons)
+    out["uniform"] = _curve(
+        [
+            float(np.mean([uniform_pseudo_regret(table, type_probabilities(s, c / np.sqrt(T)), T) for s in (1, -1)]))
+            for T in horizons
+        ],
+        horizons,
+    )
     return out
 
 
 def two_point_job(params: dict, seeds: list[int], out_json: str) -> None:
     """Step principal_agent_two_point: the experiment for every seed, written as one JSON {"runs": [...]}."""
     from methods.common.io import log, write_json
+
     runs = []
     for seed in seeds:
-        out = lower_bound_experiment(params["horizons"], params["n_runs"], params["c"], params["delta"],
-                                     params["algorithms"], seed)
+        out = lower_bound_experiment(
+            params["horizons"], params["n_runs"], params["c"], params["delta"], params["algorithms"], seed
+        )
         for name, r in {**out["algorithms"], "uniform": out["uniform"]}.items():
-            log(f"seed {seed} {name}: regret {np.round(r['regret'], 2).tolist()} over T {out['horizons']}, "
-                f"slope {r['slope']:.3f}")
+            log(
+                f"seed {seed} {name}: regret {np.round(r['regret'], 2).tolist()} over T {out['horizons']}, "
+                f"slope {r['slope']:.3f}"
+            )
         runs.append(out)
     write_json(out_json, {"seeds": list(seeds), "runs": runs})

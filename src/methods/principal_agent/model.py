@@ -7,6 +7,7 @@ U(pi, j) = v_a - pi_a.
 
 Shapes: incentives are stacked as (M, N); utility tables are (M, K) = U(pi_m, j).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -8,6 +8,7 @@ one and less noise, and the type counts n_j; the regret against the best fixed i
 hindsight is then max_pi sum_j n_j E[U(pi, j)] - booked utility (see `regret`), with the max taken
 over the whole decision set, not over the learner's actions.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -3,6 +3,7 @@ ratios and per-seed comparisons from every simulation's records (summary.json), 
 read. The simulation steps write one file per seed group; the groups of one experiment are merged here in
 seed order (`merge_records`, `merge_runs`), so one job per seed (paper scale) and one job for all seeds (tiny
 scale) give the same summary."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -53,16 +54,30 @@ def two_point_metrics(doc: dict) -> dict:
 def hidden_subset_metrics(doc: dict) -> dict:
     """Per-seed metrics of the hidden-subset K x N grid: slope of regret on the bound and max/min of
     regret / bound, for Exp3-linear and for uniform play."""
-    return {f"hidden_subset_{k}": doc[k] for k in ("slope_on_bound", "ratio_spread", "ratio_min", "ratio_max",
-                                                   "slope_on_bound_uniform", "ratio_spread_uniform")}
+    return {
+        f"hidden_subset_{k}": doc[k]
+        for k in (
+            "slope_on_bound",
+            "ratio_spread",
+            "ratio_min",
+            "ratio_max",
+            "slope_on_bound_uniform",
+            "ratio_spread_uniform",
+        )
+    }
 
 
 def zooming_metrics(doc: dict) -> dict:
     """Per-seed metrics of the smooth general-incentive experiment (zooming, uniform grid, uniform play)."""
     L = doc["learners"]
-    return {"zoom_slope": L["zooming"]["slope"], "zoom_rate": doc["rate_exponent"],
-            "zoom_regret_min": L["zooming"]["regret_min"], "zoom_grid_slope": L["uniform_grid"]["slope"],
-            "zoom_uniform_slope": L["uniform_play"]["slope"], "zoom_uniform_regret_min": L["uniform_play"]["regret_min"]}
+    return {
+        "zoom_slope": L["zooming"]["slope"],
+        "zoom_rate": doc["rate_exponent"],
+        "zoom_regret_min": L["zooming"]["regret_min"],
+        "zoom_grid_slope": L["uniform_grid"]["slope"],
+        "zoom_uniform_slope": L["uniform_play"]["slope"],
+        "zoom_uniform_regret_min": L["uniform_play"]["regret_min"],
+    }
 
 
 def _per_seed(files: list[str], fn) -> dict:
@@ -71,9 +86,19 @@ def _per_seed(files: list[str], fn) -> dict:
     return {k: [r[k] for r in rows] for k in rows[0]}
 
 
-def analyse(rate_files: list[str], sweep_files: list[str], lipschitz_files: list[str], lower_bound_files: list[str],
-            multiarm_files: list[str], two_point_files: list[str], hidden_subset_files: list[str],
-            zooming_files: list[str], n_boot: int, level: float, out_json: str) -> None:
+def analyse(
+    rate_files: list[str],
+    sweep_files: list[str],
+    lipschitz_files: list[str],
+    lower_bound_files: list[str],
+    multiarm_files: list[str],
+    two_point_files: list[str],
+    hidden_subset_files: list[str],
+    zooming_files: list[str],
+    n_boot: int,
+    level: float,
+    out_json: str,
+) -> None:
     """Slopes with intervals, bound ratios and per-seed comparisons: the flat `metrics` the claims read. Every
     argument but the last three lists the seed-group files of one step (several experiments of a step, e.g.
     the adversaries of rate, are told apart by their params)."""
@@ -96,8 +121,12 @@ def analyse(rate_files: list[str], sweep_files: list[str], lipschitz_files: list
         metrics[f"naive_excess_{adv}"] = list(np.subtract(naive, linear))
         metrics[f"regret_Tmax_naive_grid_{adv}"], metrics[f"regret_Tmax_exp3_linear_{adv}"] = naive, linear
         grid = curves["rate"][adv]["naive_grid"]
-        metrics.update({f"naive_slope_{adv}": grid["slope"], f"naive_lo_{adv}": grid["lo"], f"naive_hi_{adv}": grid["hi"]})
-        curves["rate"][adv]["bound"] = [float(np.mean([_linear_bound(r) for r in lin_recs if r["T"] == T])) for T in lin["x"]]
+        metrics.update(
+            {f"naive_slope_{adv}": grid["slope"], f"naive_lo_{adv}": grid["lo"], f"naive_hi_{adv}": grid["hi"]}
+        )
+        curves["rate"][adv]["bound"] = [
+            float(np.mean([_linear_bound(r) for r in lin_recs if r["T"] == T])) for T in lin["x"]
+        ]
 
     for dim, doc in merge_records(sweep_files, "dimension").items():
         recs, x_name, p = doc["records"], {"arms": "N", "types": "K"}[dim], {"arms": "n", "types": "k"}[dim]
@@ -109,14 +138,24 @@ def analyse(rate_files: list[str], sweep_files: list[str], lipschitz_files: list
             c = A.slope_with_interval(x, reg, **ci)
             alg_recs = [r for r in at_T if r["algorithm"] == alg]
             if alg == "exp3_linear":
-                theory = A.bound_exponent(alg_recs, x_name, lambda r: np.sqrt(r["rank"] * np.log(max(r["n_actions"], 2))))
+                theory = A.bound_exponent(
+                    alg_recs, x_name, lambda r: np.sqrt(r["rank"] * np.log(max(r["n_actions"], 2)))
+                )
             else:
-                theory = A.bound_exponent(alg_recs, x_name, lambda r: np.sqrt(r["n_actions"] * np.log(max(r["n_actions"], 2))))
+                theory = A.bound_exponent(
+                    alg_recs, x_name, lambda r: np.sqrt(r["n_actions"] * np.log(max(r["n_actions"], 2)))
+                )
             c["theory"] = theory
             c["n_actions"] = [float(np.mean([r["n_actions"] for r in alg_recs if r[x_name] == v])) for v in c["x"]]
             curves["sweep"][dim][alg] = c
-            metrics.update({f"{p}_slope_{alg}": c["slope"], f"{p}_lo_{alg}": c["lo"], f"{p}_hi_{alg}": c["hi"],
-                            f"{p}_theory_{alg}": theory})
+            metrics.update(
+                {
+                    f"{p}_slope_{alg}": c["slope"],
+                    f"{p}_lo_{alg}": c["lo"],
+                    f"{p}_hi_{alg}": c["hi"],
+                    f"{p}_theory_{alg}": theory,
+                }
+            )
 
     for inst, doc in merge_records(lipschitz_files, "instance").items():
         recs, prm = doc["records"], doc["params"]
@@ -125,13 +164,20 @@ def analyse(rate_files: list[str], sweep_files: list[str], lipschitz_files: list
         bound = lambda r: A.lipschitz_bound(r["T"], r["n_actions"], prm["n_arms"], prm["lipschitz"])  # noqa: E731
         c["bound"] = [float(np.mean([bound(r) for r in recs if r["T"] == T])) for T in c["x"]]
         curves["lipschitz"][inst] = c
-        metrics.update({f"{inst}_slope": c["slope"], f"{inst}_lo": c["lo"], f"{inst}_hi": c["hi"],
-                        f"{inst}_bound_ratio": A.per_seed_max_ratio(recs, bound)})
+        metrics.update(
+            {
+                f"{inst}_slope": c["slope"],
+                f"{inst}_lo": c["lo"],
+                f"{inst}_hi": c["hi"],
+                f"{inst}_bound_ratio": A.per_seed_max_ratio(recs, bound),
+            }
+        )
         if "regret_uniform" in recs[0]:
             u = A.slope_with_interval(*A.table(recs, "T", {"algorithm": "lipschitz"}, "regret_uniform")[::2], **ci)
             c["uniform"] = u["mean"]
-            metrics.update({f"{inst}_uniform_slope": u["slope"], f"{inst}_uniform_lo": u["lo"],
-                            f"{inst}_uniform_hi": u["hi"]})
+            metrics.update(
+                {f"{inst}_uniform_slope": u["slope"], f"{inst}_uniform_lo": u["lo"], f"{inst}_uniform_hi": u["hi"]}
+            )
 
     doc = merge_records(lower_bound_files)
     recs = doc["records"]
@@ -141,8 +187,14 @@ def analyse(rate_files: list[str], sweep_files: list[str], lipschitz_files: list
         c = A.slope_with_interval(x, reg, **ci)
         curves["lower_bound"][alg] = c
         per_round = A.per_seed_at([r for r in recs if r["algorithm"] == alg], T_max, lambda r: r["regret"] / r["T"])
-        metrics.update({f"lb_slope_{alg}": c["slope"], f"lb_lo_{alg}": c["lo"], f"lb_hi_{alg}": c["hi"],
-                        f"lb_per_round_{alg}": per_round})
+        metrics.update(
+            {
+                f"lb_slope_{alg}": c["slope"],
+                f"lb_lo_{alg}": c["lo"],
+                f"lb_hi_{alg}": c["hi"],
+                f"lb_per_round_{alg}": per_round,
+            }
+        )
     agnostic = [a for a in doc["params"]["algorithms"] if a in AGNOSTIC]
     metrics["lb_per_round_agnostic_best"] = list(np.min([metrics[f"lb_per_round_{a}"] for a in agnostic], axis=0))
 
@@ -154,10 +206,18 @@ def analyse(rate_files: list[str], sweep_files: list[str], lipschitz_files: list
     u = A.slope_with_interval(*A.table(recs, "T", {"algorithm": "exp3_linear"}, "regret_uniform")[::2], **ci)
     c["uniform"] = u["mean"]
     curves["multiarm"] = c
-    metrics.update({"multiarm_slope": c["slope"], "multiarm_lo": c["lo"], "multiarm_hi": c["hi"],
-                    "multiarm_bound_ratio": A.per_seed_max_ratio(recs, _linear_bound),
-                    "multiarm_gain": c["gain"], "multiarm_uniform_slope": u["slope"],
-                    "multiarm_uniform_lo": u["lo"], "multiarm_uniform_hi": u["hi"]})
+    metrics.update(
+        {
+            "multiarm_slope": c["slope"],
+            "multiarm_lo": c["lo"],
+            "multiarm_hi": c["hi"],
+            "multiarm_bound_ratio": A.per_seed_max_ratio(recs, _linear_bound),
+            "multiarm_gain": c["gain"],
+            "multiarm_uniform_slope": u["slope"],
+            "multiarm_uniform_lo": u["lo"],
+            "multiarm_uniform_hi": u["hi"],
+        }
+    )
     metrics.update(_per_seed(two_point_files, two_point_metrics))
     metrics.update(_per_seed(hidden_subset_files, hidden_subset_metrics))
     metrics.update(_per_seed(zooming_files, zooming_metrics))

@@ -27,6 +27,7 @@ the type for which the learner's last incentive paid least. Regret is measured a
 incentive in hindsight on a fine grid of [0, 1]^N, with expected utilities over the agent's logit noise
 (the type sequence is the realised, adaptive one).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -51,17 +52,18 @@ def grid_depth(n_arms: int, horizon: int) -> int:
 class ZoomingLearner:
     """EXP3 over the cells of an adaptive dyadic partition of [0, 1]^N (see the module docstring)."""
 
-    def __init__(self, n_arms: int, lipschitz: float, split_constant: float, max_depth: int = 10,
-                 fixed_depth: int | None = None):
+    def __init__(
+        self, n_arms: int, lipschitz: float, split_constant: float, max_depth: int = 10, fixed_depth: int | None = None
+    ):
         self.N = n_arms
         self.scale = split_constant / lipschitz**2
         self.adaptive = fixed_depth is None
-        self.max_side = 2.0 ** -max_depth
-        side = 1.0 if self.adaptive else 2.0 ** -fixed_depth
+        self.max_side = 2.0**-max_depth
+        side = 1.0 if self.adaptive else 2.0**-fixed_depth
         m = int(round(1.0 / side))
         self.lower = np.array(list(itertools.product(range(m), repeat=n_arms)), float) * side  # (A, N)
         self.side = np.full(len(self.lower), side)
-        self.S = np.zeros(len(self.lower))     # minus cumulative estimated loss
+        self.S = np.zeros(len(self.lower))  # minus cumulative estimated loss
         self.mass = np.zeros(len(self.lower))  # accumulated selection probability since activation
         self.t = 0
         self.splits = 0
@@ -123,8 +125,16 @@ def utilities(inst: Instance, pi: np.ndarray, temperature: float) -> np.ndarray:
     return expected_utility(logit_probabilities(inst, pi, temperature), inst.v, pi)
 
 
-def run_once(inst: Instance, checkpoints: list[int], temperature: float, split_constant: float,
-             fixed_depth: int | None, adaptive_prob: float, grid_u: np.ndarray, rng: np.random.Generator) -> dict:
+def run_once(
+    inst: Instance,
+    checkpoints: list[int],
+    temperature: float,
+    split_constant: float,
+    fixed_depth: int | None,
+    adaptive_prob: float,
+    grid_u: np.ndarray,
+    rng: np.random.Generator,
+) -> dict:
     """One run against the adaptive adversary; regret vs the best grid incentive in hindsight at each checkpoint."""
     K, N = inst.n_types, inst.n_arms
     horizon = max(checkpoints)
@@ -149,12 +159,23 @@ def run_once(inst: Instance, checkpoints: list[int], temperature: float, split_c
         if t in checkpoints:
             regret.append(float((grid_u @ counts).max() - earned))
             cells.append(int(len(learner.S)))
-    return {"regret": regret, "n_cells": cells, "splits": learner.splits,
-            "max_depth": int(np.round(-np.log2(learner.side.min()))), "learner": learner}
+    return {
+        "regret": regret,
+        "n_cells": cells,
+        "splits": learner.splits,
+        "max_depth": int(np.round(-np.log2(learner.side.min()))),
+        "learner": learner,
+    }
 
 
-def uniform_play_regret(inst: Instance, checkpoints: list[int], temperature: float, adaptive_prob: float,
-                        grid_u: np.ndarray, rng: np.random.Generator) -> list[float]:
+def uniform_play_regret(
+    inst: Instance,
+    checkpoints: list[int],
+    temperature: float,
+    adaptive_prob: float,
+    grid_u: np.ndarray,
+    rng: np.random.Generator,
+) -> list[float]:
     """Regret at each checkpoint of uniform random incentives against the adaptive adversary (vectorised:
     the incentives do not depend on the past, so the whole type sequence follows from them)."""
     K, N = inst.n_types, inst.n_arms
@@ -168,46 +189,114 @@ def uniform_play_regret(inst: Instance, checkpoints: list[int], temperature: flo
     return [float((grid_u @ np.bincount(j[:t], minlength=K)).max() - earned[t - 1]) for t in checkpoints]
 
 
-def zooming_experiment(n_types: int, n_arms: int, horizons: list[int], n_runs: int, temperature: float,
-                       split_constant: float, adaptive_prob: float, grid_points: int, seed: int) -> dict:
+def zooming_experiment(
+    n_types: int,
+    n_arms: int,
+    horizons: list[int],
+    n_runs: int,
+    temperature: float,
+    split_constant: float,
+    adaptive_prob: float,
+    grid_points: int,
+    seed: int,
+) -> dict:
     """Regret over the T grid of the zooming learner (anytime: one run, read at every T), of the T-tuned
     uniform baseline (one run per T) and of uniform play (the null); one random instance per seed."""
     inst = random_instance(np.random.default_rng([seed, 11]), n_types, n_arms)
     grid_u = utilities(inst, hindsight_grid(n_arms, grid_points), temperature)
-    out = {"n_types": n_types, "n_arms": n_arms, "horizons": horizons, "n_runs": n_runs, "temperature": temperature,
-           "lipschitz": 1.0 / temperature, "split_constant": split_constant, "adaptive_prob": adaptive_prob,
-           "seed": seed, "rate_exponent": rate_exponent(n_arms), "learners": {}}
+    out = {
+        "n_types": n_types,
+        "n_arms": n_arms,
+        "horizons": horizons,
+        "n_runs": n_runs,
+        "temperature": temperature,
+        "lipschitz": 1.0 / temperature,
+        "split_constant": split_constant,
+        "adaptive_prob": adaptive_prob,
+        "seed": seed,
+        "rate_exponent": rate_exponent(n_arms),
+        "learners": {},
+    }
     h = np.array(horizons, float)
-    zoom = [run_once(inst, horizons, temperature, split_constant, None, adaptive_prob, grid_u,
-                     np.random.default_rng([seed, 12, 0, r])) for r in range(n_runs)]
-    base = [[run_once(inst, [T], temperature, split_constant, grid_depth(n_arms, T), adaptive_prob, grid_u,
-                      np.random.default_rng([seed, 12, 1, ti, r])) for r in range(n_runs)]
-            for ti, T in enumerate(horizons)]
+    zoom = [
+        run_once(
+            inst,
+            horizons,
+            temperature,
+            split_constant,
+            None,
+            adaptive_prob,
+            grid_u,
+            np.random.default_rng([seed, 12, 0, r]),
+        )
+        for r in range(n_runs)
+    ]
+    base = [
+        [
+            run_once(
+                inst,
+                [T],
+                temperature,
+                split_constant,
+                grid_depth(n_arms, T),
+                adaptive_prob,
+                grid_u,
+                np.random.default_rng([seed, 12, 1, ti, r]),
+            )
+            for r in range(n_runs)
+        ]
+        for ti, T in enumerate(horizons)
+    ]
     results = {
         "zooming": (np.mean([r["regret"] for r in zoom], axis=0), np.mean([r["n_cells"] for r in zoom], axis=0)),
-        "uniform_grid": (np.array([np.mean([r["regret"][0] for r in runs]) for runs in base]),
-                         np.array([np.mean([r["n_cells"][0] for r in runs]) for runs in base])),
-        "uniform_play": (np.mean([uniform_play_regret(inst, horizons, temperature, adaptive_prob, grid_u,
-                                                      np.random.default_rng([seed, 12, 2, r])) for r in range(n_runs)],
-                                 axis=0), np.ones(len(horizons))),
+        "uniform_grid": (
+            np.array([np.mean([r["regret"][0] for r in runs]) for runs in base]),
+            np.array([np.mean([r["n_cells"][0] for r in runs]) for runs in base]),
+        ),
+        "uniform_play": (
+            np.mean(
+                [
+                    uniform_play_regret(
+                        inst, horizons, temperature, adaptive_prob, grid_u, np.random.default_rng([seed, 12, 2, r])
+                    )
+                    for r in range(n_runs)
+                ],
+                axis=0,
+            ),
+            np.ones(len(horizons)),
+        ),
     }
     for name, (regret, cells) in results.items():
-        out["learners"][name] = {"regret": regret.tolist(), "n_cells": cells.tolist(),
-                                 "slope": loglog_slope(h, regret), "regret_min": float(regret.min())}
+        out["learners"][name] = {
+            "regret": regret.tolist(),
+            "n_cells": cells.tolist(),
+            "slope": loglog_slope(h, regret),
+            "regret_min": float(regret.min()),
+        }
     return out
 
 
 def zooming_job(params: dict, seeds: list[int], out_json: str) -> None:
     """Step principal_agent_zooming: the experiment for every seed, written as one JSON {"runs": [...]}."""
     from methods.common.io import log, write_json
+
     runs = []
     for seed in seeds:
-        out = zooming_experiment(int(params["n_types"]), int(params["n_arms"]), list(params["horizons"]),
-                                 int(params["n_runs"]), float(params["temperature"]),
-                                 float(params["split_constant"]), float(params["adaptive_prob"]),
-                                 int(params["grid_points"]), seed)
+        out = zooming_experiment(
+            int(params["n_types"]),
+            int(params["n_arms"]),
+            list(params["horizons"]),
+            int(params["n_runs"]),
+            float(params["temperature"]),
+            float(params["split_constant"]),
+            float(params["adaptive_prob"]),
+            int(params["grid_points"]),
+            seed,
+        )
         for name, r in out["learners"].items():
-            log(f"seed {seed} {name}: regret {np.round(r['regret'], 1).tolist()} over T {out['horizons']}, "
-                f"slope {r['slope']:.3f} (rate {out['rate_exponent']:.3f}), cells {r['n_cells']}")
+            log(
+                f"seed {seed} {name}: regret {np.round(r['regret'], 1).tolist()} over T {out['horizons']}, "
+                f"slope {r['slope']:.3f} (rate {out['rate_exponent']:.3f}), cells {r['n_cells']}"
+            )
         runs.append(out)
     write_json(out_json, {"seeds": list(seeds), "runs": runs})

@@ -6,6 +6,7 @@ weight and returns the per-layer errors. The calibration statistics come from
 `methods.common.lm.capture_linear_inputs` on the dense model (all layers in one pass; the authors
 propagate through already-compressed layers, see the package README).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -53,8 +54,11 @@ class Recipe:
 
 def target_linears(model: nn.Module, skip: tuple[str, ...] = ("lm_head",)) -> dict[str, nn.Linear]:
     """The nn.Linear modules SLiM compresses: every linear of the transformer blocks (not the LM head)."""
-    return {name: m for name, m in model.named_modules()
-            if isinstance(m, nn.Linear) and not any(s in name.split(".") for s in skip)}
+    return {
+        name: m
+        for name, m in model.named_modules()
+        if isinstance(m, nn.Linear) and not any(s in name.split(".") for s in skip)
+    }
 
 
 def _set_module(model: nn.Module, name: str, new: nn.Module) -> None:
@@ -63,9 +67,14 @@ def _set_module(model: nn.Module, name: str, new: nn.Module) -> None:
 
 
 @torch.no_grad()
-def compress_model(model: nn.Module, recipe: Recipe, stats: dict[str, dict[str, torch.Tensor]],
-                   held_out: dict[str, dict[str, torch.Tensor]] | None = None,
-                   backend: str = "dense", skip: tuple[str, ...] = ("lm_head",)) -> dict[str, dict[str, float]]:
+def compress_model(
+    model: nn.Module,
+    recipe: Recipe,
+    stats: dict[str, dict[str, torch.Tensor]],
+    held_out: dict[str, dict[str, torch.Tensor]] | None = None,
+    backend: str = "dense",
+    skip: tuple[str, ...] = ("lm_head",),
+) -> dict[str, dict[str, float]]:
     """Compress every target linear in place; return per layer the relative output and weighted errors.
 
     `stats` (calibration) drive the compression; errors are measured on `held_out` statistics when
@@ -75,37 +84,57 @@ def compress_model(model: nn.Module, recipe: Recipe, stats: dict[str, dict[str, 
     layers = target_linears(model, skip)
     missing = [n for n in layers if n not in stats]
     if missing:
-        raise KeyError(f"compress_model: no calibration statistics for {missing[:3]}...; "
-                       f"capture_linear_inputs must see every nn.Linear")
+        raise KeyError(
+            f"compress_model: no calibration statistics for {missing[:3]}...; "
+            f"capture_linear_inputs must see every nn.Linear"
+        )
     for name, lin in tqdm(layers.items(), desc="compress", mininterval=5):
         s = stats[name]
         w = lin.weight.detach().float()
-        cw = compress_weight(w, pruner=recipe.pruner, quantizer=recipe.quantizer, bits=recipe.bits,
-                             adapter=recipe.adapter, rank_ratio=recipe.rank_ratio, mean_sq=s["mean_sq"],
-                             hessian=s["hessian"], group_size=recipe.group_size, n_bins=recipe.n_bins,
-                             adapter_bits=None if recipe.peft else recipe.adapter_bits,
-                             adapter_group_size=recipe.adapter_group_size, damp=recipe.damp,
-                             order=recipe.order, shift_zero_metrics=recipe.shift_zero_metrics,
-                             pad_rank=recipe.pad_rank if recipe.pad_rank is not None else recipe.adapter_bits is not None, adapter_quant_order=recipe.adapter_quant_order,
-                             clip_search=recipe.clip_search)
+        cw = compress_weight(
+            w,
+            pruner=recipe.pruner,
+            quantizer=recipe.quantizer,
+            bits=recipe.bits,
+            adapter=recipe.adapter,
+            rank_ratio=recipe.rank_ratio,
+            mean_sq=s["mean_sq"],
+            hessian=s["hessian"],
+            group_size=recipe.group_size,
+            n_bins=recipe.n_bins,
+            adapter_bits=None if recipe.peft else recipe.adapter_bits,
+            adapter_group_size=recipe.adapter_group_size,
+            damp=recipe.damp,
+            order=recipe.order,
+            shift_zero_metrics=recipe.shift_zero_metrics,
+            pad_rank=recipe.pad_rank if recipe.pad_rank is not None else recipe.adapter_bits is not None,
+            adapter_quant_order=recipe.adapter_quant_order,
+            clip_search=recipe.clip_search,
+        )
         e = (held_out or stats)[name]
         w_hat = cw.dense()
-        errors[name] = {"output_error": output_error(w, w_hat, e["hessian"]),
-                        "weighted_error": weighted_error(w, w_hat, e["mean_sq"])}
+        errors[name] = {
+            "output_error": output_error(w, w_hat, e["hessian"]),
+            "weighted_error": weighted_error(w, w_hat, e["mean_sq"]),
+        }
         bias = None if lin.bias is None else lin.bias.detach().float().clone()
         _set_module(model, name, SlimLinear(cw, bias, input_bits=recipe.input_bits, backend=backend))
     return errors
 
 
 @torch.no_grad()
-def layer_errors(model: nn.Module, dense: nn.Module, stats: dict[str, dict[str, torch.Tensor]]) -> dict[str, dict[str, float]]:
+def layer_errors(
+    model: nn.Module, dense: nn.Module, stats: dict[str, dict[str, torch.Tensor]]
+) -> dict[str, dict[str, float]]:
     """Errors of every SlimLinear of `model` against the same layer of `dense` (e.g. after PEFT moved the adapters)."""
     errors = {}
     for name, m in model.named_modules():
         if isinstance(m, SlimLinear):
             w = dense.get_submodule(name).weight.detach().float()
-            errors[name] = {"output_error": output_error(w, m.effective_weight(), stats[name]["hessian"]),
-                            "weighted_error": weighted_error(w, m.effective_weight(), stats[name]["mean_sq"])}
+            errors[name] = {
+                "output_error": output_error(w, m.effective_weight(), stats[name]["hessian"]),
+                "weighted_error": weighted_error(w, m.effective_weight(), stats[name]["mean_sq"]),
+            }
     return errors
 
 

@@ -1,5 +1,6 @@
 """The figures of the SLiM DAG (rules slim_ladder_figure, slim_speed_figure) and the data file of the main
 figure (figures/ladder.csv: the quality ladder, one row per rung and calibration seed, for `dvc plots`)."""
+
 from __future__ import annotations
 
 import csv
@@ -18,11 +19,17 @@ def ladder_rows(lm: list[dict], mini: list[dict], ladder: list[str]) -> list[dic
     rows = []
     for i, name in enumerate([DENSE] + ladder):
         for seed, (r_lm, r_mini) in enumerate(zip(lm, mini)):
-            rows.append({"rung": i, "recipe": name, "seed_index": seed,
-                         "lm_perplexity": num(r_lm[name]["perplexity"]),
-                         "minilm_fidelity": num(r_mini[name]["fidelity"]),
-                         "lm_output_error": num(r_lm[name].get("output_error", 0.0)),
-                         "minilm_output_error": num(r_mini[name].get("output_error", 0.0))})
+            rows.append(
+                {
+                    "rung": i,
+                    "recipe": name,
+                    "seed_index": seed,
+                    "lm_perplexity": num(r_lm[name]["perplexity"]),
+                    "minilm_fidelity": num(r_mini[name]["fidelity"]),
+                    "lm_output_error": num(r_lm[name].get("output_error", 0.0)),
+                    "minilm_output_error": num(r_mini[name].get("output_error", 0.0)),
+                }
+            )
     return rows
 
 
@@ -33,8 +40,9 @@ def write_rows(rows: list[dict], out_csv: str) -> None:
         writer.writerows(rows)
 
 
-def ladder_figure(lm_files: list[str], minilm_files: list[str], ladder: list[str], out_png: str,
-                  out_csv: str | None = None) -> None:
+def ladder_figure(
+    lm_files: list[str], minilm_files: list[str], ladder: list[str], out_png: str, out_csv: str | None = None
+) -> None:
     """Perplexity and MiniLM fidelity along the ladder (mean and per seed), plus the mean layer output error;
     `out_csv`: the same numbers as a table (`ladder_rows`)."""
     lm, mini = load_runs(lm_files), load_runs(minilm_files)
@@ -43,8 +51,10 @@ def ladder_figure(lm_files: list[str], minilm_files: list[str], ladder: list[str
     fig, axes = new_figure(1, 3, width=13, height=3.8)
     rungs = [DENSE] + ladder
     x = np.arange(len(rungs))
-    for ax, runs, key, label in ((axes[0], lm, "perplexity", "causal LM test perplexity"),
-                                 (axes[1], mini, "fidelity", "MiniLM embedding cosine to dense")):
+    for ax, runs, key, label in (
+        (axes[0], lm, "perplexity", "causal LM test perplexity"),
+        (axes[1], mini, "fidelity", "MiniLM embedding cosine to dense"),
+    ):
         vals = np.array([[r[n][key] for n in rungs] for r in runs])
         for v in vals:
             ax.plot(x, v, color="0.7", lw=0.8)

@@ -7,6 +7,7 @@
   WordSim-353 / SimLex-999 Spearman.
 Both run on the device the job was given (`methods.common.device.job_device`: the GPU at paper scale).
 """
+
 from __future__ import annotations
 
 import copy
@@ -35,14 +36,16 @@ def _recipes(recipes: dict, names: list[str]) -> dict[str, Recipe]:
     return {n: Recipe.from_dict(dict(recipes[n])) for n in names}
 
 
-def _compress_and_tune(dense, recipe: Recipe, calib, held_out, peft: dict, loss_fn, n_examples: int, seed: int,
-                       skip: tuple[str, ...]) -> tuple[torch.nn.Module, dict, list[float]]:
+def _compress_and_tune(
+    dense, recipe: Recipe, calib, held_out, peft: dict, loss_fn, n_examples: int, seed: int, skip: tuple[str, ...]
+) -> tuple[torch.nn.Module, dict, list[float]]:
     model = copy.deepcopy(dense)
     errors = compress_model(model, recipe, calib, held_out=held_out, skip=skip)
     losses = []
     if recipe.peft:
-        losses = finetune_adapters(model, n_examples, loss_fn, steps=peft["steps"], lr=peft["lr"],
-                                   batch_size=peft["batch_size"], seed=seed)
+        losses = finetune_adapters(
+            model, n_examples, loss_fn, steps=peft["steps"], lr=peft["lr"], batch_size=peft["batch_size"], seed=seed
+        )
     if recipe.peft and recipe.adapter_bits is not None:
         quantize_adapters(model, recipe.adapter_bits, recipe.adapter_group_size)
     if recipe.peft:  # the adapters moved: measure the layers as they now are
@@ -52,12 +55,29 @@ def _compress_and_tune(dense, recipe: Recipe, calib, held_out, peft: dict, loss_
 
 # --- the causal LM ------------------------------------------------------------------------------
 
-def lm_ladder(model_dir: str, tokens: str, recipes: dict, names: list[str], seed: int, calibration: dict,
-              evaluation: dict, peft: dict, threads: int, out_json: str, device="cpu") -> None:
+
+def lm_ladder(
+    model_dir: str,
+    tokens: str,
+    recipes: dict,
+    names: list[str],
+    seed: int,
+    calibration: dict,
+    evaluation: dict,
+    peft: dict,
+    threads: int,
+    out_json: str,
+    device="cpu",
+) -> None:
     """Every recipe of `names` on the small Llama with calibration seed `seed` -> perplexities and errors,
     computed on `device` (the job's GPU at paper scale)."""
-    from methods.common.lm import (calibration_windows, capture_linear_inputs, load_causal_lm,
-                                   load_token_splits, perplexity)
+    from methods.common.lm import (
+        calibration_windows,
+        capture_linear_inputs,
+        load_causal_lm,
+        load_token_splits,
+        perplexity,
+    )
 
     torch.set_num_threads(threads)
     set_seed(seed)
@@ -67,8 +87,13 @@ def lm_ladder(model_dir: str, tokens: str, recipes: dict, names: list[str], seed
     held_ids = calibration_windows(splits["validation"], calibration["n_heldout"], calibration["seq_len"], 10_000)
     calib = capture_linear_inputs(dense, calib_ids)
     held_out = capture_linear_inputs(dense, held_ids)
-    ppl = lambda m: perplexity(m, splits["test"], evaluation["seq_len"], evaluation["batch_size"],  # noqa: E731
-                               evaluation["max_windows"])
+    ppl = lambda m: perplexity(
+        m,
+        splits["test"],
+        evaluation["seq_len"],
+        evaluation["batch_size"],  # noqa: E731
+        evaluation["max_windows"],
+    )
 
     def lm_loss(model, idx):
         batch = calib_ids[idx].to(device)
@@ -78,20 +103,29 @@ def lm_ladder(model_dir: str, tokens: str, recipes: dict, names: list[str], seed
     log(f"dense perplexity {results[DENSE]['perplexity']:.3f}")
     for name, recipe in _recipes(recipes, names).items():
         t0 = time.perf_counter()
-        model, errors, losses = _compress_and_tune(dense, recipe, calib, held_out, peft, lm_loss,
-                                                   len(calib_ids), seed, skip=("lm_head",))
-        results[name] = {"perplexity": ppl(model), **_mean_errors(errors), "per_layer": errors,
-                         "peft_losses": losses, "recipe": recipe_dict(recipe), "seconds": time.perf_counter() - t0}
-        log(f"{name}: perplexity {results[name]['perplexity']:.3f}, output error "
-            f"{results[name]['output_error']:.4f} ({results[name]['seconds']:.1f} s)")
+        model, errors, losses = _compress_and_tune(
+            dense, recipe, calib, held_out, peft, lm_loss, len(calib_ids), seed, skip=("lm_head",)
+        )
+        results[name] = {
+            "perplexity": ppl(model),
+            **_mean_errors(errors),
+            "per_layer": errors,
+            "peft_losses": losses,
+            "recipe": recipe_dict(recipe),
+            "seconds": time.perf_counter() - t0,
+        }
+        log(
+            f"{name}: perplexity {results[name]['perplexity']:.3f}, output error "
+            f"{results[name]['output_error']:.4f} ({results[name]['seconds']:.1f} s)"
+        )
     write_json(out_json, {"model": "small_llama", "seed": seed, "device": str(device), "results": results})
 
 
 # --- MiniLM ---------------------------------------------------------------------------------------
 
+
 def _encode(tokenizer, sentences: list[str], max_length: int) -> dict[str, torch.Tensor]:
-    return dict(tokenizer(sentences, padding="max_length", truncation=True, max_length=max_length,
-                          return_tensors="pt"))
+    return dict(tokenizer(sentences, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt"))
 
 
 def _pooled(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -100,25 +134,44 @@ def _pooled(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return F.normalize((hidden * mask).sum(1) / mask.sum(1).clamp_min(1e-9), dim=-1)
 
 
-def minilm_ladder(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str], recipes: dict, names: list[str],
-                  seed: int, minilm: dict, peft: dict, threads: int, out_json: str, device="cpu") -> None:
+def minilm_ladder(
+    minilm_dir: str,
+    corpus_dir: str,
+    pairs_files: dict[str, str],
+    recipes: dict,
+    names: list[str],
+    seed: int,
+    minilm: dict,
+    peft: dict,
+    threads: int,
+    out_json: str,
+    device="cpu",
+) -> None:
     """Every recipe on all-MiniLM-L6-v2: fidelity of embeddings to the dense model, word-similarity Spearman,
     computed on `device` (the job's GPU at paper scale)."""
-    from methods.common.lm import (capture_linear_inputs, corpus_sentences, embedding_fidelity, load_minilm,
-                                   word_similarity_spearman)
+    from methods.common.lm import (
+        capture_linear_inputs,
+        corpus_sentences,
+        embedding_fidelity,
+        load_minilm,
+        word_similarity_spearman,
+    )
 
     torch.set_num_threads(threads)
     set_seed(seed)
     dense, tok = load_minilm(minilm_dir, device=device)
-    calib_sent = corpus_sentences(f"{corpus_dir}/train.txt", minilm["n_calibration"], seed,
-                                  key="slim.minilm.n_calibration")
-    held_sent = corpus_sentences(f"{corpus_dir}/validation.txt", minilm["n_heldout"], 10_000,
-                                 key="slim.minilm.n_heldout")
-    eval_sent = corpus_sentences(f"{corpus_dir}/test.txt", minilm["n_eval"], 20_000,
-                                 key="slim.minilm.n_eval")
+    calib_sent = corpus_sentences(
+        f"{corpus_dir}/train.txt", minilm["n_calibration"], seed, key="slim.minilm.n_calibration"
+    )
+    held_sent = corpus_sentences(
+        f"{corpus_dir}/validation.txt", minilm["n_heldout"], 10_000, key="slim.minilm.n_heldout"
+    )
+    eval_sent = corpus_sentences(f"{corpus_dir}/test.txt", minilm["n_eval"], 20_000, key="slim.minilm.n_eval")
     calib_enc = {k: v.to(device) for k, v in _encode(tok, calib_sent, minilm["max_length"]).items()}
-    batches = lambda enc: [{k: v[i:i + 32] for k, v in enc.items()}  # noqa: E731
-                           for i in range(0, len(enc["input_ids"]), 32)]
+    batches = lambda enc: [
+        {k: v[i : i + 32] for k, v in enc.items()}  # noqa: E731
+        for i in range(0, len(enc["input_ids"]), 32)
+    ]
     calib = capture_linear_inputs(dense, batches(calib_enc))
     held_out = capture_linear_inputs(dense, batches(_encode(tok, held_sent, minilm["max_length"])))
     with torch.no_grad():
@@ -137,9 +190,16 @@ def minilm_ladder(minilm_dir: str, corpus_dir: str, pairs_files: dict[str, str],
     results = {DENSE: quality(dense)}
     for name, recipe in _recipes(recipes, names).items():
         t0 = time.perf_counter()
-        model, errors, losses = _compress_and_tune(dense, recipe, calib, held_out, peft, distill_loss,
-                                                   len(calib_sent), seed, skip=("pooler",))
-        results[name] = {**quality(model), **_mean_errors(errors), "per_layer": errors, "peft_losses": losses,
-                         "recipe": recipe_dict(recipe), "seconds": time.perf_counter() - t0}
+        model, errors, losses = _compress_and_tune(
+            dense, recipe, calib, held_out, peft, distill_loss, len(calib_sent), seed, skip=("pooler",)
+        )
+        results[name] = {
+            **quality(model),
+            **_mean_errors(errors),
+            "per_layer": errors,
+            "peft_losses": losses,
+            "recipe": recipe_dict(recipe),
+            "seconds": time.perf_counter() - t0,
+        }
         log(f"{name}: fidelity {results[name]['fidelity']:.4f}, output error {results[name]['output_error']:.4f}")
     write_json(out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results})

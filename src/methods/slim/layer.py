@@ -6,6 +6,7 @@ compiled CPU/CUDA kernel where it is built and the PyTorch reference otherwise. 
 the dequantized base as a float matrix (same numbers; the fast path for quality evaluation and the
 path PEFT trains through). Optional per-token input quantization (Section 3.4) is applied first.
 """
+
 from __future__ import annotations
 
 import torch
@@ -20,8 +21,13 @@ BACKENDS = ("dense", "kernel")
 class SlimLinear(nn.Module):
     """A linear layer compressed by a SLiM recipe; the adapters L, R are parameters (trainable by PEFT)."""
 
-    def __init__(self, cw: CompressedWeight, bias: torch.Tensor | None = None, input_bits: int | None = None,
-                 backend: str = "dense"):
+    def __init__(
+        self,
+        cw: CompressedWeight,
+        bias: torch.Tensor | None = None,
+        input_bits: int | None = None,
+        backend: str = "dense",
+    ):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"SlimLinear: unknown backend {backend!r}; use one of {BACKENDS}")
@@ -71,5 +77,7 @@ class SlimLinear(nn.Module):
 
     def extra_repr(self) -> str:
         rank = 0 if self.lora_l is None else self.lora_l.shape[1]
-        return (f"in={self.in_features}, out={self.out_features}, bits={self.bits}, "
-                f"density={self.mask_density:.2f}, rank={rank}, backend={self.backend}")
+        return (
+            f"in={self.in_features}, out={self.out_features}, bits={self.bits}, "
+            f"density={self.mask_density:.2f}, rank={rank}, backend={self.backend}"
+        )

@@ -9,6 +9,7 @@ the dense weight, then mask; Q(P(W)) as an option), maps it back with F^-1 (on t
 re-compresses the base as Q(P(W - L R)) so the base absorbs what the adapters do not. Naive-LoRA is
 the same with F = identity (SVD of the raw error).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -97,13 +98,27 @@ def first_pass(w: torch.Tensor, mask: torch.Tensor, pruned: torch.Tensor, quant,
     raise ValueError(f"unknown order {order!r}; use one of {ORDERS}")
 
 
-def compress_weight(w: torch.Tensor, *, pruner: str, quantizer: str, bits: int, adapter: str = "none",
-                    rank_ratio: float = 0.1, mean_sq: torch.Tensor | None = None,
-                    hessian: torch.Tensor | None = None, group_size: int = 128, n_bins: int | None = None,
-                    adapter_bits: int | None = None, adapter_group_size: int = 128,
-                    damp: float = 0.01, order: str = "quantize_first", shift_zero_metrics: bool = True,
-                    pad_rank: bool | None = None, adapter_quant_order: str = "after_base",
-                    clip_search: str = "official") -> CompressedWeight:
+def compress_weight(
+    w: torch.Tensor,
+    *,
+    pruner: str,
+    quantizer: str,
+    bits: int,
+    adapter: str = "none",
+    rank_ratio: float = 0.1,
+    mean_sq: torch.Tensor | None = None,
+    hessian: torch.Tensor | None = None,
+    group_size: int = 128,
+    n_bins: int | None = None,
+    adapter_bits: int | None = None,
+    adapter_group_size: int = 128,
+    damp: float = 0.01,
+    order: str = "quantize_first",
+    shift_zero_metrics: bool = True,
+    pad_rank: bool | None = None,
+    adapter_quant_order: str = "after_base",
+    clip_search: str = "official",
+) -> CompressedWeight:
     """One linear weight through a SLiM recipe: 2:4 mask, quantization, then (optionally) the adapters.
 
     Defaults follow the official code (Paramathic/slim, `prune_wanda` / `add_lora` / `quantize_lora` as
@@ -124,8 +139,10 @@ def compress_weight(w: torch.Tensor, *, pruner: str, quantizer: str, bits: int, 
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}; use one of {ORDERS}")
     if order == "quantize_first" and pruner == "sparsegpt":
-        raise ValueError("order 'quantize_first' does not apply to pruner 'sparsegpt' (its updates change the "
-                         "kept weights after quantization); set the recipe's order: prune_first")
+        raise ValueError(
+            "order 'quantize_first' does not apply to pruner 'sparsegpt' (its updates change the "
+            "kept weights after quantization); set the recipe's order: prune_first"
+        )
     if adapter_quant_order not in ADAPTER_QUANT_ORDERS:
         raise ValueError(f"unknown adapter_quant_order {adapter_quant_order!r}; use one of {ADAPTER_QUANT_ORDERS}")
     quant = lambda m: quantize_matrix(m, quantizer, bits, group_size, n_bins, clip_search)  # noqa: E731
@@ -148,8 +165,10 @@ def compress_weight(w: torch.Tensor, *, pruner: str, quantizer: str, bits: int, 
     else:
         lora_l, lora_r = low_rank_factors(err, rank)
     lora_l, lora_r = lora_l.float(), lora_r.float()
-    quantize_adapters = lambda: (fake_quantize_adapter(lora_l, adapter_bits, adapter_group_size),  # noqa: E731
-                                 fake_quantize_adapter(lora_r, adapter_bits, adapter_group_size))
+    quantize_adapters = lambda: (
+        fake_quantize_adapter(lora_l, adapter_bits, adapter_group_size),  # noqa: E731
+        fake_quantize_adapter(lora_r, adapter_bits, adapter_group_size),
+    )
     if adapter_bits is not None and adapter_quant_order == "before_base":
         lora_l, lora_r = quantize_adapters()
     residual = w - (lora_l.double() @ lora_r.double()).float()
@@ -163,7 +182,7 @@ def weighted_error(w: torch.Tensor, w_hat: torch.Tensor, mean_sq: torch.Tensor) 
     """||F(W - W_hat)||_F^2 / ||F(W)||_F^2: the saliency-weighted relative error."""
     d = mean_sq.double().clamp_min(0).sqrt()
     diff = saliency(w.double() - w_hat.double(), d)
-    return float((diff ** 2).sum() / (saliency(w.double(), d) ** 2).sum())
+    return float((diff**2).sum() / (saliency(w.double(), d) ** 2).sum())
 
 
 def output_error(w: torch.Tensor, w_hat: torch.Tensor, hessian: torch.Tensor) -> float:

@@ -5,6 +5,7 @@ tokens, seed 0). For each recipe option the relative layer output error tr(D H D
 (Section 3.3's objective, H = E[x x^T]) is printed for the official default and for ours, with the
 other options at their defaults; SLiM-LoRA at rank ratio 0.1, 4-bit SLiM-Quant, Wanda 2:4.
 """
+
 from __future__ import annotations
 
 import torch
@@ -33,8 +34,16 @@ def option_errors(adapter_bits: int | None = 4) -> dict[str, tuple[float, float]
     """{option: (error with the official default, error with ours)}."""
     w, x = parity_case()
     mean_sq, h = x.pow(2).mean(0), x.double().T @ x.double() / x.shape[0]
-    base = dict(pruner="wanda", quantizer="slim", bits=4, adapter="slim", rank_ratio=0.1, mean_sq=mean_sq,
-                adapter_bits=adapter_bits, adapter_group_size=128)
+    base = dict(
+        pruner="wanda",
+        quantizer="slim",
+        bits=4,
+        adapter="slim",
+        rank_ratio=0.1,
+        mean_sq=mean_sq,
+        adapter_bits=adapter_bits,
+        adapter_group_size=128,
+    )
     out = {}
     for name, values in OPTIONS.items():
         out[name] = tuple(output_error(w, compress_weight(w, **{**base, name: v}).dense(), h) for v in values)

@@ -4,6 +4,7 @@ The paper fine-tunes the adapters with Adafactor on a small slice of the pre-tra
 loss is a callable (next-token loss on calibration windows for the causal LM; for the sentence encoder
 the cosine distance of its embeddings to the dense model's, see ladder.py).
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -29,8 +30,15 @@ def adapter_parameters(model: nn.Module) -> list[nn.Parameter]:
     return params
 
 
-def finetune_adapters(model: nn.Module, n_examples: int, loss_fn: Callable[[nn.Module, torch.Tensor], torch.Tensor],
-                      steps: int, lr: float, batch_size: int, seed: int) -> list[float]:
+def finetune_adapters(
+    model: nn.Module,
+    n_examples: int,
+    loss_fn: Callable[[nn.Module, torch.Tensor], torch.Tensor],
+    steps: int,
+    lr: float,
+    batch_size: int,
+    seed: int,
+) -> list[float]:
     """Adafactor on the adapters only; each step draws `batch_size` example indices in [0, n_examples)
     with `seed` and minimises loss_fn(model, indices)."""
     for p in model.parameters():

@@ -10,6 +10,7 @@ group of 4 consecutive inputs of a row (the NVIDIA semi-structured pattern the k
   pruned and the error is propagated to the not-yet-visited columns. With a given mask it only
   applies the compensating updates (used to re-prune W - LR with the same pattern).
 """
+
 from __future__ import annotations
 
 import torch
@@ -61,8 +62,9 @@ def _inverse_hessian_cholesky(h: torch.Tensor, damp: float) -> torch.Tensor:
     return torch.linalg.cholesky(hinv, upper=True)
 
 
-def sparsegpt_prune(w: torch.Tensor, hessian: torch.Tensor, mask: torch.Tensor | None = None,
-                    damp: float = 0.01, block_size: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
+def sparsegpt_prune(
+    w: torch.Tensor, hessian: torch.Tensor, mask: torch.Tensor | None = None, damp: float = 0.01, block_size: int = 128
+) -> tuple[torch.Tensor, torch.Tensor]:
     """SparseGPT 2:4 one-shot pruning; returns (pruned and compensated W, keep-mask)."""
     n, k = w.shape
     if k % 4:
@@ -80,8 +82,8 @@ def sparsegpt_prune(w: torch.Tensor, hessian: torch.Tensor, mask: torch.Tensor |
         err = torch.zeros_like(W1)
         for i in range(b1 - b0):
             if mask is None and i % 4 == 0:
-                score = W1[:, i:i + 4] ** 2 / torch.diag(U1)[i:i + 4].unsqueeze(0) ** 2
-                keep[:, b0 + i:b0 + i + 4] = mask_2_4(score)
+                score = W1[:, i : i + 4] ** 2 / torch.diag(U1)[i : i + 4].unsqueeze(0) ** 2
+                keep[:, b0 + i : b0 + i + 4] = mask_2_4(score)
             col = W1[:, i]
             q = torch.where(keep[:, b0 + i], col, torch.zeros_like(col))
             e = (col - q) / U1[i, i]
@@ -93,9 +95,14 @@ def sparsegpt_prune(w: torch.Tensor, hessian: torch.Tensor, mask: torch.Tensor |
     return W.to(w.dtype), keep
 
 
-def prune_2_4(w: torch.Tensor, method: str, mean_sq: torch.Tensor | None = None,
-              hessian: torch.Tensor | None = None, mask: torch.Tensor | None = None,
-              damp: float = 0.01) -> tuple[torch.Tensor, torch.Tensor]:
+def prune_2_4(
+    w: torch.Tensor,
+    method: str,
+    mean_sq: torch.Tensor | None = None,
+    hessian: torch.Tensor | None = None,
+    mask: torch.Tensor | None = None,
+    damp: float = 0.01,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The recipe's pruner: 'magnitude', 'wanda' or 'sparsegpt' -> (pruned W, keep-mask).
 
     With `mask` given, the same pattern is reused (mask * W, or SparseGPT's compensation for that mask).

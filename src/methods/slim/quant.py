@@ -20,6 +20,7 @@
   consecutive inputs), the group-wise baseline and the adapter quantizer.
 - `quantize_input_per_token`: optional 8-bit symmetric input (activation) quantization, per token.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,8 +50,9 @@ def magnitude_histogram(w: torch.Tensor, n_bins: int) -> tuple[torch.Tensor, tor
     return density, centres, top / n_bins
 
 
-def expected_error(density: torch.Tensor, centres: torch.Tensor, dx: float, alphas: torch.Tensor,
-                   bits: int) -> torch.Tensor:
+def expected_error(
+    density: torch.Tensor, centres: torch.Tensor, dx: float, alphas: torch.Tensor, bits: int
+) -> torch.Tensor:
     """E(alpha) of the module docstring for each alpha in `alphas`, on the histogram (SLiM eq. for E(alpha))."""
     m = qmax(bits)
     x = centres.unsqueeze(0)  # (1, bins)
@@ -75,7 +77,7 @@ def official_error(pdf: torch.Tensor, val: torch.Tensor, index: int, bits: int) 
     below alpha floored to the step alpha / 2^b, the centres from alpha on clipped to alpha."""
     alpha = val[index]
     dx = val[1] - val[0]
-    step = alpha / (2 ** bits)
+    step = alpha / (2**bits)
     below = val[:index]
     quantization = torch.sum(pdf[:index] * (below - (below // step) * step) ** 2) * dx
     clipping = torch.sum(pdf[index:] * (val[index:] - alpha) ** 2) * dx
@@ -100,8 +102,9 @@ def official_clip_search(w: torch.Tensor, bits: int, n_bins: int) -> float:
     return float(val[int(torch.argmin(total))])
 
 
-def slim_quant_alpha(w: torch.Tensor, bits: int = 4, n_bins: int | None = None, n_coarse: int = 10,
-                     clip_search: str = "official") -> float:
+def slim_quant_alpha(
+    w: torch.Tensor, bits: int = 4, n_bins: int | None = None, n_coarse: int = 10, clip_search: str = "official"
+) -> float:
     """SLiM-Quant clip value: minimise E(alpha) over the bin centres, coarse grid then fine search."""
     n_bins = n_bins or default_bins(w.numel())
     if clip_search == "official":
@@ -157,8 +160,14 @@ def quantize_symmetric(w: torch.Tensor, alpha: float, bits: int) -> QuantizedMat
     return QuantizedMatrix(q, torch.full((n, 1), step, dtype=torch.float32, device=w.device), bits, k)
 
 
-def quantize_matrix(w: torch.Tensor, method: str, bits: int, group_size: int = 128,
-                    n_bins: int | None = None, clip_search: str = "official") -> QuantizedMatrix:
+def quantize_matrix(
+    w: torch.Tensor,
+    method: str,
+    bits: int,
+    group_size: int = 128,
+    n_bins: int | None = None,
+    clip_search: str = "official",
+) -> QuantizedMatrix:
     """The weight quantizer of a recipe: 'slim' (SLiM-Quant), 'absmax' or 'group' (per-group RTN)."""
     if method == "slim":
         return quantize_symmetric(w, slim_quant_alpha(w, bits, n_bins, clip_search=clip_search), bits)

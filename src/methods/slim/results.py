@@ -1,5 +1,6 @@
 """The claims step of the SLiM DAG (rule slim_claims): the flat metrics the criteria of claims.yaml read
 (per calibration seed), the verdicts, metrics_summary.json."""
+
 from __future__ import annotations
 
 import math
@@ -53,8 +54,15 @@ def claims_metrics(lm_files: list[str], minilm_files: list[str], speed_json: str
     return measured
 
 
-def write_paper_claims(lm_files: list[str], minilm_files: list[str], speed_json: str, speed_shape: list[int],
-                       scale: str, claims_path: str, summary_path: str) -> None:
+def write_paper_claims(
+    lm_files: list[str],
+    minilm_files: list[str],
+    speed_json: str,
+    speed_shape: list[int],
+    scale: str,
+    claims_path: str,
+    summary_path: str,
+) -> None:
     measured = claims_metrics(lm_files, minilm_files, speed_json, speed_shape)
     doc = evaluate_claims(load_declaration(DECLARATION), measured, scale)
     write_claims(claims_path, doc)

@@ -10,8 +10,8 @@
 The paper's speedups are GPU numbers (RTX 3060, A100); at the tiny scale these are CPU ratios and are
 reported as such; at paper scale the step runs on the job's GPU through the kernels' CUDA build.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
@@ -51,8 +51,9 @@ class TorchInt4Linear(nn.Module):
 
     def forward(self, x):
         shape, dtype = x.shape, x.dtype
-        y = torch.ops.aten._weight_int4pack_mm_for_cpu(x.reshape(-1, shape[-1]).to(torch.bfloat16), self.packed,
-                                                       self.group_size, self.scales_zeros)
+        y = torch.ops.aten._weight_int4pack_mm_for_cpu(
+            x.reshape(-1, shape[-1]).to(torch.bfloat16), self.packed, self.group_size, self.scales_zeros
+        )
         if self.bias is not None:
             y = y + self.bias
         return y.reshape(*shape[:-1], self.out_features).to(dtype)
@@ -78,7 +79,7 @@ def random_slim_weight(n: int, k: int, rank_ratio: float, seed: int = 0, device=
     """A 2:4 + SLiM-Quant 4-bit weight with rank-r adapters of the right shapes (timing needs no real values);
     drawn on the CPU (the same numbers on every device), quantized on `device`."""
     g = torch.Generator().manual_seed(seed)
-    w = torch.randn(n, k, generator=g) / k ** 0.5
+    w = torch.randn(n, k, generator=g) / k**0.5
     mask = mask_2_4(w.abs())
     r = adapter_rank((n, k), rank_ratio) if rank_ratio > 0 else 0
     lora_l = torch.randn(n, r, generator=g).to(device) * 0.01 if r else None
@@ -102,7 +103,7 @@ def layer_speed(n: int, k: int, m: int, rank_ratio: float, repeats: int, device=
     (torch's int4 kernel is a CPU kernel: timed on the CPU only)."""
     device = torch.device(device)
     g = torch.Generator().manual_seed(0)
-    w = torch.randn(n, k, generator=g) / k ** 0.5
+    w = torch.randn(n, k, generator=g) / k**0.5
     x = torch.randn(m, k, generator=g)
     w, x = w.to(device), x.to(device)
     w16, x16 = w.to(torch.bfloat16), x.to(torch.bfloat16)
@@ -114,11 +115,13 @@ def layer_speed(n: int, k: int, m: int, rank_ratio: float, repeats: int, device=
     out = {"dense_fp32": timed(lambda: F.linear(x, w)), "dense_bf16": timed(lambda: F.linear(x16, w16))}
     if t_int4 is not None:
         out["torch_int4"] = timed(lambda: t_int4(x16))
-    out.update({
-        "compiled_int4": timed(lambda: kernels.int4_linear(x, compiled_int4)),
-        "slim_2_4_int4": timed(lambda: slim_base(x)),
-        "slim_2_4_int4_lora": timed(lambda: slim(x)),
-    })
+    out.update(
+        {
+            "compiled_int4": timed(lambda: kernels.int4_linear(x, compiled_int4)),
+            "slim_2_4_int4": timed(lambda: slim_base(x)),
+            "slim_2_4_int4_lora": timed(lambda: slim(x)),
+        }
+    )
     return out
 
 
@@ -146,6 +149,7 @@ def model_in_format(model: nn.Module, fmt: str, rank_ratio: float) -> nn.Module:
     if fmt == "compiled_int4":
         return _replace_linears(m, lambda lin: CompiledInt4Linear(lin.weight, lin.bias))
     if fmt in ("slim", "slim_2_4_int4"):
+
         def make(lin):
             w = lin.weight.detach().float()
             mask = mask_2_4(w.abs())
@@ -157,6 +161,7 @@ def model_in_format(model: nn.Module, fmt: str, rank_ratio: float) -> nn.Module:
             u, s, vh = torch.linalg.svd(e, full_matrices=False)
             cw = CompressedWeight(base, mask, u[:, :r] * s[:r], vh[:r])
             return SlimLinear(cw, lin.bias, backend="kernel")
+
         return _replace_linears(m, make)
     raise ValueError(f"unknown format {fmt!r}")
 
@@ -170,16 +175,20 @@ def decode_speed(model: nn.Module, prompt: torch.Tensor, new_tokens: int, repeat
     prompt = prompt.to(device)
 
     def run():
-        model.generate(prompt, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
-                       pad_token_id=0)
+        model.generate(prompt, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False, pad_token_id=0)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
 
     return prompt.shape[0] * new_tokens / median_time(run, repeats, warmup=1)
 
 
-def memory_bytes(shapes: list[tuple[int, int]], rank_ratio: float, adapter_bits: int | None,
-                 adapter_group_size: int, other_params: int) -> dict[str, float]:
+def memory_bytes(
+    shapes: list[tuple[int, int]],
+    rank_ratio: float,
+    adapter_bits: int | None,
+    adapter_group_size: int,
+    other_params: int,
+) -> dict[str, float]:
     """Bytes of the dense fp16 model and of the SLiM-compressed one (2:4 int4 base, adapters, fp16 rest).
 
     The base counts what the compiled 2:4 + int4 format stores (int4 values of kept entries, 2-bit positions,
@@ -196,15 +205,29 @@ def memory_bytes(shapes: list[tuple[int, int]], rank_ratio: float, adapter_bits:
         else:
             adapters += p * adapter_bits / 8 + 2.0 * (n * -(-r // adapter_group_size) + r * -(-k // adapter_group_size))
     compressed = base + adapters + 2.0 * other_params
-    return {"dense_fp16": dense, "slim_base": base, "slim_adapters": adapters, "slim_total": compressed,
-            "ratio": compressed / dense}
+    return {
+        "dense_fp16": dense,
+        "slim_base": base,
+        "slim_adapters": adapters,
+        "slim_total": compressed,
+        "ratio": compressed / dense,
+    }
 
 
-def llama_linear_shapes(hidden: int, intermediate: int, layers: int, kv_hidden: int | None = None) -> list[tuple[int, int]]:
+def llama_linear_shapes(
+    hidden: int, intermediate: int, layers: int, kv_hidden: int | None = None
+) -> list[tuple[int, int]]:
     """(N, K) of every linear of a Llama decoder: q, k, v, o, gate, up, down per layer."""
     kv = kv_hidden or hidden
-    per_layer = [(hidden, hidden), (kv, hidden), (kv, hidden), (hidden, hidden),
-                 (intermediate, hidden), (intermediate, hidden), (hidden, intermediate)]
+    per_layer = [
+        (hidden, hidden),
+        (kv, hidden),
+        (kv, hidden),
+        (hidden, hidden),
+        (intermediate, hidden),
+        (intermediate, hidden),
+        (hidden, intermediate),
+    ]
     return per_layer * layers
 
 
@@ -213,8 +236,18 @@ def llama_linear_shapes(hidden: int, intermediate: int, layers: int, kv_hidden: 
 DECODE_FORMATS = ("dense_fp32", "dense_bf16", "torch_int4", "compiled_int4", "slim_2_4_int4", "slim")
 
 
-def measure_speed(model_dir: str, shapes: list[list[int]], batch_sizes: list[int], rank_ratio: float, repeats: int,
-                  decode: dict, memory: dict, threads: int, out_json: str, device="cpu") -> None:
+def measure_speed(
+    model_dir: str,
+    shapes: list[list[int]],
+    batch_sizes: list[int],
+    rank_ratio: float,
+    repeats: int,
+    decode: dict,
+    memory: dict,
+    threads: int,
+    out_json: str,
+    device="cpu",
+) -> None:
     """The slim_speed step: per-layer times at the configured shapes, decode tokens/s of the shared causal
     LM, memory ratios; timed on `device` (the job's GPU at paper scale)."""
     from methods.common.lm import load_causal_lm
@@ -231,8 +264,9 @@ def measure_speed(model_dir: str, shapes: list[list[int]], batch_sizes: list[int
     formats = [f for f in DECODE_FORMATS if device.type == "cpu" or f != "torch_int4"]
     by_batch = {}
     for b in decode.get("batch_sizes", [1]):
-        prompt = torch.randint(1, model.config.vocab_size, (b, decode["prompt_len"]),
-                               generator=torch.Generator().manual_seed(0))
+        prompt = torch.randint(
+            1, model.config.vocab_size, (b, decode["prompt_len"]), generator=torch.Generator().manual_seed(0)
+        )
         by_batch[str(b)] = {}
         for fmt in formats:
             m = model_in_format(model, fmt, rank_ratio)
@@ -248,10 +282,18 @@ def measure_speed(model_dir: str, shapes: list[list[int]], batch_sizes: list[int
     big_shapes = llama_linear_shapes(big["hidden"], big["intermediate"], big["layers"])
     big_other = 2 * big["vocab"] * big["hidden"] + (2 * big["layers"] + 1) * big["hidden"]
     mem_args = (rank_ratio, memory["adapter_bits"], memory["adapter_group_size"])
-    write_json(out_json, {
-        "device": str(device), "threads": threads, "compiled_kernels": kernels.extension_available(),
-        "rank_ratio": rank_ratio, "layers": layers, "decode_tokens_per_s": tokens_per_s,
-        "decode_tokens_per_s_by_batch": by_batch, "kernels_cpu_vnni": kernels.cpu_vnni_enabled(),
-        "memory_small": memory_bytes(small_shapes, *mem_args, small_other),
-        "memory_reference": {"model": big["name"], **memory_bytes(big_shapes, *mem_args, big_other)},
-    })
+    write_json(
+        out_json,
+        {
+            "device": str(device),
+            "threads": threads,
+            "compiled_kernels": kernels.extension_available(),
+            "rank_ratio": rank_ratio,
+            "layers": layers,
+            "decode_tokens_per_s": tokens_per_s,
+            "decode_tokens_per_s_by_batch": by_batch,
+            "kernels_cpu_vnni": kernels.cpu_vnni_enabled(),
+            "memory_small": memory_bytes(small_shapes, *mem_args, small_other),
+            "memory_reference": {"model": big["name"], **memory_bytes(big_shapes, *mem_args, big_other)},
+        },
+    )

@@ -4,6 +4,7 @@ model step reads (`load_windows`).
 
 A series is a (T, D) float32 matrix: T time steps, D dimensions forecast jointly.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +35,10 @@ def load_series_csv(path: str | Path, columns: list[str] | None = None) -> np.nd
     bad = df.isna().any(axis=1).to_numpy()
     if bad.any():
         rows = np.flatnonzero(bad)
-        raise ValueError(f"{path}: {len(rows)} row(s) with missing values, first at data row {rows[0]}; "
-                         "clean or impute the file before forecasting")
+        raise ValueError(
+            f"{path}: {len(rows)} row(s) with missing values, first at data row {rows[0]}; "
+            "clean or impute the file before forecasting"
+        )
     return df.to_numpy(dtype=np.float32)
 
 
@@ -52,8 +55,9 @@ def transform(series: np.ndarray, kind: str) -> np.ndarray:
     return (logged if kind == "log" else np.diff(logged, axis=0)).astype(np.float32)
 
 
-def split_series(series: np.ndarray, val_fraction: float, test_fraction: float,
-                 context_length: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def split_series(
+    series: np.ndarray, val_fraction: float, test_fraction: float, context_length: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Split by time into train / val / test; val and test start `context_length` steps early.
 
     With n_train = T - n_val - n_test, the forecast targets of val are rows
@@ -63,21 +67,25 @@ def split_series(series: np.ndarray, val_fraction: float, test_fraction: float,
     """
     T = len(series)
     assert 0 <= val_fraction < 1 and 0 < test_fraction < 1 and val_fraction + test_fraction < 1, (
-        f"need 0 <= val_fraction, 0 < test_fraction, sum < 1; got {val_fraction}, {test_fraction}")
+        f"need 0 <= val_fraction, 0 < test_fraction, sum < 1; got {val_fraction}, {test_fraction}"
+    )
     n_test = int(round(T * test_fraction))
     n_val = int(round(T * val_fraction))
     n_train = T - n_val - n_test
     if n_train < context_length or n_test == 0:
-        raise ValueError(f"split_series: series of length {T} leaves {n_train} training rows and {n_test} test rows "
-                         f"for context_length={context_length}")
+        raise ValueError(
+            f"split_series: series of length {T} leaves {n_train} training rows and {n_test} test rows "
+            f"for context_length={context_length}"
+        )
     train = series[:n_train]
-    val = series[n_train - context_length:n_train + n_val]
-    test = series[n_train + n_val - context_length:]
+    val = series[n_train - context_length : n_train + n_val]
+    test = series[n_train + n_val - context_length :]
     return train, val, test
 
 
-def make_windows(series: np.ndarray, context_length: int, horizon: int,
-                 stride: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def make_windows(
+    series: np.ndarray, context_length: int, horizon: int, stride: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Sliding windows: window i reads rows [i*stride, i*stride + C) and predicts the next H rows.
 
     -> contexts (N, C, D), targets (N, H, D), float32, N = (T - C - H) // stride + 1.
@@ -88,8 +96,10 @@ def make_windows(series: np.ndarray, context_length: int, horizon: int,
     T = series.shape[0]
     assert stride >= 1, f"stride must be >= 1, got {stride}"
     if T < context_length + horizon:
-        raise ValueError(f"make_windows: series has {T} steps, fewer than context_length + horizon = "
-                         f"{context_length} + {horizon} = {context_length + horizon}")
+        raise ValueError(
+            f"make_windows: series has {T} steps, fewer than context_length + horizon = "
+            f"{context_length} + {horizon} = {context_length + horizon}"
+        )
     starts = np.arange(0, T - context_length - horizon + 1, stride)  # (N,)
     ctx_idx = starts[:, None] + np.arange(context_length)  # (N, C)
     tgt_idx = starts[:, None] + context_length + np.arange(horizon)  # (N, H)
@@ -136,12 +146,19 @@ def load_gluonts_multivariate(name: str, root: str | Path, max_dims: int | None 
     lo, hi = max(offsets), min(ends)  # common time range [lo, hi)
     if hi <= lo:
         raise ValueError(f"{Path(root) / name}: the series share no common time range")
-    cols = [np.asarray(longest[k]["target"], dtype=np.float32)[lo - o:hi - o] for o, k in zip(offsets, keys)]
+    cols = [np.asarray(longest[k]["target"], dtype=np.float32)[lo - o : hi - o] for o, k in zip(offsets, keys)]
     return np.stack(cols, axis=1)  # (T, D)
 
 
-def write_gluonts_standin(root: str | Path, name: str, series: np.ndarray, freq: str, prediction_length: int,
-                          rolling_evaluations: int = 1, start: str = "2020-01-01 00:00") -> Path:
+def write_gluonts_standin(
+    root: str | Path,
+    name: str,
+    series: np.ndarray,
+    freq: str,
+    prediction_length: int,
+    rolling_evaluations: int = 1,
+    start: str = "2020-01-01 00:00",
+) -> Path:
     """Write `series` (T, D) as a GluonTS repository dataset at root/name that `get_dataset` loads offline.
 
     Same layout as the GP-copula recipes write: metadata.json, train/data.json.gz (each series
@@ -155,8 +172,10 @@ def write_gluonts_standin(root: str | Path, name: str, series: np.ndarray, freq:
     from gluonts.dataset.repository import dataset_names
 
     if name not in dataset_names:
-        raise ValueError(f"write_gluonts_standin: {name!r} is not a GluonTS repository dataset name; "
-                         f"get_dataset would refuse it. Known names: {', '.join(sorted(dataset_names))}")
+        raise ValueError(
+            f"write_gluonts_standin: {name!r} is not a GluonTS repository dataset name; "
+            f"get_dataset would refuse it. Known names: {', '.join(sorted(dataset_names))}"
+        )
     series = np.asarray(series, dtype=np.float32)
     T, D = series.shape
     n_train = T - rolling_evaluations * prediction_length
@@ -166,16 +185,21 @@ def write_gluonts_standin(root: str | Path, name: str, series: np.ndarray, freq:
     test = []
     for r in range(1, rolling_evaluations + 1):
         end = n_train + r * prediction_length
-        test += [{"target": series[:end, d], "start": p0, "feat_static_cat": [d], "item_id": len(test) + d}
-                 for d in range(D)]
-    meta = MetaData(freq=freq, prediction_length=prediction_length,
-                    feat_static_cat=[CategoricalFeatureInfo(name="feat_static_cat_0", cardinality=str(D))])
+        test += [
+            {"target": series[:end, d], "start": p0, "feat_static_cat": [d], "item_id": len(test) + d} for d in range(D)
+        ]
+    meta = MetaData(
+        freq=freq,
+        prediction_length=prediction_length,
+        feat_static_cat=[CategoricalFeatureInfo(name="feat_static_cat_0", cardinality=str(D))],
+    )
     out = Path(root) / name
     TrainDatasets(metadata=meta, train=train, test=test).save(str(out), writer=JsonLinesWriter(), overwrite=True)
     return out
 
 
 # --- DAG steps ---------------------------------------------------------------------------------
+
 
 def download_gluonts(item: str, root: str) -> None:
     """Step timemcl_gluonts_download (paper scale, on the submit host): materialise GluonTS' repository
@@ -196,8 +220,9 @@ def prepare_series(spec: dict, wheel: str | None, gluonts_root: str, out_csv: st
         columns = spec.get("columns") or list(df.select_dtypes("number").columns)
         missing = [c for c in columns if c not in df.columns]
         if missing:
-            raise ValueError(f"config timemcl.datasets: columns {missing} are not in {spec['item']}; "
-                             f"available: {list(df.columns)}")
+            raise ValueError(
+                f"config timemcl.datasets: columns {missing} are not in {spec['item']}; available: {list(df.columns)}"
+            )
         frame = df[columns].astype("float32")
     else:
         values = load_gluonts_multivariate(spec["item"], gluonts_root, spec.get("max_dims"))
@@ -217,5 +242,7 @@ def load_windows(series_csv: str, spec: dict) -> dict[str, tuple[torch.Tensor, t
     history, H = spec["context_length"] + max(spec.get("lags", [1])), spec["horizon"]
     parts = split_series(series, spec["val_fraction"], spec["test_fraction"], context_length=history)
     strides = (spec["train_stride"], spec["test_stride"], spec["test_stride"])
-    return {name: make_windows(part, history, H, stride)
-            for name, part, stride in zip(("train", "val", "test"), parts, strides)}
+    return {
+        name: make_windows(part, history, H, stride)
+        for name, part, stride in zip(("train", "val", "test"), parts, strides)
+    }

@@ -9,6 +9,7 @@ Contexts are (N, L + C, D): max(lags) steps of history before the C unrolled one
 `device` the caller passes (the DAG step: the job's); forecasts come back as numpy arrays.
 `evaluate_models` is the DAG step (timemcl_evaluate): every model of one seed group on the test windows.
 """
+
 from __future__ import annotations
 
 import time
@@ -37,15 +38,25 @@ def _naive_horizon(model, horizon: int | None, season: int | None) -> int:
     if horizon is None:
         horizon = getattr(model, "horizon", None) or getattr(getattr(model, "cfg", None), "horizon", None)
     if season is None or horizon is None:
-        raise ValueError(f"seasonal_naive needs season and horizon (got season={season}, horizon={horizon}); "
-                         "pass horizon=... or a ModelConfig as model")
+        raise ValueError(
+            f"seasonal_naive needs season and horizon (got season={season}, horizon={horizon}); "
+            "pass horizon=... or a ModelConfig as model"
+        )
     return int(horizon)
 
 
 @torch.no_grad()
-def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = None, season: int | None = None,
-            horizon: int | None = None, seed: int = 0, chunk: int = 1024,
-            device: torch.device | None = None) -> tuple[np.ndarray, np.ndarray]:
+def predict(
+    kind: str,
+    model,
+    contexts: torch.Tensor,
+    n_samples: int | None = None,
+    season: int | None = None,
+    horizon: int | None = None,
+    seed: int = 0,
+    chunk: int = 1024,
+    device: torch.device | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """contexts (N, L + C, D) -> hyps (N, K, H, D), weights (N, K), numpy float32. Runs the model in eval mode
     on `device` (default: the CPU; the model is moved there).
 
@@ -57,8 +68,9 @@ def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = No
         raise ValueError(f"kind={kind!r} unknown; allowed values: {', '.join(FORECASTERS)}")
     expected = {"timemcl": (TimeMCL, TimeMCLOneShot), "deepar": (DeepARGaussian,)}.get(kind)
     if expected is not None and not isinstance(model, expected):
-        raise TypeError(f"predict: kind={kind!r} needs a {' or '.join(c.__name__ for c in expected)}, "
-                        f"got {type(model).__name__}")
+        raise TypeError(
+            f"predict: kind={kind!r} needs a {' or '.join(c.__name__ for c in expected)}, got {type(model).__name__}"
+        )
     device = device or torch.device("cpu")
     if expected is not None:
         model.eval().to(device)  # no dropout at inference
@@ -81,8 +93,16 @@ def predict(kind: str, model, contexts: torch.Tensor, n_samples: int | None = No
     return torch.cat(hyps).numpy(), torch.cat(weights).numpy()
 
 
-def evaluate_forecaster(kind: str, model, contexts: torch.Tensor, targets: torch.Tensor, n_samples: int | None = None,
-                        season: int | None = None, seed: int = 0, device: torch.device | None = None) -> dict:
+def evaluate_forecaster(
+    kind: str,
+    model,
+    contexts: torch.Tensor,
+    targets: torch.Tensor,
+    n_samples: int | None = None,
+    season: int | None = None,
+    seed: int = 0,
+    device: torch.device | None = None,
+) -> dict:
     """Distortion, CRPS-sum, marginal CRPS, mixture RMSE, total variation of the trajectories, inference
     time per window, parameter count.
 
@@ -91,8 +111,9 @@ def evaluate_forecaster(kind: str, model, contexts: torch.Tensor, targets: torch
     """
     targets_np = np.asarray(targets, dtype=np.float32)
     start = time.perf_counter()
-    hyps, weights = predict(kind, model, contexts, n_samples, season, horizon=targets_np.shape[1], seed=seed,
-                            device=device)
+    hyps, weights = predict(
+        kind, model, contexts, n_samples, season, horizon=targets_np.shape[1], seed=seed, device=device
+    )
     seconds = time.perf_counter() - start
     out = {
         "distortion": metrics.distortion(hyps, targets_np),
@@ -114,6 +135,7 @@ def evaluate_forecaster(kind: str, model, contexts: torch.Tensor, targets: torch
 
 # --- the DAG step: every model of one seed group on the test windows ----------------------------
 
+
 def other_rollout_metrics(model, ctx: torch.Tensor, tgt: torch.Tensor, device: torch.device | None = None) -> dict:
     """The same trained model evaluated with the other rollout rule (ModelConfig.carry_state flipped):
     the measured effect of the official sampling loop, which carries the LSTM state from one
@@ -126,8 +148,18 @@ def other_rollout_metrics(model, ctx: torch.Tensor, tgt: torch.Tensor, device: t
     return {"carry_state": not model.cfg.carry_state, **{k: m[k] for k in ("distortion", "crps_sum", "crps")}}
 
 
-def evaluate_seed(dataset: str, ctx: torch.Tensor, tgt: torch.Tensor, spec: dict, timemcl: dict, deepar,
-                  K: int, seed: int, histories: list[dict] = (), device: torch.device | None = None) -> dict:
+def evaluate_seed(
+    dataset: str,
+    ctx: torch.Tensor,
+    tgt: torch.Tensor,
+    spec: dict,
+    timemcl: dict,
+    deepar,
+    K: int,
+    seed: int,
+    histories: list[dict] = (),
+    device: torch.device | None = None,
+) -> dict:
     """Metrics of every TimeMCL variant ({variant: model}), DeepAR (K samples) and seasonal naive on the test
     windows for one seed; `histories` (that seed's training histories) add each model's training time."""
     results = {}
@@ -139,14 +171,26 @@ def evaluate_seed(dataset: str, ctx: torch.Tensor, tgt: torch.Tensor, spec: dict
     for hist in histories:
         results[hist["method"]]["train_seconds"] = hist["train_seconds"]
     for name, m in results.items():
-        log(f"seed {seed} {name:>15}: distortion {m['distortion']:.4g}  crps_sum {m['crps_sum']:.4g}  "
-            f"rmse {m['mixture_rmse']:.4g}")
+        log(
+            f"seed {seed} {name:>15}: distortion {m['distortion']:.4g}  crps_sum {m['crps_sum']:.4g}  "
+            f"rmse {m['mixture_rmse']:.4g}"
+        )
     return {"dataset": dataset, "K": K, "seed": seed, "n_test_windows": len(tgt), "methods": results}
 
 
-def evaluate_models(dataset: str, series_csv: str, spec: dict, timemcl_ckpts: dict[str, str], deepar_ckpt: str,
-                    K: int, seeds: list[int], out_json: str, histories: list[str] = (), threads: int = 1,
-                    device: torch.device | None = None) -> None:
+def evaluate_models(
+    dataset: str,
+    series_csv: str,
+    spec: dict,
+    timemcl_ckpts: dict[str, str],
+    deepar_ckpt: str,
+    K: int,
+    seeds: list[int],
+    out_json: str,
+    histories: list[str] = (),
+    threads: int = 1,
+    device: torch.device | None = None,
+) -> None:
     """Step timemcl_evaluate: one seed group's models ({variant: group checkpoint}, the DeepAR group
     checkpoint) on the test windows; writes {"dataset", "K", "seeds", "evaluations": [one per seed]}."""
     torch.set_num_threads(threads)
@@ -157,6 +201,18 @@ def evaluate_models(dataset: str, series_csv: str, spec: dict, timemcl_ckpts: di
     docs = []
     for seed in seeds:
         models = {v: group[int(seed)][1] for v, group in variants.items()}
-        docs.append(evaluate_seed(dataset, ctx, tgt, spec, models, deepar[int(seed)][1], K, int(seed),
-                                  [h for h in hists if h["seed"] == int(seed)], device))
+        docs.append(
+            evaluate_seed(
+                dataset,
+                ctx,
+                tgt,
+                spec,
+                models,
+                deepar[int(seed)][1],
+                K,
+                int(seed),
+                [h for h in hists if h["seed"] == int(seed)],
+                device,
+            )
+        )
     write_json(out_json, {"dataset": dataset, "K": K, "seeds": [int(s) for s in seeds], "evaluations": docs})

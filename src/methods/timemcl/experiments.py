@@ -1,5 +1,6 @@
 """The synthetic experiments' DAG steps: the toy processes with a known optimal quantizer (timemcl_toy, one
 seed group per job) and the authors' Brownian toy (timemcl_official_toy)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,13 +17,21 @@ from .train import TrainConfig, train_deepar, train_timemcl
 def _toy_paths(process: str, n: int, toy_cfg: dict, gen: torch.Generator) -> torch.Tensor:
     sampler = toy.TOY_PROCESSES[process]
     if process == "ar":
-        return sampler(n, toy_cfg["n_steps"], coeffs=toy_cfg["ar_coeffs"], noise_std=toy_cfg["ar_noise_std"],
-                       generator=gen)
+        return sampler(
+            n, toy_cfg["n_steps"], coeffs=toy_cfg["ar_coeffs"], noise_std=toy_cfg["ar_noise_std"], generator=gen
+        )
     return sampler(n, toy_cfg["n_steps"], generator=gen)
 
 
-def run_toy(process: str, seed: int, toy_cfg: dict, model_params: dict, train_params: dict,
-            variants: list[str], device: torch.device | None = None) -> tuple[dict, dict]:
+def run_toy(
+    process: str,
+    seed: int,
+    toy_cfg: dict,
+    model_params: dict,
+    train_params: dict,
+    variants: list[str],
+    device: torch.device | None = None,
+) -> tuple[dict, dict]:
     """Train every variant (one-shot TimeMCL heads, as in the paper's toy code) and DeepAR on simulated
     paths of one seed; compare with the optimal conditional quantizer. Returns (metrics, the first test
     path's heads for the figure).
@@ -39,15 +48,17 @@ def run_toy(process: str, seed: int, toy_cfg: dict, model_params: dict, train_pa
     ctx, tgt = paths[:, :P], paths[:, P:]
     assert P >= 2, f"toy: t0={toy_cfg['t0']} leaves {P} observed grid point(s); need >= 2"
     # the P observed points are lag 1 + P - 1 unrolled steps (DeepAR predicts points 1 .. n_steps - 1)
-    model_cfg = ModelConfig(dim=1, context_length=P - 1, horizon=n_steps - P, n_hypotheses=K, lags=(1,),
-                            scaling=False, **model_params)
+    model_cfg = ModelConfig(
+        dim=1, context_length=P - 1, horizon=n_steps - P, n_hypotheses=K, lags=(1,), scaling=False, **model_params
+    )
     train_params = {**train_params, "steps": toy_cfg["steps"], "eps": toy_cfg["eps"]}
     models = {}
     for v in variants:
         tc = TrainConfig.from_dict({**train_params, "loss": v, "seed": seed})
         models[v], _ = train_timemcl(ctx, tgt, model_cfg, tc, kind="timemcl_oneshot", device=device)
-    models["deepar"], _ = train_deepar(ctx, tgt, model_cfg, TrainConfig.from_dict({**train_params, "seed": seed}),
-                                       device=device)
+    models["deepar"], _ = train_deepar(
+        ctx, tgt, model_cfg, TrainConfig.from_dict({**train_params, "seed": seed}), device=device
+    )
 
     test = _toy_paths(process, toy_cfg["n_test"], toy_cfg, gen)[:, :P]
     kw = dict(coeffs=toy_cfg["ar_coeffs"], noise_std=toy_cfg["ar_noise_std"]) if process == "ar" else {}
@@ -62,19 +73,35 @@ def run_toy(process: str, seed: int, toy_cfg: dict, model_params: dict, train_pa
         references.append(centers)
         futures = held_out[:, None, :, None]  # (M, 1, H, 1): every draw against the same K trajectories
         for name, hyps in forecasts.items():
-            per_path[name].append(metrics.distortion(np.repeat(hyps[i:i + 1], len(futures), 0), futures[:, 0]))
-        per_path["reference"].append(metrics.distortion(np.repeat(centers[None, :, :, None], len(futures), 0), futures[:, 0]))
+            per_path[name].append(metrics.distortion(np.repeat(hyps[i : i + 1], len(futures), 0), futures[:, 0]))
+        per_path["reference"].append(
+            metrics.distortion(np.repeat(centers[None, :, :, None], len(futures), 0), futures[:, 0])
+        )
     result = {name: float(np.mean(v)) for name, v in per_path.items()}
     result["ratio_to_reference"] = {name: result[name] / result["reference"] for name in forecasts}
     log(f"{process} seed {seed}: " + ", ".join(f"{k} {v:.4f}" for k, v in result.items() if k != "ratio_to_reference"))
-    heads = dict(t=toy.time_grid(n_steps), past=test[0, :, 0].numpy(), reference=references[0],
-                 deepar=forecasts["deepar"][0, :, :, 0], **{f"heads_{v}": forecasts[v][0, :, :, 0] for v in variants})
+    heads = dict(
+        t=toy.time_grid(n_steps),
+        past=test[0, :, 0].numpy(),
+        reference=references[0],
+        deepar=forecasts["deepar"][0, :, :, 0],
+        **{f"heads_{v}": forecasts[v][0, :, :, 0] for v in variants},
+    )
     return {"process": process, "seed": seed, "K": K, "distortion": result}, heads
 
 
-def toy_job(process: str, seeds: list[int], toy_cfg: dict, model_params: dict, train_params: dict,
-            variants: list[str], out_json: str, out_npz: str, threads: int = 1,
-            device: torch.device | None = None) -> None:
+def toy_job(
+    process: str,
+    seeds: list[int],
+    toy_cfg: dict,
+    model_params: dict,
+    train_params: dict,
+    variants: list[str],
+    out_json: str,
+    out_npz: str,
+    threads: int = 1,
+    device: torch.device | None = None,
+) -> None:
     """Step timemcl_toy: one synthetic process for one seed group (`{seeds}` wildcard); writes
     {"process", "seeds", "runs": [one per seed]} and the heads of the group's first seed (the figure's)."""
     torch.set_num_threads(threads)
@@ -102,8 +129,10 @@ def run_official_toy(cfg: dict, seeds: list[int], out_json: str, threads: int = 
         # the claims' null: the same network at its initialisation (train_toy's first draws), untrained
         untrained = official_toy.evaluate_toy(official_toy.untrained_toy(cfg, seed), cfg, seed)
         doc["untrained"] = {k: untrained[k] for k in ("distortion_ratio", "min_win_rate", "score_mass_gap_mean")}
-        log(f"official toy seed {seed}: distortion {doc['distortion_timemcl']:.5f} vs quantizer "
+        log(
+            f"official toy seed {seed}: distortion {doc['distortion_timemcl']:.5f} vs quantizer "
             f"{doc['distortion_quantizer']:.5f} (ratio {doc['distortion_ratio']:.3f}), min win rate "
-            f"{doc['min_win_rate']:.3f}, score-mass gap {doc['score_mass_gap_mean']:.3f}")
+            f"{doc['min_win_rate']:.3f}, score-mass gap {doc['score_mass_gap_mean']:.3f}"
+        )
         docs.append(doc)
     write_json(out_json, {"config": cfg, "seeds": docs})

@@ -1,6 +1,7 @@
 """Figures: hypotheses fan on a real series, toy heads vs the optimal quantizer, distortion vs K, the
 authors' toy; the DAG steps that draw them (`*_for`, `sweep_table`), and the data of the main figure
 (distortion vs K, claims.yaml's main_figure) as CSV."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,8 +40,14 @@ def plot_fan(context, target, hyps, weights, path, title: str, dim: int = 0) -> 
     ax.plot(np.arange(C, C + H), tgt, color="black", lw=1.2, ls="--", label="truth")
     future = np.arange(C - 1, C + H)
     for k in np.argsort(rel):  # strongest drawn last, on top
-        ax.plot(future, np.r_[ctx[-1], hyp[k]], color="tab:red", lw=0.6 + 2.4 * rel[k], alpha=0.15 + 0.85 * rel[k],
-                label="hypotheses (width ~ score)" if k == np.argmax(rel) else None)
+        ax.plot(
+            future,
+            np.r_[ctx[-1], hyp[k]],
+            color="tab:red",
+            lw=0.6 + 2.4 * rel[k],
+            alpha=0.15 + 0.85 * rel[k],
+            label="hypotheses (width ~ score)" if k == np.argmax(rel) else None,
+        )
     ax.axvline(C - 0.5, color="grey", lw=0.8)
     ax.set_xlabel("time step")
     ax.set_title(title)
@@ -58,11 +65,17 @@ def plot_toy_heads(t, past, heads, reference_quantizer, path, title: str) -> Non
     H = heads.shape[1]
     t_fut = np.r_[t[len(past) - 1], t[-H:]]
     fig, ax = new_figure(width=6.0, height=3.8)
-    ax.plot(t[:len(past)], past, color="black", lw=1.5, label="observed past")
+    ax.plot(t[: len(past)], past, color="black", lw=1.5, label="observed past")
     if reference_quantizer is not None:
         for i, c in enumerate(_np(reference_quantizer)):
-            ax.plot(t_fut, np.r_[past[-1], c], color="tab:brown", lw=2.5, alpha=0.6,
-                    label="optimal quantizer" if i == 0 else None)
+            ax.plot(
+                t_fut,
+                np.r_[past[-1], c],
+                color="tab:brown",
+                lw=2.5,
+                alpha=0.6,
+                label="optimal quantizer" if i == 0 else None,
+            )
     for i, c in enumerate(heads):
         ax.plot(t_fut, np.r_[past[-1], c], color="tab:red", lw=1.2, ls="--", label="TimeMCL heads" if i == 0 else None)
     ax.axvspan(t_fut[0], t[-1], color="gold", alpha=0.08)
@@ -78,8 +91,14 @@ def plot_distortion_vs_k(table: list[dict], path) -> None:
     for method in sorted({row["method"] for row in table}):
         rows = sorted((r for r in table if r["method"] == method), key=lambda r: r["K"])
         ks = [r["K"] for r in rows]
-        ax.errorbar(ks, [r["distortion_mean"] for r in rows], yerr=[r.get("distortion_std", 0.0) or 0.0 for r in rows],
-                    marker="o", capsize=3, label=method)
+        ax.errorbar(
+            ks,
+            [r["distortion_mean"] for r in rows],
+            yerr=[r.get("distortion_std", 0.0) or 0.0 for r in rows],
+            marker="o",
+            capsize=3,
+            label=method,
+        )
     ax.set_xscale("log", base=2)
     ks_all = sorted({r["K"] for r in table})
     ax.set_xticks(ks_all, [str(k) for k in ks_all])
@@ -113,6 +132,7 @@ def plot_official_toy(doc: dict, path) -> None:
 
 # --- the DAG steps that draw -------------------------------------------------------------------
 
+
 def plot_fan_for(series_csv: str, spec: dict, ckpt: str, out_png: str, title: str) -> None:
     """Step timemcl_fan_figure: fan plot of the group checkpoint's first seed on the test window where the
     hypotheses spread the most (first dimension)."""
@@ -142,10 +162,17 @@ def sweep_rows(metrics_files: list[str], variant: str) -> list[dict]:
     for doc in docs:
         for method in (variant, "deepar"):
             rows.setdefault((method, doc["K"]), []).append(doc["methods"][method]["distortion"])
-    return [{"method": "TimeMCL" if m == variant else "DeepAR (K samples)", "key": m, "K": k,
-             "values": v, "distortion_mean": float(np.mean(v)),
-             "distortion_std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0}
-            for (m, k), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
+    return [
+        {
+            "method": "TimeMCL" if m == variant else "DeepAR (K samples)",
+            "key": m,
+            "K": k,
+            "values": v,
+            "distortion_mean": float(np.mean(v)),
+            "distortion_std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0,
+        }
+        for (m, k), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1]))
+    ]
 
 
 def sweep_table(metrics_files: list[str], variant: str, out_png: str, out_json: str, out_csv: str) -> None:

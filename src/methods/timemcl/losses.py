@@ -5,6 +5,7 @@ pred (B, K, T, D), target (B, T, D), err (B, K), score_logits (B, K).
 For TimeMCL on real data T = C + H (the teacher-forced context and horizon); for the one-shot
 toy model T = H.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,9 +28,11 @@ def hypothesis_errors(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     mean over steps; so the annealing temperature T means what it means in the paper.
     """
     assert pred.dim() == 4 and target.dim() == 3, (
-        f"expected pred (B,K,T,D) and target (B,T,D), got {tuple(pred.shape)}, {tuple(target.shape)}")
+        f"expected pred (B,K,T,D) and target (B,T,D), got {tuple(pred.shape)}, {tuple(target.shape)}"
+    )
     assert pred.shape[0] == target.shape[0] and pred.shape[2:] == target.shape[1:], (
-        f"pred {tuple(pred.shape)} and target {tuple(target.shape)} disagree on B, T or D")
+        f"pred {tuple(pred.shape)} and target {tuple(target.shape)} disagree on B, T or D"
+    )
     return (pred - target.unsqueeze(1)).pow(2).sum(dim=3).mean(dim=2)  # (B, K)
 
 
@@ -58,8 +61,9 @@ def wta_weights(err: torch.Tensor, kind: str, eps: float = 0.05, temperature: fl
     return torch.softmax(-err / temperature, dim=1)
 
 
-def mcl_loss(err: torch.Tensor, kind: str, eps: float = 0.05, temperature: float = 0.0,
-             annealed_mean_over_k: bool = True) -> torch.Tensor:
+def mcl_loss(
+    err: torch.Tensor, kind: str, eps: float = 0.05, temperature: float = 0.0, annealed_mean_over_k: bool = True
+) -> torch.Tensor:
     """sum_k w_k err_k averaged over the batch, w from `wta_weights` (paper Sec. 3.2, the WTA objective).
 
     The authors' annealed branch (temperature > 0) averages over K as well as B, i.e. (1/K) sum_k w_k err_k:

@@ -4,6 +4,7 @@ Shapes: N windows, K hypotheses (or samples), H horizon, D dims. Arrays or tenso
 A forecast is K trajectories x_k with weights w_k (>= 0, summing to 1 per window):
 TimeMCL's hypotheses weighted by their normalised scores, K samples of DeepAR weighted 1/K.
 """
+
 from __future__ import annotations
 
 import numpy as np

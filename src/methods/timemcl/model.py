@@ -7,6 +7,7 @@ Every model reads a context tensor of L + C steps: the C steps the LSTM is unrol
 (and the mean scale is computed over), plus the L steps before them that the lag features of
 the first unrolled step look back to (GluonTS' history_length = context_length + max(lags)).
 """
+
 from __future__ import annotations
 
 import math
@@ -38,12 +39,15 @@ class ModelConfig:
 
     def __post_init__(self):
         self.lags = tuple(int(lag) for lag in self.lags)
-        assert self.conditioning_length >= 0, f"ModelConfig.conditioning_length must be >= 0, got {self.conditioning_length}"
+        assert self.conditioning_length >= 0, (
+            f"ModelConfig.conditioning_length must be >= 0, got {self.conditioning_length}"
+        )
         for name in ("dim", "context_length", "horizon", "hidden", "layers", "n_hypotheses"):
             assert getattr(self, name) >= 1, f"ModelConfig.{name} must be >= 1, got {getattr(self, name)}"
         lags = self.lags
         assert len(lags) >= 1 and lags[0] == 1 and all(a < b for a, b in zip(lags, lags[1:])), (
-            f"ModelConfig.lags must be strictly increasing and start with lag 1, got {lags}")
+            f"ModelConfig.lags must be strictly increasing and start with lag 1, got {lags}"
+        )
         assert 0.0 <= self.dropout < 1.0, f"ModelConfig.dropout must lie in [0, 1), got {self.dropout}"
 
     @property
@@ -64,6 +68,7 @@ class ModelConfig:
 
 # --- scaling and inputs -------------------------------------------------------------------------
 
+
 def mean_scale(context: torch.Tensor, enabled: bool = True) -> torch.Tensor:
     """DeepAR mean scaling (Salinas et al. 2020): per window and dim, scale = mean_t |x_t| over `context`.
 
@@ -80,12 +85,14 @@ def context_scale(context: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
     """Check a context tensor (B, L + C, D) and return its mean scale over the C unrolled steps (B, 1, D)."""
     assert context.dim() == 3 and tuple(context.shape[1:]) == (cfg.history_length, cfg.dim), (
         f"expected context (B, context_length + max(lags) = {cfg.context_length} + {cfg.max_lag}, {cfg.dim}), "
-        f"got {tuple(context.shape)}")
-    return mean_scale(context[:, -cfg.context_length:], cfg.scaling)
+        f"got {tuple(context.shape)}"
+    )
+    return mean_scale(context[:, -cfg.context_length :], cfg.scaling)
 
 
-def lagged_inputs(series: torch.Tensor, start: int, length: int, lags: tuple[int, ...],
-                  scale: torch.Tensor | None) -> torch.Tensor:
+def lagged_inputs(
+    series: torch.Tensor, start: int, length: int, lags: tuple[int, ...], scale: torch.Tensor | None
+) -> torch.Tensor:
     """LSTM inputs of the steps t in [start, start + length): x_{t-l} for l in lags, then log(scale)
     unless `scale` is None.
 
@@ -96,8 +103,9 @@ def lagged_inputs(series: torch.Tensor, start: int, length: int, lags: tuple[int
     """
     assert start - lags[-1] >= 0 and start + length - 1 <= series.shape[1], (
         f"steps [{start}, {start + length}) with lags up to {lags[-1]} need series steps "
-        f"[{start - lags[-1]}, {start + length - 1}), series has {series.shape[1]}")
-    feats = [series[:, start - lag:start - lag + length] for lag in lags]  # len(lags) x (B, length, D)
+        f"[{start - lags[-1]}, {start + length - 1}), series has {series.shape[1]}"
+    )
+    feats = [series[:, start - lag : start - lag + length] for lag in lags]  # len(lags) x (B, length, D)
     if scale is not None:
         feats.append(scale.log().expand(-1, length, -1))
     return torch.cat(feats, dim=-1)
@@ -122,6 +130,7 @@ def repeat_state(state: tuple[torch.Tensor, torch.Tensor], n: int) -> tuple[torc
 
 # --- backbone -----------------------------------------------------------------------------------
 
+
 class LaggedLSTM(nn.Module):
     """DeepAR / TimeGrad backbone: an LSTM whose input at step t is (x_{t-l} / scale for l in lags, log scale).
 
@@ -132,8 +141,13 @@ class LaggedLSTM(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.rnn = nn.LSTM((len(cfg.lags) + int(cfg.scale_feature)) * cfg.dim, cfg.hidden, num_layers=cfg.layers,
-                           batch_first=True, dropout=cfg.dropout if cfg.layers > 1 else 0.0)
+        self.rnn = nn.LSTM(
+            (len(cfg.lags) + int(cfg.scale_feature)) * cfg.dim,
+            cfg.hidden,
+            num_layers=cfg.layers,
+            batch_first=True,
+            dropout=cfg.dropout if cfg.layers > 1 else 0.0,
+        )
 
     def _feature(self, scale: torch.Tensor) -> torch.Tensor | None:
         return scale if self.cfg.scale_feature else None
@@ -146,8 +160,9 @@ class LaggedLSTM(nn.Module):
 
     def encode(self, context: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """context (B, L + C, D) scaled -> LSTM state after the C unrolled context steps."""
-        _, state = self.rnn(lagged_inputs(context, self.cfg.max_lag, self.cfg.context_length, self.cfg.lags,
-                                          self._feature(scale)))
+        _, state = self.rnn(
+            lagged_inputs(context, self.cfg.max_lag, self.cfg.context_length, self.cfg.lags, self._feature(scale))
+        )
         return state
 
     def step(self, past: torch.Tensor, scale: torch.Tensor, state) -> tuple[torch.Tensor, tuple]:
@@ -157,6 +172,7 @@ class LaggedLSTM(nn.Module):
 
 
 # --- TimeMCL ------------------------------------------------------------------------------------
+
 
 class TimeMCL(nn.Module):
     """TimeMCL on real data (paper Sec. 3, Fig. 1; authors' tMCL network): autoregressive LSTM backbone,
@@ -204,7 +220,7 @@ class TimeMCL(nn.Module):
         scale = context_scale(context, self.cfg)  # (B, 1, D)
         series = torch.cat([context, target], dim=1) / scale  # (B, L + C + H, D)
         hyps, step_logits = self.all_heads(self.backbone.teacher_forced(series, scale))
-        return hyps, mean_sigmoid_logit(step_logits), series[:, self.cfg.max_lag:]
+        return hyps, mean_sigmoid_logit(step_logits), series[:, self.cfg.max_lag :]
 
     def forward(self, context: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Rollouts: context (B, L + C, D) -> hyps (B, K, H, D) in data units, score_logits (B, K).
@@ -220,7 +236,7 @@ class TimeMCL(nn.Module):
         if self.cfg.carry_state:
             return self._carried_rollouts(x, scale)
         state = repeat_state(self.backbone.encode(x, scale), K)  # (layers, B*K, hidden) x2
-        past = x[:, -self.cfg.max_lag:].repeat_interleave(K, dim=0)  # (B*K, L, D): all the lags ever read
+        past = x[:, -self.cfg.max_lag :].repeat_interleave(K, dim=0)  # (B*K, L, D): all the lags ever read
         scale_rows = scale.repeat_interleave(K, dim=0)  # (B*K, 1, D)
         preds, logits = [], []
         for _ in range(self.cfg.horizon):
@@ -238,7 +254,7 @@ class TimeMCL(nn.Module):
         state = self.backbone.encode(x, scale)
         hyps, logits = [], []
         for k in range(self.cfg.n_hypotheses):
-            past = x[:, -self.cfg.max_lag:]
+            past = x[:, -self.cfg.max_lag :]
             ys, ss = [], []
             for _ in range(self.cfg.horizon):
                 out, state = self.backbone.step(past, scale, state)  # (B, hidden)
@@ -263,8 +279,13 @@ class TimeMCLOneShot(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.encoder = nn.LSTM(2 * cfg.dim, cfg.hidden, num_layers=cfg.layers, batch_first=True,
-                               dropout=cfg.dropout if cfg.layers > 1 else 0.0)
+        self.encoder = nn.LSTM(
+            2 * cfg.dim,
+            cfg.hidden,
+            num_layers=cfg.layers,
+            batch_first=True,
+            dropout=cfg.dropout if cfg.layers > 1 else 0.0,
+        )
         self.hyp_heads = nn.Linear(cfg.hidden, cfg.n_hypotheses * cfg.horizon * cfg.dim)
         self.score_heads = nn.Linear(cfg.hidden, cfg.n_hypotheses)
 
@@ -290,6 +311,7 @@ class TimeMCLOneShot(nn.Module):
 
 # --- baselines ----------------------------------------------------------------------------------
 
+
 class DeepARGaussian(nn.Module):
     """DeepAR-style baseline (Salinas et al. 2020): TimeMCL's backbone with a diagonal Gaussian per step.
 
@@ -313,7 +335,7 @@ class DeepARGaussian(nn.Module):
         scale = context_scale(context, self.cfg)  # (B, 1, D)
         series = torch.cat([context, target], dim=1) / scale  # (B, L + C + H, D)
         mu, std = self.gaussian(self.backbone.teacher_forced(series, scale))  # (B, C + H, D) each
-        y = series[:, self.cfg.max_lag:]
+        y = series[:, self.cfg.max_lag :]
         return (0.5 * ((y - mu) / std).pow(2) + std.log() + 0.9189385332046727).mean()
 
     @torch.no_grad()
@@ -323,7 +345,7 @@ class DeepARGaussian(nn.Module):
         scale = context_scale(context, self.cfg)
         x = context / scale
         state = repeat_state(self.backbone.encode(x, scale), S)  # (layers, B*S, hidden) x2
-        past = x[:, -self.cfg.max_lag:].repeat_interleave(S, dim=0)  # (B*S, L, D)
+        past = x[:, -self.cfg.max_lag :].repeat_interleave(S, dim=0)  # (B*S, L, D)
         scale_rows = scale.repeat_interleave(S, dim=0)
         steps = []
         for _ in range(self.cfg.horizon):

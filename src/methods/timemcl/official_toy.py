@@ -18,6 +18,7 @@ score heads, which the official toy does not have. We add K linear score heads (
 against the one-hot winner, the score loss of the real-data model) on *detached* backbone
 features, so the hypotheses train exactly as in the official toy.
 """
+
 from __future__ import annotations
 
 import math
@@ -82,7 +83,9 @@ def train_toy(cfg: dict, seed: int, show_progress: bool = True) -> tuple[ToyMCL,
         hyps, logits = model(y[:, 0])
         err = (hyps - y[:, None]).pow(2).sum(dim=2)  # (B, K): the official per-hypothesis error
         winner = F.one_hot(err.argmin(dim=1), cfg["n_hypotheses"]).float()
-        loss = mcl_loss(err, "relaxed", cfg["eps"]) + cfg["score_weight"] * F.binary_cross_entropy_with_logits(logits, winner)
+        loss = mcl_loss(err, "relaxed", cfg["eps"]) + cfg["score_weight"] * F.binary_cross_entropy_with_logits(
+            logits, winner
+        )
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -133,13 +136,22 @@ def evaluate_toy(model: ToyMCL, cfg: dict, seed: int) -> dict:
         masses.append(m.tolist())
         gaps.append(float(np.abs(scores[i] - m).max()))
     return {
-        "seed": seed, "K": K, "window": L, "n_grid": cfg["n_grid"],
-        "distortion_timemcl": float(d_model.mean()), "distortion_quantizer": float(d_ref.mean()),
+        "seed": seed,
+        "K": K,
+        "window": L,
+        "n_grid": cfg["n_grid"],
+        "distortion_timemcl": float(d_model.mean()),
+        "distortion_quantizer": float(d_ref.mean()),
         "distortion_ratio": float(d_model.mean() / d_ref.mean()),
         "distortion_se_timemcl": float(d_model.std(ddof=1) / math.sqrt(len(d_model))),
-        "win_rates": wins.tolist(), "min_win_rate": float(wins.min()),
-        "score_mass_gap_mean": float(np.mean(gaps)), "score_mass_gap_max": float(np.max(gaps)),
-        "conditions": conds.tolist(), "scores": scores.tolist(), "masses": masses,
-        "quantizer_centres": centres.tolist(), "example_x0": float(conds[len(conds) // 2]),
+        "win_rates": wins.tolist(),
+        "min_win_rate": float(wins.min()),
+        "score_mass_gap_mean": float(np.mean(gaps)),
+        "score_mass_gap_max": float(np.max(gaps)),
+        "conditions": conds.tolist(),
+        "scores": scores.tolist(),
+        "masses": masses,
+        "quantizer_centres": centres.tolist(),
+        "example_x0": float(conds[len(conds) // 2]),
         "example_heads": h_c[len(conds) // 2].tolist(),
     }

@@ -1,5 +1,6 @@
 """The claims step of TimeMCL: the flat per-seed metrics claims.yaml reads, from every seed group's
 evaluation and toy files, and the verdicts (claims.json, metrics.json)."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,13 @@ from methods.common.io import log, read_json, write_json
 DECLARATION = Path(__file__).with_name("claims.yaml")
 
 # evaluation metric -> the short name used in claims.yaml ("<short>_<dataset>_<method>")
-METRIC_NAMES = {"distortion": "distortion", "crps": "crps", "crps_sum": "crpssum", "mixture_rmse": "rmse",
-                "total_variation": "tv"}
+METRIC_NAMES = {
+    "distortion": "distortion",
+    "crps": "crps",
+    "crps_sum": "crpssum",
+    "mixture_rmse": "rmse",
+    "total_variation": "tv",
+}
 
 
 def per_seed_docs(files: list[str], key: str) -> list[dict]:
@@ -22,8 +28,15 @@ def per_seed_docs(files: list[str], key: str) -> list[dict]:
     return [d for f in files for d in read_json(f)[key]]
 
 
-def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str, datasets: list[str],
-                   variants: list[str], primary: str, official_toy_json: str) -> dict[str, list[float]]:
+def claims_metrics(
+    main_files: list[str],
+    toy_files: list[str],
+    sweep_json: str,
+    datasets: list[str],
+    variants: list[str],
+    primary: str,
+    official_toy_json: str,
+) -> dict[str, list[float]]:
     """The flat metric dict the claims in claims.yaml read; one value per seed (seeds sorted). main_files
     are the evaluate step's seed-group files, toy_files the toy step's."""
     m: dict[str, list[float]] = {}
@@ -81,13 +94,19 @@ def claims_metrics(main_files: list[str], toy_files: list[str], sweep_json: str,
     return m
 
 
-def write_paper_claims(main_files, toy_files, sweep_json, datasets, variants, primary, scale,
-                       claims_path, summary_path, official_toy_json) -> None:
+def write_paper_claims(
+    main_files, toy_files, sweep_json, datasets, variants, primary, scale, claims_path, summary_path, official_toy_json
+) -> None:
     """Step timemcl_claims: measured metrics and the verdicts of claims.yaml."""
     measured = claims_metrics(main_files, toy_files, sweep_json, datasets, variants, primary, official_toy_json)
     write_json(summary_path, measured)
-    doc = evaluate_claims(load_declaration(DECLARATION), measured, scale, expand_over={"dataset": datasets},
-                          extra={"primary_variant": primary})
+    doc = evaluate_claims(
+        load_declaration(DECLARATION),
+        measured,
+        scale,
+        expand_over={"dataset": datasets},
+        extra={"primary_variant": primary},
+    )
     write_claims(claims_path, doc)
     for c in doc["claims"]:
         log(f"{c['id']}: {c['verdict']}")

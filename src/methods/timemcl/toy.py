@@ -5,6 +5,7 @@ path up to t0 (the first P points) and predicts the remaining H = n_steps - P po
 Quantizer distortion here is the expected squared error per grid point of the nearest
 center, E min_k mean_j (X_j - c_kj)^2 (the quadratic distortion of Sec. 4, discretised).
 """
+
 from __future__ import annotations
 
 import math
@@ -38,8 +39,9 @@ def sample_brownian_bridge(n: int, n_steps: int, generator: torch.Generator | No
     return (w - t * w[:, -1:]).float().unsqueeze(-1)
 
 
-def _ar_recursion(start: torch.Tensor, n_new: int, coeffs, noise_std: float,
-                  generator: torch.Generator | None) -> torch.Tensor:
+def _ar_recursion(
+    start: torch.Tensor, n_new: int, coeffs, noise_std: float, generator: torch.Generator | None
+) -> torch.Tensor:
     """Extend AR(p) paths: start (n, >= p) -> the n_new following values (n, n_new). x_t = sum_i a_i x_{t-i} + noise."""
     p = len(coeffs)
     a = torch.tensor(list(coeffs), dtype=torch.float64)  # a_1 .. a_p
@@ -53,8 +55,14 @@ def _ar_recursion(start: torch.Tensor, n_new: int, coeffs, noise_std: float,
     return torch.stack(out, dim=1) if out else torch.zeros(start.shape[0], 0, dtype=torch.float64)
 
 
-def sample_ar(n: int, n_steps: int, coeffs=(0.5, 0.3), noise_std: float = 0.1,
-              generator: torch.Generator | None = None, burn_in: int = 100) -> torch.Tensor:
+def sample_ar(
+    n: int,
+    n_steps: int,
+    coeffs=(0.5, 0.3),
+    noise_std: float = 0.1,
+    generator: torch.Generator | None = None,
+    burn_in: int = 100,
+) -> torch.Tensor:
     """AR(p) paths, one value per grid point, started from 0 and run `burn_in` steps first: (n, n_steps, 1)."""
     start = torch.zeros(n, len(coeffs), dtype=torch.float64)
     path = _ar_recursion(start, burn_in + n_steps, coeffs, noise_std, generator)
@@ -68,9 +76,15 @@ TOY_PROCESSES = {
 }
 
 
-def conditional_samples(process: str, past: np.ndarray | torch.Tensor, n: int, n_steps: int,
-                        generator: torch.Generator | None = None, coeffs=(0.5, 0.3),
-                        noise_std: float = 0.1) -> torch.Tensor:
+def conditional_samples(
+    process: str,
+    past: np.ndarray | torch.Tensor,
+    n: int,
+    n_steps: int,
+    generator: torch.Generator | None = None,
+    coeffs=(0.5, 0.3),
+    noise_std: float = 0.1,
+) -> torch.Tensor:
     """n draws of the future given the observed past (first P grid points): (n, n_steps - P) float32.
 
     Simulated forward from the past: BM adds independent increments to the last value;
@@ -112,7 +126,7 @@ def brownian_k2_distortion_continuum(length: float) -> float:
 
     E||W||^2 = L^2/2, the quantizer removes 2 lambda_1 / pi; divide by L for a per-time average.
     """
-    return length / 2.0 - 8.0 * length / np.pi ** 3
+    return length / 2.0 - 8.0 * length / np.pi**3
 
 
 def optimal_quantizer_brownian_k2(t_future: np.ndarray, x_t0: float, t0: float) -> tuple[np.ndarray, float]:
@@ -180,8 +194,9 @@ def _lloyd_run(x: np.ndarray, centers: np.ndarray, n_iter: int) -> tuple[np.ndar
     return centers, float(_sq_dists(x, centers).min(axis=1).mean() / x.shape[1])
 
 
-def lloyd_quantizer(samples: np.ndarray | torch.Tensor, K: int, n_iter: int = 100, seed: int = 0,
-                    n_restarts: int = 5) -> tuple[np.ndarray, float]:
+def lloyd_quantizer(
+    samples: np.ndarray | torch.Tensor, K: int, n_iter: int = 100, seed: int = 0, n_restarts: int = 5
+) -> tuple[np.ndarray, float]:
     """Numerical optimal K-quantizer of the empirical law of `samples` (N, H): Lloyd / k-means, k-means++ starts.
 
     Keeps the best of `n_restarts` runs. Returns centers (K, H) sorted by their mean value, and

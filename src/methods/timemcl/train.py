@@ -8,6 +8,7 @@ The device is the caller's (the DAG step passes the job's, `methods.common.devic
 models come back on the CPU. `train_model` is the DAG step: one model for each seed of a seed group,
 saved together in one group checkpoint (`load_group` reads it back).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,8 +20,7 @@ import torch
 from tqdm import tqdm
 
 from methods.common.config import check_keys
-
-from methods.common.io import log, load_torch, save_torch, set_seed, write_json
+from methods.common.io import load_torch, log, save_torch, set_seed, write_json
 
 from .data import load_windows
 from .losses import WTA_KINDS, annealing_temperature, hypothesis_errors, mcl_loss, score_loss
@@ -66,11 +66,13 @@ def check_windows(contexts: torch.Tensor, targets: torch.Tensor, cfg: ModelConfi
     got = (tuple(contexts.shape[1:]), tuple(targets.shape[1:]))
     assert got == expected and len(contexts) == len(targets) > 0, (
         f"windows (N, context_length + max(lags), D) / (N, H, D) should match ModelConfig {expected}, "
-        f"got {got} with N={len(contexts)}, {len(targets)}")
+        f"got {got} with N={len(contexts)}, {len(targets)}"
+    )
 
 
-def get_batch(contexts: torch.Tensor, targets: torch.Tensor, batch_size: int,
-              generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def get_batch(
+    contexts: torch.Tensor, targets: torch.Tensor, batch_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A random batch (with replacement): (B, L + C, D), (B, H, D)."""
     idx = torch.randint(len(contexts), (batch_size,), generator=generator)
     return contexts[idx], targets[idx]
@@ -83,8 +85,9 @@ def temperature_at(step: int, cfg: TrainConfig) -> float:
     return annealing_temperature(step, round(cfg.anneal_fraction * cfg.steps), cfg.t0, cfg.t_end)
 
 
-def timemcl_loss(model: TimeMCL | TimeMCLOneShot, context: torch.Tensor, target: torch.Tensor, cfg: TrainConfig,
-                 temperature: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def timemcl_loss(
+    model: TimeMCL | TimeMCLOneShot, context: torch.Tensor, target: torch.Tensor, cfg: TrainConfig, temperature: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Compound loss of paper Sec. 3.2: WTA-type loss + score_weight * score BCE, in scaled units.
 
     TimeMCL: errors over the teacher-forced C + H steps (T = C + H); TimeMCLOneShot: over the horizon.
@@ -115,9 +118,15 @@ def _setup(kind: str, model_cls, contexts, targets, model_cfg: ModelConfig, trai
     return model, opt, gen
 
 
-def train_timemcl(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: ModelConfig, train_cfg: TrainConfig,
-                  show_progress: bool = True, kind: str = "timemcl",
-                  device: torch.device | None = None) -> tuple[TimeMCL | TimeMCLOneShot, dict]:
+def train_timemcl(
+    contexts: torch.Tensor,
+    targets: torch.Tensor,
+    model_cfg: ModelConfig,
+    train_cfg: TrainConfig,
+    show_progress: bool = True,
+    kind: str = "timemcl",
+    device: torch.device | None = None,
+) -> tuple[TimeMCL | TimeMCLOneShot, dict]:
     """Train TimeMCL (kind "timemcl") or its one-shot toy form ("timemcl_oneshot") on windows
     (N, L + C, D) -> (N, H, D). Returns (model in eval mode, history)."""
     if kind not in TIMEMCL_KINDS:
@@ -139,8 +148,14 @@ def train_timemcl(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: Mode
     return model.cpu().eval(), hist
 
 
-def train_deepar(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: ModelConfig, train_cfg: TrainConfig,
-                 show_progress: bool = True, device: torch.device | None = None) -> tuple[DeepARGaussian, dict]:
+def train_deepar(
+    contexts: torch.Tensor,
+    targets: torch.Tensor,
+    model_cfg: ModelConfig,
+    train_cfg: TrainConfig,
+    show_progress: bool = True,
+    device: torch.device | None = None,
+) -> tuple[DeepARGaussian, dict]:
     """Train the DeepAR-style Gaussian baseline by teacher-forced NLL. Returns (model in eval mode, history)."""
     device = device or torch.device("cpu")
     model, opt, gen = _setup("deepar", DeepARGaussian, contexts, targets, model_cfg, train_cfg, device)
@@ -157,15 +172,24 @@ def train_deepar(contexts: torch.Tensor, targets: torch.Tensor, model_cfg: Model
     return model.cpu().eval(), hist
 
 
-def make_checkpoint(kind: str, model: torch.nn.Module, model_cfg: ModelConfig, train_cfg: TrainConfig,
-                    history: dict) -> dict:
+def make_checkpoint(
+    kind: str, model: torch.nn.Module, model_cfg: ModelConfig, train_cfg: TrainConfig, history: dict
+) -> dict:
     """Everything needed to rebuild the model and know where it came from (for common.io.save_torch)."""
     if kind not in MODEL_CLASSES or type(model) is not MODEL_CLASSES[kind]:
-        raise ValueError(f"make_checkpoint: kind={kind!r} does not name the class of {type(model).__name__}; "
-                         f"kinds: {', '.join(f'{k} ({c.__name__})' for k, c in MODEL_CLASSES.items())}")
-    return {"kind": kind, "model_state": model.state_dict(), "model_config": dataclasses.asdict(model_cfg),
-            "train_config": dataclasses.asdict(train_cfg), "steps": train_cfg.steps,
-            "final_loss": history["loss"][-1], "train_seconds": history["train_seconds"]}
+        raise ValueError(
+            f"make_checkpoint: kind={kind!r} does not name the class of {type(model).__name__}; "
+            f"kinds: {', '.join(f'{k} ({c.__name__})' for k, c in MODEL_CLASSES.items())}"
+        )
+    return {
+        "kind": kind,
+        "model_state": model.state_dict(),
+        "model_config": dataclasses.asdict(model_cfg),
+        "train_config": dataclasses.asdict(train_cfg),
+        "steps": train_cfg.steps,
+        "final_loss": history["loss"][-1],
+        "train_seconds": history["train_seconds"],
+    }
 
 
 def load_checkpoint(ckpt: dict) -> tuple[str, torch.nn.Module]:
@@ -180,22 +204,48 @@ def load_checkpoint(ckpt: dict) -> tuple[str, torch.nn.Module]:
 
 # --- the DAG step: one model per seed of a seed group -------------------------------------------
 
-def train_one(contexts: torch.Tensor, targets: torch.Tensor, spec: dict, method: str, K: int, seed: int,
-              model_params: dict, train_params: dict, device: torch.device | None = None) -> tuple[dict, dict]:
+
+def train_one(
+    contexts: torch.Tensor,
+    targets: torch.Tensor,
+    spec: dict,
+    method: str,
+    K: int,
+    seed: int,
+    model_params: dict,
+    train_params: dict,
+    device: torch.device | None = None,
+) -> tuple[dict, dict]:
     """Train TimeMCL (method = its WTA variant) or the DeepAR-style baseline (method = 'deepar') on one
     seed; returns (checkpoint dict, history)."""
     set_seed(seed)
-    model_cfg = ModelConfig(dim=contexts.shape[2], context_length=spec["context_length"], horizon=spec["horizon"],
-                            n_hypotheses=K, lags=tuple(spec.get("lags", [1])), **model_params)
+    model_cfg = ModelConfig(
+        dim=contexts.shape[2],
+        context_length=spec["context_length"],
+        horizon=spec["horizon"],
+        n_hypotheses=K,
+        lags=tuple(spec.get("lags", [1])),
+        **model_params,
+    )
     train_cfg = TrainConfig.from_dict({**train_params, "loss": "wta" if method == "deepar" else method, "seed": seed})
     trainer, kind = (train_deepar, "deepar") if method == "deepar" else (train_timemcl, "timemcl")
     model, history = trainer(contexts, targets, model_cfg, train_cfg, device=device)
     return make_checkpoint(kind, model, model_cfg, train_cfg, history), {"method": method, "seed": seed, **history}
 
 
-def train_model(series_csv: str, spec: dict, method: str, K: int, seeds: list[int], model_params: dict,
-                train_params: dict, ckpt_path: str, history_path: str, threads: int = 1,
-                device: torch.device | None = None) -> None:
+def train_model(
+    series_csv: str,
+    spec: dict,
+    method: str,
+    K: int,
+    seeds: list[int],
+    model_params: dict,
+    train_params: dict,
+    ckpt_path: str,
+    history_path: str,
+    threads: int = 1,
+    device: torch.device | None = None,
+) -> None:
     """Steps timemcl_train / timemcl_train_deepar: one model per seed of the group (`{seeds}` wildcard),
     saved as one group checkpoint {"seeds", "checkpoints"} and one history file {"method", "seeds",
     "histories"}; every seed starts from its own set_seed, so a seed's model does not depend on its group."""

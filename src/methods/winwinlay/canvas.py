@@ -4,6 +4,7 @@ Digits are scikit-learn's 1,797 8x8 digits (shipped with the package, pixel valu
 side x side with background -1 and ink up to +1. The layout of a canvas (classes, boxes) is what the
 guided sampler is asked to reproduce; the model itself sees only the classes (a "prompt"), never the boxes.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,15 +31,24 @@ def sample_layouts(n: int, side: int, n_objects: int, rng: np.random.Generator) 
     for i in range(n):
         while True:  # rejection sampling of the whole layout (a greedy placement can get stuck)
             cand = rng.integers(0, side - DIGIT + 1, size=(n_objects, 2))
-            if all(abs(cand[a, 0] - cand[b, 0]) >= DIGIT or abs(cand[a, 1] - cand[b, 1]) >= DIGIT
-                   for a in range(n_objects) for b in range(a)):
+            if all(
+                abs(cand[a, 0] - cand[b, 0]) >= DIGIT or abs(cand[a, 1] - cand[b, 1]) >= DIGIT
+                for a in range(n_objects)
+                for b in range(a)
+            ):
                 corners[i] = cand
                 break
     return classes, corners
 
 
-def render(images: np.ndarray, labels: np.ndarray, classes: np.ndarray, corners: np.ndarray, side: int,
-           rng: np.random.Generator) -> np.ndarray:
+def render(
+    images: np.ndarray,
+    labels: np.ndarray,
+    classes: np.ndarray,
+    corners: np.ndarray,
+    side: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """(n, side, side) canvases: for each requested class a random digit image of that class at its corner."""
     by_class = [np.flatnonzero(labels == c) for c in range(10)]
     out = -np.ones((len(classes), side, side), dtype=np.float32)
@@ -46,7 +56,7 @@ def render(images: np.ndarray, labels: np.ndarray, classes: np.ndarray, corners:
         for k, c in enumerate(classes[i]):
             img = images[rng.choice(by_class[c])]
             r, col = corners[i, k]
-            out[i, r:r + DIGIT, col:col + DIGIT] = np.maximum(out[i, r:r + DIGIT, col:col + DIGIT], img)
+            out[i, r : r + DIGIT, col : col + DIGIT] = np.maximum(out[i, r : r + DIGIT, col : col + DIGIT], img)
     return out
 
 

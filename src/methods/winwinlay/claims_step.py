@@ -1,4 +1,5 @@
 """Step winwinlay_claims: the measured metrics and the verdicts of claims.yaml."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,8 +23,9 @@ def claims_metrics(toy_json: str, guide_json: list[str]) -> dict:
     return out
 
 
-def write_paper_claims(toy_json: str, guide_json: list[str], train_json: str, scale: str, claims_path: str,
-                       summary_path: str) -> None:
+def write_paper_claims(
+    toy_json: str, guide_json: list[str], train_json: str, scale: str, claims_path: str, summary_path: str
+) -> None:
     """Measured metrics (metrics_summary.json) and the verdicts of claims.yaml (claims.json, metrics.json)."""
     measured = claims_metrics(toy_json, guide_json)
     measured["detector_miou_real"] = read_json(train_json)["detector_miou_real"]

@@ -1,4 +1,5 @@
 """DDPM training of the denoiser and DDIM sampling with layout guidance (plain or adaptive update)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +15,9 @@ def alpha_bars(n_steps: int, beta_start: float, beta_end: float) -> torch.Tensor
     return torch.cumprod(1.0 - torch.linspace(beta_start, beta_end, n_steps), 0)
 
 
-def train_denoiser(digits: dict, cfg: dict, seed: int, log, device: torch.device | str = "cpu"
-                   ) -> tuple[Denoiser, list[float]]:
+def train_denoiser(
+    digits: dict, cfg: dict, seed: int, log, device: torch.device | str = "cpu"
+) -> tuple[Denoiser, list[float]]:
     """eps-prediction MSE on freshly rendered canvases every step (AdamW) on `device`; returns the model and loss
     curve. Canvases, timesteps and noise are drawn on the CPU (the same draws on every device), then moved."""
     torch.manual_seed(seed)
@@ -66,8 +68,15 @@ class DigitBackbone:
         return self.guidance(z, t)[0]
 
 
-def guided_sample(model: Denoiser, classes: torch.Tensor, boxes: torch.Tensor, method: dict, cfg: dict, abar: torch.Tensor,
-                  gen: torch.Generator) -> tuple[torch.Tensor, dict]:
+def guided_sample(
+    model: Denoiser,
+    classes: torch.Tensor,
+    boxes: torch.Tensor,
+    method: dict,
+    cfg: dict,
+    abar: torch.Tensor,
+    gen: torch.Generator,
+) -> tuple[torch.Tensor, dict]:
     """Guided DDIM of the digit-canvas denoiser from pure noise (guidance.guided_ddim) on the model's device (the
     noise is drawn on the CPU generator `gen`, the same on every device); canvases in [-1, 1]."""
     side = cfg["side"]

@@ -5,6 +5,7 @@ Conventions: an attention map `attn` has shape (B, K, H, W): K object tokens, no
 H x W grid; `mask` has the same shape with 1 on the cells of the token's box. Energies are returned per
 sample (B,), averaged over the K objects (as Layout-Guidance's compute_ca_loss averages over objects).
 """
+
 from __future__ import annotations
 
 import torch
@@ -20,7 +21,7 @@ def box_mask(boxes: torch.Tensor, height: int, width: int) -> torch.Tensor:
     for i in range(b):
         for j in range(k):
             x0, y0, x1, y1 = boxes[i, j].tolist()
-            mask[i, j, int(y0 * height):int(y1 * height), int(x0 * width):int(x1 * width)] = 1.0
+            mask[i, j, int(y0 * height) : int(y1 * height), int(x0 * width) : int(x1 * width)] = 1.0
     return mask
 
 
@@ -171,8 +172,9 @@ def corner_mask(lo: torch.Tensor, hi: torch.Tensor, n: int, margin: int) -> torc
     return (((idx - lo[..., None]).abs() <= margin) | ((idx - hi[..., None]).abs() <= margin)).float()
 
 
-def boxdiff_terms(shares: torch.Tensor, cells: torch.Tensor, top_frac: float, corner_margin: int
-                  ) -> dict[str, torch.Tensor]:
+def boxdiff_terms(
+    shares: torch.Tensor, cells: torch.Tensor, top_frac: float, corner_margin: int
+) -> dict[str, torch.Tensor]:
     """The three BoxDiff constraints per object token (B, K) on token shares (B, K, H, W) and box cells (B, K, 4)."""
     h, w = shares.shape[-2:]
     mask = boxdiff_mask(cells, h, w).to(shares.device)
@@ -187,9 +189,16 @@ def boxdiff_terms(shares: torch.Tensor, cells: torch.Tensor, top_frac: float, co
     return terms
 
 
-def boxdiff_energy(text_maps: torch.Tensor, obj_index: torch.Tensor, boxes: torch.Tensor, top_frac: float = 0.2,
-                   corner_margin: int = 1, temperature: float = 100.0, smooth: bool = True,
-                   per_token: bool = False) -> torch.Tensor:
+def boxdiff_energy(
+    text_maps: torch.Tensor,
+    obj_index: torch.Tensor,
+    boxes: torch.Tensor,
+    top_frac: float = 0.2,
+    corner_margin: int = 1,
+    temperature: float = 100.0,
+    smooth: bool = True,
+    per_token: bool = False,
+) -> torch.Tensor:
     """BoxDiff's energy per sample (B,): the inner-box, outer-box and corner constraints summed over object
     tokens (per_token: the (B, K) sums of the four terms instead, and the inner-box terms (B, K) as a second
     output, for the refinement step). text_maps (B, N, H, W) are the attention probabilities of the tokens

@@ -1,5 +1,6 @@
 """Experiment 2 metrics: layout precision from a sliding-window digit detector trained in the DAG, and a
 realism proxy (Frechet distance in PCA features fitted on real canvases; not FID, which needs Inception)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +22,7 @@ def detector_training_set(digits: dict, side: int, n_objects: int, n_background:
         for i in range(len(canv)):
             r, c = rng.integers(0, side - DIGIT + 1, size=2)
             if all(abs(r - r2) >= 3 or abs(c - c2) >= 3 for r2, c2 in corners[i]):
-                neg.append(canv[i, r:r + DIGIT, c:c + DIGIT].ravel())
+                neg.append(canv[i, r : r + DIGIT, c : c + DIGIT].ravel())
     xs.append(np.array(neg[:n_background]))
     ys.append(np.full(n_background, BACKGROUND))
     return np.concatenate(xs), np.concatenate(ys)

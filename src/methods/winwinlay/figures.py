@@ -1,4 +1,5 @@
 """Figures of winwinlay: toy attention maps, sample grids, the control/realism trade-off."""
+
 from __future__ import annotations
 
 import csv
@@ -17,8 +18,7 @@ def _box(ax, x0, y0, x1, y1, color="red"):
 
 def toy_figure(arrays: dict, path: str, n_show: int = 4) -> None:
     """Rows: initial map, common energy, non-local energy, BoxDiff (latent parameterisation); box in red."""
-    kinds = ["init"] + [k for k in ("maps_common_latent", "maps_nonlocal_latent", "maps_boxdiff_latent")
-                        if k in arrays]
+    kinds = ["init"] + [k for k in ("maps_common_latent", "maps_nonlocal_latent", "maps_boxdiff_latent") if k in arrays]
     n_show = min(n_show, len(arrays["init"]))
     fig, axes = new_figure(len(kinds), n_show, width=2.0 * n_show, height=2.0 * len(kinds), squeeze=False)
     g = arrays["init"].shape[-1]
@@ -31,8 +31,14 @@ def toy_figure(arrays: dict, path: str, n_show: int = 4) -> None:
             ax.set_xticks([])
             ax.set_yticks([])
             if c == 0:
-                ax.set_ylabel({"init": "initial", "maps_common_latent": "common E",
-                               "maps_nonlocal_latent": "non-local E", "maps_boxdiff_latent": "BoxDiff E"}[kind])
+                ax.set_ylabel(
+                    {
+                        "init": "initial",
+                        "maps_common_latent": "common E",
+                        "maps_nonlocal_latent": "non-local E",
+                        "maps_boxdiff_latent": "BoxDiff E",
+                    }[kind]
+                )
     fig.suptitle("Attention maps optimised under each energy (box in red)")
     save_figure(fig, path)
 
@@ -72,8 +78,11 @@ def tradeoff_figure(runs: list[dict], methods: list[str], path: str) -> None:
 
 def tradeoff_rows(runs: list[dict], methods: list[str]) -> list[dict]:
     """The data of the trade-off figure, one row per method and seed (tidy columns for `dvc plots`)."""
-    return [{"method": m, "seed": r["seed"], "fd": r[m]["fd"], "miou": r[m]["miou"], "acc50": r[m]["acc50"]}
-            for m in methods for r in runs]
+    return [
+        {"method": m, "seed": r["seed"], "fd": r[m]["fd"], "miou": r[m]["miou"], "acc50": r[m]["acc50"]}
+        for m in methods
+        for r in runs
+    ]
 
 
 def write_rows(path: str, rows: list[dict]) -> None:
@@ -84,8 +93,16 @@ def write_rows(path: str, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def figures_job(toy_npz: str, guide_npz: list[str], guide_json: list[str], methods: list[str], toy_png: str,
-                samples_png: str, tradeoff_png: str, tradeoff_csv: str) -> None:
+def figures_job(
+    toy_npz: str,
+    guide_npz: list[str],
+    guide_json: list[str],
+    methods: list[str],
+    toy_png: str,
+    samples_png: str,
+    tradeoff_png: str,
+    tradeoff_csv: str,
+) -> None:
     """Step winwinlay_figures: the toy maps (experiment 1), sample grids and the control/realism trade-off
     (experiment 2, with its data as CSV)."""
     toy_figure(load_arrays(toy_npz), toy_png)

@@ -12,6 +12,7 @@ The energies (common / non-local / BoxDiff) and the updates (plain / adaptive / 
 functions at every scale. Layout-Guidance's loss is computed on each of the L maps and averaged
 (compute_ca_loss); BoxDiff averages the maps first (aggregate_attention), as does the non-local KL term.
 """
+
 from __future__ import annotations
 
 import torch
@@ -29,8 +30,9 @@ def object_maps(text_maps: torch.Tensor, obj_index: torch.Tensor) -> torch.Tenso
     return text_maps.gather(1, obj_index[..., None, None].expand(-1, -1, *text_maps.shape[-2:]))
 
 
-def layout_guidance_energy(text_maps: torch.Tensor, obj_index: torch.Tensor, mask: torch.Tensor,
-                           reduction: str = "per_map") -> torch.Tensor:
+def layout_guidance_energy(
+    text_maps: torch.Tensor, obj_index: torch.Tensor, mask: torch.Tensor, reduction: str = "per_map"
+) -> torch.Tensor:
     """Layout-Guidance's compute_ca_loss (without its loss scale) per sample: (1 - in-box share)^2 on each of the
     L maps (B, L, N, H, W), averaged over maps and objects ('per_map', the official code); 'averaged' takes
     the energy of the map average instead (the third-party WinWinLay re-implementation)."""
@@ -42,9 +44,16 @@ def layout_guidance_energy(text_maps: torch.Tensor, obj_index: torch.Tensor, mas
     return torch.stack(per_map, 0).mean(0)
 
 
-def guidance_energy(text_maps: torch.Tensor, obj_index: torch.Tensor, mask: torch.Tensor, prior: torch.Tensor,
-                    energy: str, rho: float, cfg: dict, boxes: torch.Tensor | None = None
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
+def guidance_energy(
+    text_maps: torch.Tensor,
+    obj_index: torch.Tensor,
+    mask: torch.Tensor,
+    prior: torch.Tensor,
+    energy: str,
+    rho: float,
+    cfg: dict,
+    boxes: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(energy of the method, Layout-Guidance's energy) per sample; the latter drives the stopping rule."""
     common = layout_guidance_energy(text_maps, obj_index, mask, cfg.get("layer_reduction", "per_map"))
     if energy == "common":
@@ -79,8 +88,9 @@ def layout_guidance_step(backbone, z, t, a_t, last_loss, energy, update, rho, ct
             break
         z = z.detach().requires_grad_(True)
         eps, text_maps = backbone.guidance(z, t)
-        total, common = guidance_energy(text_maps, ctx["obj_index"], ctx["mask"], ctx["prior"], energy, rho, cfg,
-                                        ctx["boxes"])
+        total, common = guidance_energy(
+            text_maps, ctx["obj_index"], ctx["mask"], ctx["prior"], energy, rho, cfg, ctx["boxes"]
+        )
         ctx["trace"].append(total.detach())
         (grad,) = torch.autograd.grad((total * cfg["loss_scale"]).sum(), [z])
         with torch.no_grad():
@@ -140,8 +150,9 @@ def boxdiff_step(backbone, z, t, i, n_steps, ctx, cfg):
     return (z - step * grad).detach()
 
 
-def guided_ddim(backbone, z: torch.Tensor, boxes: torch.Tensor, method: dict, cfg: dict, gen: torch.Generator
-                ) -> tuple[torch.Tensor, dict]:
+def guided_ddim(
+    backbone, z: torch.Tensor, boxes: torch.Tensor, method: dict, cfg: dict, gen: torch.Generator
+) -> tuple[torch.Tensor, dict]:
     """DDIM (eta = 0) from z with the method's guidance of z_t: Layout-Guidance's schedule (in the first
     `guided_steps` steps, up to `max_iter` inner updates while the loss is above loss_threshold) for the plain
     and adaptive updates, BoxDiff's (one step in each of the first boxdiff.max_iter_to_alter steps, with its
@@ -155,8 +166,13 @@ def guided_ddim(backbone, z: torch.Tensor, boxes: torch.Tensor, method: dict, cf
     abar = backbone.alphas_cumprod
     h, w = backbone.map_size
     mask = box_mask(boxes, h, w).to(z.device)
-    ctx = {"mask": mask, "prior": box_prior(boxes, h, w, cfg["sigma_frac"]).to(z.device),
-           "obj_index": backbone.obj_index.to(z.device), "boxes": boxes, "trace": []}
+    ctx = {
+        "mask": mask,
+        "prior": box_prior(boxes, h, w, cfg["sigma_frac"]).to(z.device),
+        "obj_index": backbone.obj_index.to(z.device),
+        "boxes": boxes,
+        "trace": [],
+    }
     boxdiff_update = method["update"] == "boxdiff"
     n_guided = min(cfg["boxdiff"]["max_iter_to_alter"] if boxdiff_update else cfg["guided_steps"], len(ts))
     last_loss = torch.full((z.shape[0],), float("inf"), device=z.device)
@@ -167,16 +183,27 @@ def guided_ddim(backbone, z: torch.Tensor, boxes: torch.Tensor, method: dict, cf
             if boxdiff_update:
                 z = boxdiff_step(backbone, z, t, i, len(ts), ctx, cfg)
             else:
-                z, last_loss = layout_guidance_step(backbone, z, t, a_t, last_loss, method["energy"], method["update"],
-                                                    rho_at(i, n_guided, cfg["rho"]), ctx, cfg, gen)
+                z, last_loss = layout_guidance_step(
+                    backbone,
+                    z,
+                    t,
+                    a_t,
+                    last_loss,
+                    method["energy"],
+                    method["update"],
+                    rho_at(i, n_guided, cfg["rho"]),
+                    ctx,
+                    cfg,
+                    gen,
+                )
         if i == max(n_guided, 1) - 1:
             with torch.no_grad():
                 end_maps = object_maps(backbone.guidance(z, t)[1].mean(1), ctx["obj_index"])
         with torch.no_grad():
             eps = backbone.eps(z, t)
-            x0 = (z - (1 - a_t) ** 0.5 * eps) / a_t ** 0.5
+            x0 = (z - (1 - a_t) ** 0.5 * eps) / a_t**0.5
             if backbone.clip_x0:
                 x0 = x0.clamp(-1, 1)
             a_prev = float(abar[ts[i + 1]]) if i + 1 < len(ts) else backbone.final_alpha_cumprod
-            z = a_prev ** 0.5 * x0 + (1 - a_prev) ** 0.5 * eps
+            z = a_prev**0.5 * x0 + (1 - a_prev) ** 0.5 * eps
     return z, {"maps": end_maps, "mask": mask, "energy_trace": ctx["trace"]}

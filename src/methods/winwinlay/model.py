@@ -5,6 +5,7 @@ the mid-block and first up-block maps) attend from every position to the tokens 
 class_K]; the attention probabilities of the class tokens are the maps the layout energies act on. The
 model never sees boxes: where a digit goes is decided by the sampler, which is what guidance steers.
 """
+
 from __future__ import annotations
 
 import math

@@ -10,6 +10,7 @@ apart (Layout-Guidance's loss is per head and layer; BoxDiff and the non-local p
 maps handed to the energies are tokens 1 .. 75 (the start token and the last position left out, as BoxDiff
 does).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,8 +58,9 @@ class CapturingProcessor(AttnProcessor):
         super().__init__()
         self.store = store
 
-    def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None, temb=None, *args,
-                 **kwargs):
+    def __call__(
+        self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None, temb=None, *args, **kwargs
+    ):
         if not self.store.active or encoder_hidden_states is None:
             return super().__call__(attn, hidden_states, encoder_hidden_states, attention_mask, temb, *args, **kwargs)
         scores = attn.get_attention_scores
@@ -82,8 +84,10 @@ def install_capture(unet, layers: list[str]) -> AttentionStore:
     chosen = [n for n in procs if n.endswith("attn2.processor") and any(n.startswith(p + ".") for p in layers)]
     if not chosen:
         names = sorted({n.split(".attentions")[0] for n in procs if n.endswith("attn2.processor")})
-        raise ValueError(f"config winwinlay.sd.attn_layers {layers} matches no cross-attention layer of the UNet; "
-                         f"use prefixes among {names}")
+        raise ValueError(
+            f"config winwinlay.sd.attn_layers {layers} matches no cross-attention layer of the UNet; "
+            f"use prefixes among {names}"
+        )
     for n in chosen:
         procs[n] = CapturingProcessor(store)
     unet.set_attn_processor(procs)
@@ -98,9 +102,14 @@ def load_pipeline(sd_cfg: dict, device: torch.device | str = "cpu", path: str | 
     from diffusers import DDIMScheduler, StableDiffusionPipeline
 
     source = path or sd_cfg["model_id"]
-    pipe = StableDiffusionPipeline.from_pretrained(source, revision=None if path else sd_cfg.get("revision"),
-                                                   variant=sd_cfg.get("variant"), dtype=DTYPES[sd_cfg["dtype"]],
-                                                   safety_checker=None, requires_safety_checker=False)
+    pipe = StableDiffusionPipeline.from_pretrained(
+        source,
+        revision=None if path else sd_cfg.get("revision"),
+        variant=sd_cfg.get("variant"),
+        dtype=DTYPES[sd_cfg["dtype"]],
+        safety_checker=None,
+        requires_safety_checker=False,
+    )
     pipe.scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
     pipe = pipe.to(device)
     for m in (pipe.unet, pipe.vae, pipe.text_encoder):
@@ -115,8 +124,10 @@ def token_positions(tokenizer, prompt: str, words: list[str], where: str) -> lis
     for j, word in enumerate(words):
         wid = tokenizer(word, add_special_tokens=False).input_ids
         if len(wid) != 1:
-            raise ValueError(f"config {where}.objects[{j}].token {word!r} is {len(wid)} tokens for the tokenizer; "
-                             "name one word of the prompt that is a single token")
+            raise ValueError(
+                f"config {where}.objects[{j}].token {word!r} is {len(wid)} tokens for the tokenizer; "
+                "name one word of the prompt that is a single token"
+            )
         if wid[0] not in ids:
             raise ValueError(f"config {where}.objects[{j}].token {word!r} does not occur in the prompt {prompt!r}")
         out.append(ids.index(wid[0]))
@@ -131,9 +142,15 @@ class SDBackbone:
     def __init__(self, pipe, store: AttentionStore, prompt: str, positions: list[int], batch: int, sd_cfg: dict):
         self.pipe, self.store, self.cfg = pipe, store, sd_cfg
         tok, device = pipe.tokenizer, pipe.device
-        enc = lambda text: pipe.text_encoder(tok([text] * batch, padding="max_length",  # noqa: E731
-                                                 max_length=tok.model_max_length, truncation=True,
-                                                 return_tensors="pt").input_ids.to(device))[0]
+        enc = lambda text: pipe.text_encoder(
+            tok(
+                [text] * batch,
+                padding="max_length",  # noqa: E731
+                max_length=tok.model_max_length,
+                truncation=True,
+                return_tensors="pt",
+            ).input_ids.to(device)
+        )[0]
         with torch.no_grad():
             self.cond, self.uncond = enc(prompt), enc("")
         sched = pipe.scheduler

@@ -1,4 +1,5 @@
 """Step winwinlay_sd (paper scale): every guidance method on the configured layouts with Stable Diffusion."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,17 @@ from .sd import SDBackbone, initial_latents, install_capture, load_pipeline, tok
 from .toy import attention_coverage
 
 
-def sd_job(sd_cfg: dict, sampling: dict, methods: dict, seed: int, threads: int, out_json: str, out_npz: str,
-           device: torch.device | str = "cpu", weights: str | None = None) -> None:
+def sd_job(
+    sd_cfg: dict,
+    sampling: dict,
+    methods: dict,
+    seed: int,
+    threads: int,
+    out_json: str,
+    out_npz: str,
+    device: torch.device | str = "cpu",
+    weights: str | None = None,
+) -> None:
     """Every method on every layout of the config with Stable Diffusion (the weights folder `weights`, default
     sd.model_id) on `device`, the same initial latents per layout; records the object tokens' attention
     statistics at the end of guidance and the images. (Detector AP / FID of the paper's evaluation are not
@@ -34,10 +44,13 @@ def sd_job(sd_cfg: dict, sampling: dict, methods: dict, seed: int, threads: int,
             z, info = guided_ddim(backbone, z0.clone(), boxes, method, cfg, torch.Generator().manual_seed(seed))
             maps, mask = info["maps"].cpu(), info["mask"].cpu()
             cov = attention_coverage(maps, mask, boxes)
-            row[name] = {"attn_mass": float(in_box_mass(maps, mask).mean()),
-                         "attn_coverage": cov["coverage"], "attn_entropy": cov["entropy"],
-                         "energy_first": float(info["energy_trace"][0].mean()) if info["energy_trace"] else None,
-                         "energy_last": float(info["energy_trace"][-1].mean()) if info["energy_trace"] else None}
+            row[name] = {
+                "attn_mass": float(in_box_mass(maps, mask).mean()),
+                "attn_coverage": cov["coverage"],
+                "attn_entropy": cov["entropy"],
+                "energy_first": float(info["energy_trace"][0].mean()) if info["energy_trace"] else None,
+                "energy_last": float(info["energy_trace"][-1].mean()) if info["energy_trace"] else None,
+            }
             arrays[f"layout{i}_{name}"] = backbone.decode(z)[0]
             log(f"seed {seed} layout {i} {name}: {row[name]}")
         out["layouts"].append(row)

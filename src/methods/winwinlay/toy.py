@@ -7,6 +7,7 @@ cross-attention softmax over [background, object] gives it). The logits l are ei
 l = b + W z with z in R^d and W a fixed smooth random map ("latent", mimicking backpropagation through a
 network to its input). Initial logits are smooth random fields: attention starts as blobs, as real maps do.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,18 +15,20 @@ import math
 import numpy as np
 import torch
 
-ENERGIES = ("common", "nonlocal", "boxdiff")
-
 from .energies import box_prior, boxdiff_energy, common_energy, corner_margin_at, in_box_mass, nonlocal_energy, rho_at
+
+ENERGIES = ("common", "nonlocal", "boxdiff")
 
 
 def smooth_fields(n: int, height: int, width: int, length: float, gen: torch.Generator) -> torch.Tensor:
     """(n, H, W) unit-variance Gaussian random fields with a squared-exponential kernel of `length` cells."""
-    ys, xs = torch.meshgrid(torch.arange(height, dtype=torch.float64), torch.arange(width, dtype=torch.float64),
-                            indexing="ij")
+    ys, xs = torch.meshgrid(
+        torch.arange(height, dtype=torch.float64), torch.arange(width, dtype=torch.float64), indexing="ij"
+    )
     pts = torch.stack([ys.flatten(), xs.flatten()], 1)
-    cov = torch.exp(-0.5 * torch.cdist(pts, pts) ** 2 / length ** 2) + 1e-5 * torch.eye(height * width,
-                                                                                          dtype=torch.float64)
+    cov = torch.exp(-0.5 * torch.cdist(pts, pts) ** 2 / length**2) + 1e-5 * torch.eye(
+        height * width, dtype=torch.float64
+    )
     chol = torch.linalg.cholesky(cov)
     white = torch.randn(height * width, n, generator=gen, dtype=torch.float64)
     return (chol @ white).T.reshape(n, height, width).float()
@@ -57,8 +60,12 @@ def box_metrics(attn: torch.Tensor, mask: torch.Tensor, boxes: torch.Tensor) -> 
     cy, cx = (q.sum(-1) * ys).sum(-1), (q.sum(-2) * xs).sum(-1)
     x0, y0, x1, y1 = boxes.unbind(-1)
     offset = torch.sqrt(((cx - (x0 + x1) / 2) / (x1 - x0)) ** 2 + ((cy - (y0 + y1) / 2) / (y1 - y0)) ** 2)
-    return {"mass": in_box_mass(attn, mask)[:, 0].numpy(), "coverage": coverage[:, 0].numpy(),
-            "entropy": entropy[:, 0].numpy(), "centroid_offset": offset[:, 0].numpy()}
+    return {
+        "mass": in_box_mass(attn, mask)[:, 0].numpy(),
+        "coverage": coverage[:, 0].numpy(),
+        "entropy": entropy[:, 0].numpy(),
+        "centroid_offset": offset[:, 0].numpy(),
+    }
 
 
 def attention_coverage(maps: torch.Tensor, mask: torch.Tensor, boxes: torch.Tensor) -> dict[str, float]:
@@ -68,14 +75,15 @@ def attention_coverage(maps: torch.Tensor, mask: torch.Tensor, boxes: torch.Tens
     return {key: float(np.mean(v)) for key, v in m.items()}
 
 
-def optimise_maps(init_logits: torch.Tensor, boxes: torch.Tensor, energy: str, param: str, cfg: dict,
-                  gen: torch.Generator) -> torch.Tensor:
+def optimise_maps(
+    init_logits: torch.Tensor, boxes: torch.Tensor, energy: str, param: str, cfg: dict, gen: torch.Generator
+) -> torch.Tensor:
     """Plain gradient descent on the logits (or the latent z) under one energy; returns the final maps (B, 1, H, W)."""
     n, h, w = init_logits.shape
     mask_grid = torch.zeros(n, 1, h, w)
     for i in range(n):
         x0, y0, x1, y1 = boxes[i, 0].tolist()
-        mask_grid[i, 0, int(y0 * h):int(y1 * h), int(x0 * w):int(x1 * w)] = 1.0
+        mask_grid[i, 0, int(y0 * h) : int(y1 * h), int(x0 * w) : int(x1 * w)] = 1.0
     prior = box_prior(boxes, h, w, cfg["sigma_frac"])
     if param == "logits":
         var = init_logits.clone().requires_grad_(True)
@@ -92,8 +100,15 @@ def optimise_maps(init_logits: torch.Tensor, boxes: torch.Tensor, energy: str, p
             e = common_energy(attn, mask_grid)
         elif energy == "boxdiff":  # the map is the token's share against the background token
             bd = cfg["boxdiff"]
-            e = boxdiff_energy(torch.cat([1 - attn, attn], 1), torch.ones(n, 1, dtype=torch.long), boxes,
-                               bd["top_frac"], corner_margin_at(bd["corner_margin"], h), bd["temperature"], bd["smooth"])
+            e = boxdiff_energy(
+                torch.cat([1 - attn, attn], 1),
+                torch.ones(n, 1, dtype=torch.long),
+                boxes,
+                bd["top_frac"],
+                corner_margin_at(bd["corner_margin"], h),
+                bd["temperature"],
+                bd["smooth"],
+            )
         else:
             e = nonlocal_energy(attn, mask_grid, prior, rho_at(step, n_decay, cfg["rho"]))
         (grad,) = torch.autograd.grad(e.sum(), [var])

@@ -1,4 +1,5 @@
 """Step winwinlay_toy (experiment 1): attention maps optimised directly under each energy."""
+
 from __future__ import annotations
 
 import numpy as np

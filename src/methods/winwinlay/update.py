@@ -1,5 +1,6 @@
 """Latent updates during guided denoising: the plain gradient step of Layout-Guidance and WinWinLay's
 adaptive Langevin update. All norms are per sample (over every dimension but the first)."""
+
 from __future__ import annotations
 
 import torch
@@ -15,8 +16,9 @@ def plain_step(z: torch.Tensor, grad_e: torch.Tensor, loss_scale: float, alpha_b
     return z - loss_scale * (1.0 - alpha_bar) * grad_e
 
 
-def adaptive_weights(score: torch.Tensor, grad_e: torch.Tensor, noise: torch.Tensor, snr: float, nu_max: float,
-                     score_weight: float = 1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def adaptive_weights(
+    score: torch.Tensor, grad_e: torch.Tensor, noise: torch.Tensor, snr: float, nu_max: float, score_weight: float = 1.0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """nu = ||s|| / ||grad E|| (clipped at nu_max), the drift g = w s - nu grad E and the step
     xi = 2 (r ||eta|| / ||g||)^2 that makes ||xi g|| / ||sqrt(2 xi) eta|| = r (the Langevin corrector's
     signal-to-noise rule of Song et al. 2021, which the WinWinLay update adopts)."""
@@ -26,8 +28,16 @@ def adaptive_weights(score: torch.Tensor, grad_e: torch.Tensor, noise: torch.Ten
     return nu, drift, xi
 
 
-def adaptive_step(z: torch.Tensor, score: torch.Tensor, grad_e: torch.Tensor, noise: torch.Tensor, snr: float,
-                  nu_max: float, add_noise: bool = True, score_weight: float = 1.0) -> torch.Tensor:
+def adaptive_step(
+    z: torch.Tensor,
+    score: torch.Tensor,
+    grad_e: torch.Tensor,
+    noise: torch.Tensor,
+    snr: float,
+    nu_max: float,
+    add_noise: bool = True,
+    score_weight: float = 1.0,
+) -> torch.Tensor:
     """WinWinLay adaptive update: z <- z + xi (s - nu grad E) + sqrt(2 xi) eta, s = grad log p_t(z) the model's
     score. With score_weight = 0 and no noise it is a plain gradient step of size xi nu."""
     _, drift, xi = adaptive_weights(score, grad_e, noise, snr, nu_max, score_weight)

@@ -5,6 +5,7 @@ run's trained denoiser, with config overrides, and print the metrics per seed.
     python -m methods.winwinlay.variants guide --methods lg --set sampling.layer_reduction=averaged
     python -m methods.winwinlay.variants toy --set boxdiff.top_frac=0.8 boxdiff.corner_margin=6
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,8 +58,16 @@ def main(argv: list[str] | None = None) -> dict:
             methods = {m: cfg["methods"][m] for m in (args.methods or cfg["methods"])}
             ckpt = next((Path(args.run) / "model").glob("*.pt"))
             for seed in cfg["seeds"]:
-                guide_job(str(ckpt), cfg["data"], {**cfg["sampling"], "boxdiff": cfg["boxdiff"]}, methods, seed, 1,
-                          f"{tmp}/g{seed}.json", f"{tmp}/g{seed}.npz")
+                guide_job(
+                    str(ckpt),
+                    cfg["data"],
+                    {**cfg["sampling"], "boxdiff": cfg["boxdiff"]},
+                    methods,
+                    seed,
+                    1,
+                    f"{tmp}/g{seed}.json",
+                    f"{tmp}/g{seed}.npz",
+                )
                 res = read_json(f"{tmp}/g{seed}.json")
                 for m in methods:
                     for k, v in res[m].items():

@@ -5,6 +5,7 @@ folder (huggingface_hub.snapshot_download): only what StableDiffusionPipeline lo
 (model_index.json, the scheduler, tokenizer and feature-extractor configs, and the UNet, VAE and text encoder in
 the configured weight variant), about 2 GB in fp16 instead of the repository's ~40 GB of checkpoints.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -32,16 +33,20 @@ def allow_patterns(variant: str | None) -> list[str]:
 def check_weights(folder: str | Path, variant: str | None, model_id: str) -> None:
     """Every weighted component has its config and a weight file of `variant`; else name what is missing."""
     folder = Path(folder)
-    missing = [c for c in WEIGHTED
-               if not (folder / c / "config.json").is_file()
-               or not any(any(folder.glob(p)) for p in weight_patterns(variant) if p.startswith(f"{c}/"))]
+    missing = [
+        c
+        for c in WEIGHTED
+        if not (folder / c / "config.json").is_file()
+        or not any(any(folder.glob(p)) for p in weight_patterns(variant) if p.startswith(f"{c}/"))
+    ]
     if not (folder / "model_index.json").is_file():
         missing.insert(0, "model_index.json")
     if missing:
         raise FileNotFoundError(
             f"{model_id}: the download has no {', '.join(missing)} for weight variant {variant!r} "
             f"(files {', '.join(weight_patterns(variant))}); set winwinlay.sd.variant to a variant the repository "
-            "provides (null: full precision) or winwinlay.sd.model_id to a diffusers StableDiffusionPipeline repository")
+            "provides (null: full precision) or winwinlay.sd.model_id to a diffusers StableDiffusionPipeline repository"
+        )
 
 
 def download_weights(model_id: str, revision: str | None, variant: str | None, folder: str, snapshot=None) -> None:

@@ -34,7 +34,10 @@ def banyan_train_files(ext):
     """{variant: [its file of every seed group]} (one group of all seeds at tiny scale, one per seed at
     paper scale), merged by the figures and claims steps in seed order."""
     return {
-        v: expand(f"{BANYAN_OUT}/train/{v}_{{seeds}}.{ext}", seeds=seed_groups(BANYAN["seeds"]))
+        v: expand(
+            f"{BANYAN_OUT}/train/{v}_{{seeds}}.{ext}",
+            seeds=seed_groups(BANYAN["seeds"]),
+        )
         for v in BANYAN_VARIANTS
     }
 

@@ -11,7 +11,10 @@ for _name in CFDG_O2O_DATASETS + [CFDG["quality"]["offline"]]:
             f"defined under cfdg.datasets ({sorted(CFDG['datasets'])}); add it there or fix the name."
         )
 for _name, _spec in {
-    **{n: CFDG["datasets"][n] for n in set(CFDG_O2O_DATASETS + [CFDG["quality"]["offline"]])},
+    **{
+        n: CFDG["datasets"][n]
+        for n in set(CFDG_O2O_DATASETS + [CFDG["quality"]["offline"]])
+    },
     "quality.online.train": CFDG["quality"]["online"]["train"],
     "quality.online.heldout": CFDG["quality"]["online"]["heldout"],
 }.items():
@@ -71,7 +74,10 @@ if (
     raise ValueError(
         "config cfdg.reference: source 'scripted' on a MuJoCo env needs cfdg.behaviour (its expert gait)."
     )
-if "behaviour" in CFDG and CFDG["behaviour"]["elites"] > CFDG["behaviour"]["population"]:
+if (
+    "behaviour" in CFDG
+    and CFDG["behaviour"]["elites"] > CFDG["behaviour"]["population"]
+):
     raise ValueError(
         "config cfdg.behaviour.elites must not exceed cfdg.behaviour.population."
     )
@@ -112,8 +118,7 @@ def cfdg_figures():
 def _minari_root():
     """Where minari keeps its datasets (its own default unless MINARI_DATASETS_PATH is set)."""
     return Path(
-        os.environ.get("MINARI_DATASETS_PATH")
-        or Path.home() / ".minari" / "datasets"
+        os.environ.get("MINARI_DATASETS_PATH") or Path.home() / ".minari" / "datasets"
     )
 
 

@@ -117,7 +117,9 @@ def gaprompt_dataset_files(wc):
         )(wc)
         for split in ("train", "test")
     }
-    return {k: v for k, v in files.items() if v}  # none when only the DAG's shape is read
+    return {
+        k: v for k, v in files.items() if v
+    }  # none when only the DAG's shape is read
 
 
 def gaprompt_checkpoint(wc):

@@ -49,7 +49,12 @@ def graphgpt_data_input(wc):
 
 def graphgpt_pretrained_models(domain):
     """The pre-trained models the tasks of `domain` use, in the order of GRAPHGPT_MODELS."""
-    used = {m for t, spec in GRAPHGPT_TASKS.items() if graphgpt_domain(t) == domain for m in spec["models"]}
+    used = {
+        m
+        for t, spec in GRAPHGPT_TASKS.items()
+        if graphgpt_domain(t) == domain
+        for m in spec["models"]
+    }
     return [m for m in GRAPHGPT_MODELS if m in used and GRAPHGPT_MODELS[m][1]]
 
 
@@ -66,8 +71,10 @@ def graphgpt_group_models(domain, group):
     if group == "all":
         return models
     if group not in models:
-        raise ValueError(f"graphgpt pre-training group {group!r}: not a pre-trained model of domain {domain!r} "
-                         f"({models})")
+        raise ValueError(
+            f"graphgpt pre-training group {group!r}: not a pre-trained model of domain {domain!r} "
+            f"({models})"
+        )
     return [group]
 
 
@@ -80,13 +87,17 @@ def graphgpt_pools(domain, models):
 def graphgpt_pretrain_input(wc):
     models = graphgpt_group_models(wc.domain, wc.models)
     if not models:
-        raise ValueError(f"graphgpt: no task of domain {wc.domain!r} uses a pre-trained model")
+        raise ValueError(
+            f"graphgpt: no task of domain {wc.domain!r} uses a pre-trained model"
+        )
     return graphgpt_pools(wc.domain, models)
 
 
 def graphgpt_pretrain_files(domain, models, ext="pt"):
     """The pre-training outputs (`.pt` checkpoints or `.history.json`) that hold `models` of `domain`."""
-    groups = graphgpt_model_groups([m for m in graphgpt_pretrained_models(domain) if m in models])
+    groups = graphgpt_model_groups(
+        [m for m in graphgpt_pretrained_models(domain) if m in models]
+    )
     return [f"{GRAPHGPT_OUT}/pretrain/{domain}_{g}.{ext}" for g in groups]
 
 
@@ -95,7 +106,10 @@ def graphgpt_finetune_input(wc):
     its pre-trained models."""
     models = GRAPHGPT_TASKS[wc.task]["models"]
     domain = graphgpt_domain(wc.task)
-    inputs = {"data": f"{GRAPHGPT_OUT}/data/{domain}.json", **graphgpt_pools(domain, models)}
+    inputs = {
+        "data": f"{GRAPHGPT_OUT}/data/{domain}.json",
+        **graphgpt_pools(domain, models),
+    }
     ckpts = graphgpt_pretrain_files(domain, models)
     if ckpts:
         inputs["ckpts"] = ckpts
@@ -104,13 +118,20 @@ def graphgpt_finetune_input(wc):
 
 def graphgpt_metric_files():
     """Every fine-tuning output: one per task and seed group, merged by the claims step in seed order."""
-    return expand(f"{GRAPHGPT_OUT}/metrics/{{task}}_{{seeds}}.json", task=list(GRAPHGPT_TASKS),
-                  seeds=seed_groups(GRAPHGPT["seeds"]))
+    return expand(
+        f"{GRAPHGPT_OUT}/metrics/{{task}}_{{seeds}}.json",
+        task=list(GRAPHGPT_TASKS),
+        seeds=seed_groups(GRAPHGPT["seeds"]),
+    )
 
 
 def graphgpt_pretrain_histories():
     domains = sorted({graphgpt_domain(t) for t in GRAPHGPT_TASKS})
-    return [f for d in domains for f in graphgpt_pretrain_files(d, GRAPHGPT_MODELS, "history.json")]
+    return [
+        f
+        for d in domains
+        for f in graphgpt_pretrain_files(d, GRAPHGPT_MODELS, "history.json")
+    ]
 
 
 def graphgpt_pool_stats():

@@ -78,7 +78,8 @@ def lm_figure_files():
 
 def lm_paper_figures():
     """The LM figures a paper that reads the causal LM lists among its targets, so its report shows how
-    good the model is: the loss curve of the model trained here (tiny scale; a pretrained one has none)."""
+    good the model is: the loss curve of the model trained here (tiny scale; a pretrained one has none).
+    """
     return [lm_figure_files()["loss_curve"]] if LM["source"] == "train" else []
 
 

@@ -20,13 +20,19 @@ if MM_ALIGNMENT_U[-1] > _mm_alignment_generator["n_label_features"]:
     )
 for _u in MM_ALIGNMENT_U:
     _r, _u1 = _mm_alignment_generator["n_label_features"] - _u, _u // 2
-    if _r > _mm_alignment_generator["shared_dim"] or _u - _u1 > _mm_alignment_generator["unique_dim"]:
+    if (
+        _r > _mm_alignment_generator["shared_dim"]
+        or _u - _u1 > _mm_alignment_generator["unique_dim"]
+    ):
         raise ValueError(
             f"config mm_alignment.synthetic.uniqueness {_u}: needs {_r} shared bits (shared_dim = "
             f"{_mm_alignment_generator['shared_dim']}) and {_u - _u1} unique bits per modality (unique_dim = "
             f"{_mm_alignment_generator['unique_dim']}); lower the uniqueness or raise the block sizes."
         )
-if len(MM_ALIGNMENT_D) < 2 or MM_ALIGNMENT_D[-1] > _mm_alignment_generator["max_hetero_depth"]:
+if (
+    len(MM_ALIGNMENT_D) < 2
+    or MM_ALIGNMENT_D[-1] > _mm_alignment_generator["max_hetero_depth"]
+):
     raise ValueError(
         f"config mm_alignment.synthetic.hetero_depths {MM_ALIGNMENT_D}: needs at least two depths, all at most "
         f"generator.max_hetero_depth ({_mm_alignment_generator['max_hetero_depth']})."
@@ -46,14 +52,17 @@ for _part in ("synthetic", "real"):
             f"config mm_alignment.{_part}.align.k ({_al['k']}) must be below n_align ({_al['n_align']}): "
             "mutual k-NN needs k < number of points."
         )
-if MM_ALIGNMENT["synthetic"]["align"]["n_align"] > 0.15 * _mm_alignment_generator["n_samples"]:
+if (
+    MM_ALIGNMENT["synthetic"]["align"]["n_align"]
+    > 0.15 * _mm_alignment_generator["n_samples"]
+):
     raise ValueError(
         "config mm_alignment.synthetic.align.n_align exceeds the test split (15% of generator.n_samples); "
         "lower n_align or raise n_samples."
     )
-if MM_ALIGNMENT["real"]["source"]["kind"] in ("npz", "hf") and not MM_ALIGNMENT["real"]["source"].get(
-    "path"
-):
+if MM_ALIGNMENT["real"]["source"]["kind"] in ("npz", "hf") and not MM_ALIGNMENT["real"][
+    "source"
+].get("path"):
     raise ValueError(
         "config mm_alignment.real.source: kinds 'npz' and 'hf' need a path (an .npz with 'images' and "
         "'labels', or a datasets.load_dataset path such as ylecun/mnist)."
@@ -62,16 +71,22 @@ if MM_ALIGNMENT["real"]["source"]["kind"] in ("npz", "hf") and not MM_ALIGNMENT[
 
 def mm_alignment_synthetic_files():
     """Named inputs `synthetic_U<u>`: the files of every seed group of uniqueness u (one group of all seeds
-    at tiny scale, one per seed at paper scale), merged by the figures and claims steps in seed order."""
+    at tiny scale, one per seed at paper scale), merged by the figures and claims steps in seed order.
+    """
     groups = seed_groups(MM_ALIGNMENT["seeds"])
     return {
-        f"synthetic_U{u}": expand(f"{MM_ALIGNMENT_OUT}/synthetic/U{u}_{{seeds}}.json", seeds=groups)
+        f"synthetic_U{u}": expand(
+            f"{MM_ALIGNMENT_OUT}/synthetic/U{u}_{{seeds}}.json", seeds=groups
+        )
         for u in MM_ALIGNMENT_U
     }
 
 
 def mm_alignment_real_files():
-    return expand(f"{MM_ALIGNMENT_OUT}/real/metrics_{{seeds}}.json", seeds=seed_groups(MM_ALIGNMENT["seeds"]))
+    return expand(
+        f"{MM_ALIGNMENT_OUT}/real/metrics_{{seeds}}.json",
+        seeds=seed_groups(MM_ALIGNMENT["seeds"]),
+    )
 
 
 def mm_alignment_download_input(wc):

@@ -16,7 +16,8 @@ if len(NESTQUANT["quant"]["betas"]["weights"]) != 4:
 
 def nestquant_seed_jobs():
     """The `{seeds}` values of the per-seed steps: one seed per job at every scale (`seed0`, ...); each
-    seed is a job of its own already at the tiny scale, so the tiny jobs are those of before."""
+    seed is a job of its own already at the tiny scale, so the tiny jobs are those of before.
+    """
     return [f"seed{s}" for s in NESTQUANT["seeds"]]
 
 
@@ -26,4 +27,7 @@ def nestquant_seed_files(kind):
 
 
 def nestquant_figure_files():
-    return [f"{NESTQUANT_OUT}/figures/synthetic.png", f"{NESTQUANT_OUT}/figures/quality.png"]
+    return [
+        f"{NESTQUANT_OUT}/figures/synthetic.png",
+        f"{NESTQUANT_OUT}/figures/quality.png",
+    ]

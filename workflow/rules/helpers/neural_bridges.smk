@@ -45,7 +45,10 @@ NEURAL_BRIDGES_SEED_GROUPS = seed_groups(NEURAL_BRIDGES["seeds"])
 def neural_bridges_linear_files(ext):
     """{process: [the seed groups' files]} of the linear step."""
     return {
-        p: [f"{NEURAL_BRIDGES_OUT}/linear/{p}_{g}.{ext}" for g in NEURAL_BRIDGES_SEED_GROUPS]
+        p: [
+            f"{NEURAL_BRIDGES_OUT}/linear/{p}_{g}.{ext}"
+            for g in NEURAL_BRIDGES_SEED_GROUPS
+        ]
         for p in NEURAL_BRIDGES_PROCESSES
     }
 
@@ -53,7 +56,10 @@ def neural_bridges_linear_files(ext):
 def neural_bridges_cell_files(ext):
     """{event: [the seed groups' files]} of the cell step."""
     return {
-        e: [f"{NEURAL_BRIDGES_OUT}/cell/{e}_{g}.{ext}" for g in NEURAL_BRIDGES_SEED_GROUPS]
+        e: [
+            f"{NEURAL_BRIDGES_OUT}/cell/{e}_{g}.{ext}"
+            for g in NEURAL_BRIDGES_SEED_GROUPS
+        ]
         for e in NEURAL_BRIDGES_EVENTS
     }
 

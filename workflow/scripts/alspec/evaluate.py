@@ -1,4 +1,5 @@
 """Exact / static / ALSpec at every λ on one synthetic task ({alspec_task} wildcard), on the job's device."""
+
 import sys
 from pathlib import Path
 

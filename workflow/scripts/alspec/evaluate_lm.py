@@ -1,4 +1,5 @@
 """Exact / static / ALSpec at every λ on continuations of the shared LM's test split, on the job's device."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Quality / hit rate vs λ per task; latency vs hit rate and the cost model up to 128K."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

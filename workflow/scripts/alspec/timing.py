@@ -1,4 +1,5 @@
 """Two workers vs one: identical tokens, decode latency vs hit rate, kernel times for the cost model."""
+
 import sys
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """Train the small Llama on the synthetic long-context tasks (local, recall, copy), on the job's device."""
+
 import sys
 from pathlib import Path
 

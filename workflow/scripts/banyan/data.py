@@ -1,4 +1,5 @@
 """Banyan's training corpus and evaluation pairs (synthetic grammar at tiny, `datasets` at full)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Paper scale: Banyan's corpus and STS sets fetched on the submit host into the Hugging Face cache."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Figures: Spearman rho per variant and seed beside MiniLM (and its data as CSV); training-loss curves."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

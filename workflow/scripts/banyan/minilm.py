@@ -1,4 +1,5 @@
 """all-MiniLM-L6-v2 (pretrained, not trained here) on the same pairs: an upper reference."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """One variant (Banyan or an ablation) trained from scratch and evaluated, for the seeds of one group."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """One dataset and seed of binarised digits: learned denoiser, multi-measurement samples, quality vs m."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

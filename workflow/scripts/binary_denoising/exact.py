@@ -1,5 +1,6 @@
 """Exact enumeration of the one-stage chain (contraction rate, stationary-law bias) for the mixture of every seed
 of one seed group."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Figures: mixing vs alpha, sample quality vs m, and the exact enumeration of the one-stage chain."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

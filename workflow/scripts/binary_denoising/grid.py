@@ -1,4 +1,5 @@
 """Sample grid of one digits dataset (first seed): rows m = 1..m_max, last row held-out data."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """One seed of the Bernoulli-mixture experiment: denoiser error, mixing vs alpha, quality vs m."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,5 +1,6 @@
 """A pinned npz archive (full MNIST at paper scale), downloaded on the submit host and kept only if its sha256
 matches."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

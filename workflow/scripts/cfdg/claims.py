@@ -1,4 +1,5 @@
 """cfdg's claims.json (and metrics.json): measured metrics of every seed group, verdicts computed by each claim's criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Offline datasets (D4RL-style stand-ins or D4RL via minari), online train/held-out sets, reference returns."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Figures: return curves with bands (every seed group); 2-D projection of real vs generated transitions."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

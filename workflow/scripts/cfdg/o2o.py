@@ -1,4 +1,5 @@
 """Offline-to-online IQL on one offline dataset and one seed group: plain, + SynthER-style augmentation, + CFDG."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

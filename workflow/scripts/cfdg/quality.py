@@ -1,4 +1,5 @@
 """Generation quality, one seed group: CFDG's guided 'online' samples vs an unconditional (SynthER-style) model."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

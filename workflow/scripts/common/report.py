@@ -1,4 +1,5 @@
 """Gather every paper's claims.json into REPORT.md and the README's papers table."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

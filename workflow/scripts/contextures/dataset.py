@@ -1,5 +1,6 @@
 """One dataset, one seed group: every KNN / RBF / masked / label context on every split seed (tau, err_d*, their
 correlations)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """tau vs err_d* per dataset (and its data), and CCA vs encoder width."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Paper scale, on the submit host: one OpenML set through scikit-learn's fetch_openml, to a local file."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,5 +1,6 @@
 """One group of scaling seeds: encoders of increasing width trained on the spectral objective (on the job's
 device): CCA to the exact top-d functions."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

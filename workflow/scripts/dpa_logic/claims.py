@@ -1,4 +1,5 @@
 """dpa_logic's claims.json (and metrics.json): measured metrics, verdicts computed by each claim's criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,5 +1,6 @@
 """Full scale, on the submit host: the causal LM's files and the preference pairs (compute nodes may have no
 internet)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

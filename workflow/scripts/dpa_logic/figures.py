@@ -1,4 +1,5 @@
 """Figures: decompilation errors, the lattice of named structures, tabular training curves (and its data)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

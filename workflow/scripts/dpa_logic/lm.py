@@ -1,4 +1,5 @@
 """Full scale, one seed group: the fetched causal LM tuned with each compiled loss, on the job's device."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Decompiled losses vs their closed forms, the lattice sizes and the entailment order."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

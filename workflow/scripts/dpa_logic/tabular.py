@@ -1,4 +1,5 @@
 """One seed of the tabular experiment for one policy parametrisation: every configured loss."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """One adaptation method on the frozen pre-trained backbone, for the seeds of the job's {seeds} group."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

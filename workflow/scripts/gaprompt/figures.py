@@ -1,4 +1,5 @@
 """Figures: accuracy vs trainable parameters per method (and its data); clouds before/after the shift prompter."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

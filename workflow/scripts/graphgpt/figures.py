@@ -1,5 +1,6 @@
 """GraphGPT figures: pre-training loss curves, molecule MAE per model (and its data as CSV), accuracy
 (bonds, triangles in/out of range)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

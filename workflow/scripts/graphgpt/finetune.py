@@ -1,5 +1,6 @@
 """Fine-tune every model of one task ({task} wildcard) for the seeds of one group ({seeds}); test metrics;
 a resubmitted job resumes from its last checkpoint."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Paper scale: one ogb dataset ({ogb_dataset}: pcqm4mv2 or ppa) fetched on the submit host by ogb's loader."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

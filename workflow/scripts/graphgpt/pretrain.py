@@ -1,5 +1,6 @@
 """Pre-train GET for every model of one group ({domain}, {models} wildcards): SMTP (encoder) or NTP
 (decoder); a resubmitted job resumes from its last checkpoint."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """human_data's claims.json: the model's measured outcomes, verdicts computed by each claim's criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

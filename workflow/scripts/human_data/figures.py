@@ -1,4 +1,5 @@
 """Outcomes over time per design, the quantity-quality scatter, and the sensitivity sweep."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

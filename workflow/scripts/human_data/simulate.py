@@ -1,5 +1,6 @@
 """Every platform design and the sensitivity sweep for the seeds of one seed group (the project's illustrative
 model)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,5 +1,6 @@
 """hypothesaes's claims.json (and metrics.json): measured metrics, verdicts computed by each claim's criterion;
 the figure, its data and the table of top hypotheses."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

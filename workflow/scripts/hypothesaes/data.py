@@ -1,5 +1,6 @@
 """The real dataset's texts, target, interpreter vocabulary, split and MiniLM embeddings (embedded once, on
 the job's device)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Paper scale, on the submit host: the real dataset's table through `datasets`, to a local parquet file."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

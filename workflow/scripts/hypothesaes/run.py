@@ -1,5 +1,6 @@
 """One dataset, one seed group: every method's features -> Lasso selection -> interpretation -> held-out
 validation (at paper scale the LLM's calls, cached on disk per job)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
@@ -9,8 +10,9 @@ from methods.hypothesaes.experiment import run_experiment
 
 seeds = list(snakemake.params.seeds)
 run_experiment(
-    data_files=step_data_files(seeds, snakemake.input.get("draws"), snakemake.input.get("npz"),
-                               snakemake.input.get("meta")),
+    data_files=step_data_files(
+        seeds, snakemake.input.get("draws"), snakemake.input.get("npz"), snakemake.input.get("meta")
+    ),
     features_npz=snakemake.input.features,
     features_json=snakemake.input.features_meta,
     methods=list(snakemake.params.methods),

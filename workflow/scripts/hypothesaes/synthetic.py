@@ -1,5 +1,6 @@
 """One synthetic design, one seed group: an independent draw of the planted-concept dataset per seed, each
 embedded on the job's device."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """The training loss curve of the small LlamaForCausalLM trained here (rule lm_loss_figure)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

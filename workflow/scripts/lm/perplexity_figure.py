@@ -1,4 +1,5 @@
 """Perplexity of the LM next to the unigram and bigram baselines (rule lm_perplexity_figure)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

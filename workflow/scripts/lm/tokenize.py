@@ -1,4 +1,5 @@
 """Token ids of the corpus splits (rule lm_tokenize)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Byte-level BPE trained on the train split (rule lm_tokenizer)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """metacognition's claims.json: the illustrative learner's measured outcomes, verdicts by each criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

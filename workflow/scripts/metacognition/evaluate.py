@@ -1,4 +1,5 @@
 """The tuned agents on the test seeds of one seed group (changing and stationary environments)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Competence curves of every agent (changing and stationary environments) and the ablation bars."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Every agent's own settings tuned on the tuning seeds (changing and stationary environments)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

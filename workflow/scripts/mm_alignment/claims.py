@@ -1,4 +1,5 @@
 """mm_alignment's claims.json: measured metrics (seed groups merged), verdicts computed by each claim's criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

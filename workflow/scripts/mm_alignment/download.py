@@ -1,4 +1,5 @@
 """Paper scale: the real-data split (Hugging Face) fetched on the submit host into the cache the real job reads."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

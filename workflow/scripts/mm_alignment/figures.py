@@ -1,5 +1,6 @@
 """Figures: correlation and max alignment vs uniqueness per heterogeneity (and its data as CSV);
 alignment vs accuracy."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

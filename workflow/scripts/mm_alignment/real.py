@@ -1,4 +1,5 @@
 """Real-data stand-in: two views of the same images, encoders of growing width on one view (one seed group)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

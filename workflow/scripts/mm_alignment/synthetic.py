@@ -1,4 +1,5 @@
 """Controlled generator at one uniqueness level: encoders of every depth, alignment and accuracy (one seed group)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """NestQuant's claims.json: measured metrics per seed, verdicts computed by each claim's criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

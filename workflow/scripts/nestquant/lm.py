@@ -1,4 +1,5 @@
 """The shared causal LM at W4A4KV4 and W4: perplexity of fp and every method, one seed, on the job's device."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,5 +1,6 @@
 """all-MiniLM-L6-v2 at W4A4: embedding fidelity and word-similarity Spearman of every method, one seed, on the
 job's device."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Error vs bits per entry of NestQuant and the scalar baselines on Gaussian and Student-t matrices, one seed."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Cell-differentiation model, one conditioning event, one seed group: neural bridge vs pCN, score matching, brute force."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

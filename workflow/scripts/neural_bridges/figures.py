@@ -1,4 +1,5 @@
 """Figures: bridge sample paths per method, marginals against the closed form (every seed group, in seed order)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

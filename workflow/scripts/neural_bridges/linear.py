@@ -1,4 +1,5 @@
 """Closed-form bridge (Brownian or OU), one seed group: neural bridge, guided proposal and exact theta*."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

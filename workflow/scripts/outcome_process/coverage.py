@@ -1,4 +1,5 @@
 """One coverage sweep on the de Bruijn chain (horizon: C_traj grows, C_sa fixed; eps: C_sa grows)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,5 +1,6 @@
 """Figures: rate curves, coverage sweeps, change-of-measure ratios, process reward models, the
 outcome-to-process constant against H, the Bradley-Terry reduction."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Change of Trajectory Measure: exact ratios kappa against C_sa and C_traj."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """The Bradley-Terry (trajectory preference) version of the outcome-to-process reduction, one MDP family."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

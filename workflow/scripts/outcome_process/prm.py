@@ -1,4 +1,5 @@
 """Process reward models: A^mu vs Q^mu of a sub-optimal policy mu, exact and from rollouts."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

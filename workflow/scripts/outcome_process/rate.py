@@ -1,4 +1,5 @@
 """Sub-optimality vs number of trajectories for one MDP family: outcome reduction, process, oracle."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Horizon sweep on a grid of n: trajectories each learner needs to reach a per-step accuracy."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

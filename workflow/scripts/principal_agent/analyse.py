@@ -1,4 +1,5 @@
 """Slopes with bootstrap intervals, bound ratios and comparisons from every simulation's records."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """The paper's claims.json: verdicts computed from the summary's metrics by each claim's criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

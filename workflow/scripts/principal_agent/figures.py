@@ -1,4 +1,5 @@
 """The paper's figures: regret vs T, vs N and K, smooth model, lower bounds, multi-arm and zooming."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

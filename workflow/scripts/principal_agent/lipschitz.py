@@ -1,4 +1,5 @@
 """Smooth responses: Tsallis-INF on the eps-grid, logit agents or the needle family."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Unknown greedy responses: the linear-regret instance (Theorem 2.1)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Known greedy responses, general (multi-arm) incentives: regret vs T."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Known greedy responses: regret vs T of the configured algorithms under one adversary."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Known greedy responses: regret vs N or vs K at the sweep horizons."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,5 +1,6 @@
 """Regret on the lower-bound family for known greedy responses over T (two-point family), every seed of one
 seed group."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

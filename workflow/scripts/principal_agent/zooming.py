@@ -1,5 +1,6 @@
 """Regret on the zooming learner (smooth responses, general incentives) against an adaptive adversary, every
 seed of one seed group."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """SLiM's claims.json: measured metrics per calibration seed, verdicts computed by each claim's criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Figure: perplexity / fidelity and layer output error along the quality ladder, every seed (and its data as CSV)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

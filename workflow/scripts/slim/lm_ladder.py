@@ -1,5 +1,6 @@
 """Quality ladder on the shared causal LM for one calibration seed (perplexity, layer output errors), on the
 job's device."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,5 +1,6 @@
 """Quality ladder on all-MiniLM-L6-v2 for one calibration seed (embedding fidelity, word-similarity Spearman), on
 the job's device."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

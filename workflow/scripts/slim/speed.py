@@ -1,4 +1,5 @@
 """Per-layer speed at LLaMA-2-7B shapes, decode tokens/s of the shared causal LM, memory ratios, on the job's device."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Figure: per-layer speedups over dense fp32 and decode tokens/s per format."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

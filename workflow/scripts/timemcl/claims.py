@@ -1,4 +1,5 @@
 """TimeMCL's claims.json (and metrics.json): measured metrics per seed from every seed group, verdicts computed by each claim's criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

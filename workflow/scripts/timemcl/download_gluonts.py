@@ -1,4 +1,5 @@
 """Materialise one GluonTS repository dataset (paper scale; runs on the submit host, which has internet)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

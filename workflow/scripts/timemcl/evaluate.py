@@ -1,4 +1,5 @@
 """Evaluate every model of one dataset, K and seed group on the test windows."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

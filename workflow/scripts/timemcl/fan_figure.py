@@ -1,4 +1,5 @@
 """Fan plot of TimeMCL's hypotheses on one test window of a real series."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

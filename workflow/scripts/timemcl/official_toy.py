@@ -1,4 +1,5 @@
 """The authors' Brownian toy: K heads vs the k-means quantizer, win rates, scores vs Voronoi masses."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

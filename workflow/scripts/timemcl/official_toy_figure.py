@@ -1,4 +1,5 @@
 """Figure of the authors' Brownian toy: heads vs the k-means quantizer, scores vs Voronoi-cell masses."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Distortion vs K on the sweep dataset: figure, table and its data as CSV."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

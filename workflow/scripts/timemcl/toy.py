@@ -1,4 +1,5 @@
 """Synthetic process, one seed group: train all variants and DeepAR, compare with the optimal conditional quantizer."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Figure: learned heads of the primary variant against the optimal quantizer, on one test path."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Train one model for every seed of a seed group: a TimeMCL variant ({variant} wildcard) or the DeepAR-style baseline."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """winwinlay's claims.json: measured metrics, verdicts computed by each claim's criterion."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Figures: toy attention maps under each energy, sample grids per method, control/realism trade-off."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """One sampling seed: every guidance method on the same held-out layouts and initial noise."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

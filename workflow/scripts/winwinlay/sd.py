@@ -1,4 +1,5 @@
 """Full scale: every guidance method on the configured layouts with Stable Diffusion (one seed)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Full scale, on the submit host: the Stable Diffusion weights the GPU jobs load (compute nodes may be offline)."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """Experiment 1: attention maps optimised directly under the common and the non-local energy."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -1,4 +1,5 @@
 """The cross-attention denoiser on digit canvases, the layout detector and the realism-proxy features."""
+
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)

@@ -10,15 +10,36 @@ minilm (sentence embeddings, word-similarity Spearman), prepare (the corpus, tok
 pretrained, MiniLM and word-similarity steps), baselines (n-gram baselines; the lm_evaluate step),
 figures (the lm_figures step: the only module that draws).
 """
+
 from methods.common.lm.corpus import corpus_sentences
 from methods.common.lm.evaluate import calibration_windows, capture_linear_inputs, perplexity, torch_threads
-from methods.common.lm.minilm import (embed, embedding_fidelity, extract_minilm, load_minilm, read_word_pairs,
-                                      spearman, word_similarity_spearman)
-from methods.common.lm.model import (CheckpointError, llama_config, load_causal_lm, load_token_splits,
-                                     save_token_splits)
+from methods.common.lm.minilm import (
+    embed,
+    embedding_fidelity,
+    extract_minilm,
+    load_minilm,
+    read_word_pairs,
+    spearman,
+    word_similarity_spearman,
+)
+from methods.common.lm.model import CheckpointError, llama_config, load_causal_lm, load_token_splits, save_token_splits
 
 __all__ = [
-    "CheckpointError", "calibration_windows", "capture_linear_inputs", "corpus_sentences", "embed", "embedding_fidelity",
-    "extract_minilm", "llama_config", "load_causal_lm", "load_minilm", "load_token_splits", "perplexity",
-    "read_word_pairs", "save_token_splits", "spearman", "torch_threads", "word_similarity_spearman",
+    "CheckpointError",
+    "calibration_windows",
+    "capture_linear_inputs",
+    "corpus_sentences",
+    "embed",
+    "embedding_fidelity",
+    "extract_minilm",
+    "llama_config",
+    "load_causal_lm",
+    "load_minilm",
+    "load_token_splits",
+    "perplexity",
+    "read_word_pairs",
+    "save_token_splits",
+    "spearman",
+    "torch_threads",
+    "word_similarity_spearman",
 ]

@@ -9,6 +9,7 @@
 - `evaluate_model`: validation / test perplexity of the LM on the job's device next to both baselines on
   the same windows.
 """
+
 from __future__ import annotations
 
 import math
@@ -99,8 +100,13 @@ def evaluate_model(model_dir, tokens, eval_cfg: dict, metrics_path, device="cpu"
         model, _ = load_causal_lm(model_dir, device=device)
         vocab = model.config.vocab_size
         bigram, lam, _, uni = bigram_baseline(splits["train"], splits["validation"], vocab, seq_len)
-        metrics = {"seq_len": seq_len, "max_windows": max_windows, "vocab_size": vocab, "bigram_lambda": lam,
-                   "n_parameters": sum(p.numel() for p in model.parameters())}
+        metrics = {
+            "seq_len": seq_len,
+            "max_windows": max_windows,
+            "vocab_size": vocab,
+            "bigram_lambda": lam,
+            "n_parameters": sum(p.numel() for p in model.parameters()),
+        }
         for split in ("validation", "test"):
             ids = splits[split]
             metrics[f"{split}_ppl"] = perplexity(model, ids, seq_len, eval_cfg.get("batch_size", 8), max_windows)
@@ -111,6 +117,8 @@ def evaluate_model(model_dir, tokens, eval_cfg: dict, metrics_path, device="cpu"
     info = read_json(Path(model_dir) / "training.json")
     metrics["train_seconds"] = info.get("train_seconds")
     write_json(metrics_path, metrics)
-    log(f"validation perplexity {metrics['validation_ppl']:.2f} vs bigram {metrics['validation_bigram_ppl']:.2f}"
-        f" (unigram {metrics['validation_unigram_ppl']:.2f})")
+    log(
+        f"validation perplexity {metrics['validation_ppl']:.2f} vs bigram {metrics['validation_bigram_ppl']:.2f}"
+        f" (unigram {metrics['validation_unigram_ppl']:.2f})"
+    )
     return metrics

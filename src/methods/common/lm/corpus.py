@@ -10,6 +10,7 @@ Every source is split on its own (so each split holds both kinds of text), whole
 Full scale: WikiText-2 (or any `datasets` corpus) through `datasets.load_dataset`, the split's lines
 joined by "\\n\\n" as GPTQ / QuaRot / NestQuant do.
 """
+
 from __future__ import annotations
 
 import random
@@ -59,7 +60,7 @@ def split_documents(docs: list[tuple[str, str]], validation: float, test: float,
     random.Random(seed).shuffle(order)
     n_val = max(1, round(validation * len(order)))
     n_test = max(1, round(test * len(order)))
-    return {"validation": order[:n_val], "test": order[n_val:n_val + n_test], "train": order[n_val + n_test:]}
+    return {"validation": order[:n_val], "test": order[n_val : n_val + n_test], "train": order[n_val + n_test :]}
 
 
 def write_splits(splits: dict, out_dir: str | Path) -> dict:
@@ -93,9 +94,10 @@ def datasets_corpus(path: str, name: str | None, data_files: dict | None, split_
     try:
         ds = datasets.load_dataset(path, name, data_files=data_files)
     except Exception as e:  # the hub is unreachable, or the name is wrong
-        raise RuntimeError(f"datasets.load_dataset({path!r}, {name!r}) failed ({e}); on an offline machine set "
-                           "lm.corpus.datasets.path: text and data_files: {train: FILE, validation: FILE, test: FILE}"
-                           ) from e
+        raise RuntimeError(
+            f"datasets.load_dataset({path!r}, {name!r}) failed ({e}); on an offline machine set "
+            "lm.corpus.datasets.path: text and data_files: {train: FILE, validation: FILE, test: FILE}"
+        ) from e
     splits = {}
     for split in SPLITS:
         src = split_names.get(split, split)
@@ -106,14 +108,16 @@ def datasets_corpus(path: str, name: str | None, data_files: dict | None, split_
     return write_splits(splits, out_dir)
 
 
-def corpus_sentences(text_file: str | Path, n: int, seed: int, min_words: int = 6, max_words: int = 40,
-                     key: str = "n") -> list[str]:
+def corpus_sentences(
+    text_file: str | Path, n: int, seed: int, min_words: int = 6, max_words: int = 40, key: str = "n"
+) -> list[str]:
     """`n` sentences (split at . ! ?) of `min_words`..`max_words` words drawn with `seed` from a text file;
     `key` names the config key that sets `n`, for the error message."""
     text = Path(text_file).read_text(encoding="utf-8")
     sentences = [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+", text)]
     sentences = [s for s in sentences if min_words <= len(s.split()) <= max_words]
     if len(sentences) < n:
-        raise ValueError(f"{text_file}: only {len(sentences)} sentences of {min_words}-{max_words} words, "
-                         f"{n} requested; lower {key}")
+        raise ValueError(
+            f"{text_file}: only {len(sentences)} sentences of {min_words}-{max_words} words, {n} requested; lower {key}"
+        )
     return random.Random(seed).sample(sentences, n)

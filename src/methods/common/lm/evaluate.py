@@ -7,6 +7,7 @@
 - `capture_linear_inputs`: forward hooks on every nn.Linear collecting X^T X / n (the proxy Hessian
   of GPTQ / LDLQ / SparseGPT) and the per-feature mean of x^2 (Wanda's ||X_j||^2 / n).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,14 +28,17 @@ def _windows(ids: torch.Tensor, seq_len: int, max_windows: int | None) -> torch.
     if max_windows is not None:
         n = min(n, int(max_windows))
     if n == 0:
-        raise ValueError(f"perplexity: {ids.numel()} tokens are fewer than one window of seq_len={seq_len}; "
-                         "lower seq_len or use a longer split")
+        raise ValueError(
+            f"perplexity: {ids.numel()} tokens are fewer than one window of seq_len={seq_len}; "
+            "lower seq_len or use a longer split"
+        )
     return ids[: n * seq_len].view(n, seq_len)
 
 
 @torch.no_grad()
-def perplexity(model, ids: torch.Tensor, seq_len: int, batch_size: int = 8, max_windows: int | None = None,
-               progress: bool = False) -> float:
+def perplexity(
+    model, ids: torch.Tensor, seq_len: int, batch_size: int = 8, max_windows: int | None = None, progress: bool = False
+) -> float:
     """Perplexity of `model` on non-overlapping windows of `ids` (first `max_windows` windows if given)."""
     windows = _windows(ids.long(), seq_len, max_windows)
     device = next(model.parameters()).device
@@ -43,10 +47,9 @@ def perplexity(model, ids: torch.Tensor, seq_len: int, batch_size: int = 8, max_
     nll, count = 0.0, 0
     batches = range(0, windows.shape[0], batch_size)
     for start in tqdm(batches, desc="perplexity", disable=not progress, mininterval=5):
-        x = windows[start:start + batch_size].to(device)                 # (B, T)
-        logits = model(input_ids=x).logits[:, :-1].float()               # (B, T-1, V)
-        nll += F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1),
-                               reduction="sum").item()
+        x = windows[start : start + batch_size].to(device)  # (B, T)
+        logits = model(input_ids=x).logits[:, :-1].float()  # (B, T-1, V)
+        nll += F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="sum").item()
         count += x[:, 1:].numel()
     model.train(was_training)
     return math.exp(nll / count)
@@ -58,7 +61,7 @@ def calibration_windows(ids: torch.Tensor, n: int, seq_len: int, seed: int) -> t
         raise ValueError(f"calibration_windows: {ids.numel()} tokens, need more than seq_len={seq_len}")
     g = torch.Generator().manual_seed(int(seed))
     starts = torch.randint(0, ids.numel() - seq_len, (n,), generator=g)
-    return torch.stack([ids[s:s + seq_len] for s in starts.tolist()]).long()
+    return torch.stack([ids[s : s + seq_len] for s in starts.tolist()]).long()
 
 
 class _Accumulator:
@@ -96,19 +99,27 @@ class _Accumulator:
 def _batches(windows, batch_size: int) -> Iterator[dict]:
     if isinstance(windows, torch.Tensor):
         for start in range(0, windows.shape[0], batch_size):
-            yield {"input_ids": windows[start:start + batch_size]}
+            yield {"input_ids": windows[start : start + batch_size]}
     else:
         for batch in windows:
             if not isinstance(batch, Mapping):
-                raise TypeError("capture_linear_inputs: windows must be a LongTensor [n, T] or an iterable of "
-                                f"dicts of model inputs, got an item of type {type(batch).__name__}")
+                raise TypeError(
+                    "capture_linear_inputs: windows must be a LongTensor [n, T] or an iterable of "
+                    f"dicts of model inputs, got an item of type {type(batch).__name__}"
+                )
             yield dict(batch)
 
 
 @torch.no_grad()
-def capture_linear_inputs(model, windows: torch.Tensor | Iterable[Mapping], stats=("hessian", "mean_sq"),
-                          names: Iterable[str] | None = None, batch_size: int = 8,
-                          dtype: torch.dtype = torch.float64, progress: bool = False) -> dict:
+def capture_linear_inputs(
+    model,
+    windows: torch.Tensor | Iterable[Mapping],
+    stats=("hessian", "mean_sq"),
+    names: Iterable[str] | None = None,
+    batch_size: int = 8,
+    dtype: torch.dtype = torch.float64,
+    progress: bool = False,
+) -> dict:
     """Statistics of the inputs of every nn.Linear (or of `names`) over the calibration `windows`.
 
     Returns {module_name: {"hessian": X^T X / n [K, K], "mean_sq": mean of x^2 [K], "n": rows}}.
@@ -124,6 +135,7 @@ def capture_linear_inputs(model, windows: torch.Tensor | Iterable[Mapping], stat
     def hook(name):
         def fn(module, args):
             accs[name].add(args[0], state["mask"])
+
         return fn
 
     for name, module in model.named_modules():

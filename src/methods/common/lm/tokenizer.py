@@ -7,6 +7,7 @@ few million characters cannot train 50k embeddings; a BPE fitted to the training
 parameters on the transformer blocks that the compression papers quantize and prune. Full scale uses
 the pretrained model's own tokenizer.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,11 +27,17 @@ def train_bpe(train_text: str | Path, vocab_size: int, out_dir: str | Path, min_
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=[EOS],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=[EOS],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train([str(train_text)], trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=EOS, eos_token=EOS, unk_token=None,
-                                   model_max_length=1 << 30)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token=EOS, eos_token=EOS, unk_token=None, model_max_length=1 << 30
+    )
     fast.save_pretrained(str(out_dir))
     return fast
 

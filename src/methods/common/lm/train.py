@@ -7,6 +7,7 @@ checkpoint written with save_pretrained (safetensors) together with the tokenize
 from that history by the figure step (methods.common.lm.figures); the n-gram baselines the model must
 beat are in methods.common.lm.baselines.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -44,7 +45,7 @@ class TrainConfig:
 def get_batch(ids: torch.Tensor, batch_size: int, seq_len: int, g: torch.Generator) -> torch.Tensor:
     """`batch_size` random windows of `seq_len` tokens -> (B, T); the model shifts labels itself."""
     starts = torch.randint(0, ids.numel() - seq_len, (batch_size,), generator=g)
-    return torch.stack([ids[s:s + seq_len] for s in starts.tolist()])
+    return torch.stack([ids[s : s + seq_len] for s in starts.tolist()])
 
 
 def get_lr(step: int, cfg: TrainConfig) -> float:
@@ -60,7 +61,7 @@ def estimate_loss(model, ids: torch.Tensor, cfg: TrainConfig) -> float:
     n = min(cfg.eval_windows, ids.numel() // cfg.seq_len)
     x = ids[: n * cfg.seq_len].view(n, cfg.seq_len)
     model.eval()
-    losses = [model(input_ids=x[i:i + 16], labels=x[i:i + 16]).loss.item() for i in range(0, n, 16)]
+    losses = [model(input_ids=x[i : i + 16], labels=x[i : i + 16]).loss.item() for i in range(0, n, 16)]
     model.train()
     return sum(losses) / len(losses)
 
@@ -72,18 +73,23 @@ def train_lm(splits: dict, tokenizer, model_args: dict, cfg: TrainConfig, out_di
     from methods.common.lm.model import llama_config
 
     set_seed(cfg.seed)
-    args = dict(model_args, vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
-                eos_token_id=tokenizer.eos_token_id)
+    args = dict(
+        model_args, vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id
+    )
     if cfg.seq_len > args["max_position_embeddings"]:
-        raise ValueError(f"lm.train.seq_len {cfg.seq_len} > lm.model.max_position_embeddings "
-                         f"{args['max_position_embeddings']}")
+        raise ValueError(
+            f"lm.train.seq_len {cfg.seq_len} > lm.model.max_position_embeddings {args['max_position_embeddings']}"
+        )
     model = LlamaForCausalLM(llama_config(**args))
     n_params = sum(p.numel() for p in model.parameters())
     log(f"LlamaForCausalLM: {n_params / 1e6:.2f}M parameters, {splits['train'].numel()} training tokens")
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.95))
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=cfg.lr,
+        betas=(0.9, 0.95),
+    )
     g = torch.Generator().manual_seed(cfg.seed)
     history = {"step": [], "train_loss": [], "eval_step": [], "val_loss": []}
     best_val, t0 = float("inf"), time.time()
@@ -110,8 +116,14 @@ def train_lm(splits: dict, tokenizer, model_args: dict, cfg: TrainConfig, out_di
     out_dir = Path(out_dir)
     model.save_pretrained(str(out_dir), safe_serialization=True)
     tokenizer.save_pretrained(str(out_dir))
-    info = {"model_args": args, "n_parameters": n_params, "train": dataclasses.asdict(cfg),
-            "best_val_loss": best_val, "train_seconds": time.time() - t0, "history": history}
+    info = {
+        "model_args": args,
+        "n_parameters": n_params,
+        "train": dataclasses.asdict(cfg),
+        "best_val_loss": best_val,
+        "train_seconds": time.time() - t0,
+        "history": history,
+    }
     write_json(out_dir / "training.json", info)
     return info
 
