@@ -185,14 +185,14 @@ def test_shape_feature_enters_the_adapters_only_in_prompted_layers():
 
 
 def test_variant_override_names_a_bad_key():
-    from methods.gaprompt.variants import apply_override
+    from methods.common.config import apply_override
 
     cfg = {"adapt": {"propagation_indexing": "official", "epochs": 11}}
-    apply_override(cfg, "adapt.propagation_indexing=patch")
-    apply_override(cfg, "adapt.epochs=3")
+    apply_override(cfg, "adapt.propagation_indexing=patch", "gaprompt")
+    apply_override(cfg, "adapt.epochs=3", "gaprompt")
     assert cfg["adapt"] == {"propagation_indexing": "patch", "epochs": 3}
     with pytest.raises(KeyError, match="no key 'indexing'"):
-        apply_override(cfg, "adapt.indexing=patch")
+        apply_override(cfg, "adapt.indexing=patch", "gaprompt")
 
 
 def test_pretraining_initialisation_and_mask_count_follow_pointmae():

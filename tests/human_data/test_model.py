@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from methods.common.claims import evaluate_claims, load_declaration
-from methods.common.io import read_json
+from methods.common.io import concat_arrays, read_json
 from methods.human_data import model as M
 from methods.human_data.claims import DECLARATION
 from methods.human_data.jobs import run_simulations
-from methods.human_data.summary import claims_metrics, frontier_margin, merge_curves, merge_seed_groups
+from methods.human_data.summary import claims_metrics, frontier_margin, merge_seed_groups
 
 WORLD = dict(
     rounds=30,
@@ -134,8 +134,8 @@ def test_one_job_per_seed_gives_the_outcomes_and_curves_of_one_job_over_all_seed
         run_simulations(*args, [s], 2, sweep, str(tmp_path / f"seed{s}.json"), str(tmp_path / f"seed{s}.npz"))
     merged = merge_seed_groups([str(tmp_path / f"seed{s}.json") for s in (0, 1, 2)])
     assert merged == read_json(tmp_path / "all.json")
-    curves = merge_curves([str(tmp_path / f"seed{s}.npz") for s in (0, 1, 2)])
-    whole = merge_curves([str(tmp_path / "all.npz")])
+    curves = concat_arrays([str(tmp_path / f"seed{s}.npz") for s in (0, 1, 2)])
+    whole = concat_arrays([str(tmp_path / "all.npz")])
     assert sorted(curves) == sorted(whole)
     for k in whole:
         np.testing.assert_array_equal(curves[k], whole[k])

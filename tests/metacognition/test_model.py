@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from methods.common.claims import evaluate_claims, load_declaration
-from methods.common.io import read_json
+from methods.common.io import concat_arrays, read_json
 from methods.metacognition import model as M
 from methods.metacognition.claims import DECLARATION
 from methods.metacognition.jobs import candidates, evaluate_agents, tune_agents
-from methods.metacognition.summary import claims_metrics, merge_curves, merge_seed_groups
+from methods.metacognition.summary import claims_metrics, merge_seed_groups
 
 ENV = dict(
     steps=120,
@@ -113,6 +113,6 @@ def test_one_job_per_test_seed_gives_the_outcomes_and_curves_of_one_job_over_all
     assert sorted(merged) == sorted(whole)
     for k in whole:
         np.testing.assert_allclose(merged[k], whole[k], rtol=1e-12, atol=0)
-    curves = merge_curves([str(tmp_path / f"s{s}.npz") for s in (0, 1, 2)])
-    for k, v in merge_curves([str(tmp_path / "all.npz")]).items():
+    curves = concat_arrays([str(tmp_path / f"s{s}.npz") for s in (0, 1, 2)])
+    for k, v in concat_arrays([str(tmp_path / "all.npz")]).items():
         np.testing.assert_allclose(curves[k], v, rtol=1e-12, atol=0)

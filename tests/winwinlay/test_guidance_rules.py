@@ -100,11 +100,11 @@ def test_boxdiff_update_after_refinement_follows_the_inner_box_terms_alone():
 def test_variant_override_names_a_bad_key():
     import pytest
 
-    from methods.winwinlay.variants import apply_override
+    from methods.common.config import apply_override
 
     cfg = {"boxdiff": {"top_frac": 0.2}, "methods": {"boxdiff": {"update": "boxdiff"}}}
-    apply_override(cfg, "methods.boxdiff.update=plain")
-    apply_override(cfg, "boxdiff.top_frac=0.8")
+    apply_override(cfg, "methods.boxdiff.update=plain", "winwinlay")
+    apply_override(cfg, "boxdiff.top_frac=0.8", "winwinlay")
     assert cfg == {"boxdiff": {"top_frac": 0.8}, "methods": {"boxdiff": {"update": "plain"}}}
     with pytest.raises(KeyError, match="no section 'sampling'"):
-        apply_override(cfg, "sampling.rho=2")
+        apply_override(cfg, "sampling.rho=2", "winwinlay")

@@ -6,6 +6,7 @@ outcome_process at tiny scale, reproduced once with `dvc repro`); the main tree 
 """
 
 import hashlib
+import json
 import os
 import socket
 import subprocess
@@ -209,7 +210,10 @@ def test_local_remote_round_trip_leaves_nothing_to_do(origin):
     assert nothing_to_do(repo)
     assert "up to date" in dvc(repo, "status", PAPER).stdout
     metrics = dvc(repo, "metrics", "show", "--json").stdout
-    assert f"results/{PAPER}/metrics_summary.json" in metrics and "rate_slope_outcome_tree" in metrics
+    doc = json.loads((repo / "results" / PAPER / "claims.json").read_text())
+    headline = {name for c in doc["claims"] if c["kind"] == "headline" for name in c["measured"]}
+    assert f"results/{PAPER}/metrics.json" in metrics and headline
+    assert all(f'"{name}"' in metrics for name in headline), "dvc metrics show lacks a headline metric"
 
 
 def test_pull_refuses_results_made_with_another_config(origin, tmp_path):

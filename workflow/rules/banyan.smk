@@ -40,7 +40,7 @@ rule banyan_download:
         runtime=runtime_per_attempt(30, 240),
     params:
         data=BANYAN["data"],
-        cache_dir=BANYAN_HF_CACHE,
+        cache_dir=lambda wc, output: os.path.splitext(output.manifest)[0],
     script:
         "../scripts/banyan/download.py"
 

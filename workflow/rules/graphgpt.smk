@@ -77,7 +77,7 @@ rule graphgpt_ogb_download:
         mem_mb=per_attempt(4000, 16000),
         runtime=runtime_per_attempt(60, 240),
     params:
-        root=f"{RESOURCES}/graphgpt/ogb",
+        root=lambda wc, output: os.path.dirname(output.manifest),
     script:
         "../scripts/graphgpt/ogb_download.py"
 

@@ -40,7 +40,7 @@ rule mm_alignment_download:
         runtime=runtime_per_attempt(10, 60),
     params:
         source=MM_ALIGNMENT["real"]["source"],
-        cache_dir=MM_ALIGNMENT_HF_CACHE,
+        cache_dir=lambda wc, output: os.path.splitext(output.manifest)[0],
     script:
         "../scripts/mm_alignment/download.py"
 

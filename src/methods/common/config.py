@@ -5,6 +5,23 @@ from __future__ import annotations
 import dataclasses
 
 
+def apply_override(section: dict, assignment: str, name: str) -> None:
+    """`key.subkey=value` (the value parsed as YAML) into the config section `name`, in place; an unknown
+    key is an error naming it (a command line's `--set`)."""
+    import yaml
+
+    path, _, raw = assignment.partition("=")
+    keys = path.split(".")
+    node = section
+    for k in keys[:-1]:
+        if k not in node:
+            raise KeyError(f"--set {assignment}: {name} has no section {k!r}")
+        node = node[k]
+    if keys[-1] not in node:
+        raise KeyError(f"--set {assignment}: {'.'.join([name, *keys[:-1]])} has no key {keys[-1]!r}")
+    node[keys[-1]] = yaml.safe_load(raw)
+
+
 def check_keys(cls, d: dict) -> None:
     """Raise ValueError naming any key of `d` that is not a field of dataclass `cls`."""
     allowed = [f.name for f in dataclasses.fields(cls)]

@@ -61,7 +61,7 @@ def rule_blocks(root: Path = ROOT) -> dict[str, tuple[Path, str]]:
     blocks, uses = {}, {}
     for path in sorted((root / "workflow" / "rules").rglob("*.smk")):
         text = path.read_text()
-        starts = [m for m in re.finditer(r"^(?:rule (\w+):|use rule (\w+) as (\w+) with:)", text, re.M)]
+        starts = [m for m in re.finditer(r"^[ \t]*(?:rule (\w+):|use rule (\w+) as (\w+) with:)", text, re.M)]
         for i, m in enumerate(starts):
             end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
             if m.group(1):

@@ -146,6 +146,16 @@ def load_arrays(path: str | os.PathLike) -> dict:
         raise ValueError(f"{path}: unreadable arrays ({e}); delete it and rerun the rule that writes it") from e
 
 
+def concat_arrays(paths: list) -> dict:
+    """The arrays of several `save_arrays` files (seed groups, in seed order) joined along their first axis,
+    key by key: one job over all seeds gives the same arrays."""
+    parts: dict[str, list[np.ndarray]] = {}
+    for path in paths:
+        for k, v in load_arrays(path).items():
+            parts.setdefault(k, []).append(v)
+    return {k: np.concatenate(v, axis=0) for k, v in parts.items()}
+
+
 def log(msg: str) -> None:
     """One line to the job's log: scripts point stderr at the rule's `log:` file."""
     print(msg, file=sys.stderr, flush=True)

@@ -15,23 +15,10 @@ from pathlib import Path
 
 import yaml
 
+from methods.common.config import apply_override
 from methods.common.io import read_json
 
 from .adapt_step import adapt_job
-
-
-def apply_override(cfg: dict, assignment: str) -> None:
-    """`section.key=value` (value parsed as YAML) into the gaprompt config section."""
-    path, _, raw = assignment.partition("=")
-    keys = path.split(".")
-    node = cfg
-    for k in keys[:-1]:
-        if k not in node:
-            raise KeyError(f"--set {assignment}: gaprompt has no section {k!r}")
-        node = node[k]
-    if keys[-1] not in node:
-        raise KeyError(f"--set {assignment}: gaprompt.{'.'.join(keys[:-1])} has no key {keys[-1]!r}")
-    node[keys[-1]] = yaml.safe_load(raw)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -44,7 +31,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     cfg = copy.deepcopy(yaml.safe_load(Path(args.config).read_text())["gaprompt"])
     for o in args.overrides:
-        apply_override(cfg, o)
+        apply_override(cfg, o, "gaprompt")
     run = Path(args.run)
     out = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,10 +7,10 @@ import csv
 
 import numpy as np
 
-from methods.common.io import atomic_path
+from methods.common.io import atomic_path, concat_arrays
 from methods.common.plotting import new_figure, save_figure
 
-from .summary import merge_curves, merge_seed_groups
+from .summary import merge_seed_groups
 
 
 def over_time_rows(designs: list[str], curves: dict[str, np.ndarray]) -> list[dict]:
@@ -42,7 +42,7 @@ def make_figures(
 ) -> None:
     """Step human_data_figures, from the simulation's seed groups merged in seed order."""
     doc = merge_seed_groups(simulation_files)
-    curves = merge_curves(curves_files)
+    curves = concat_arrays(curves_files)
     _write_csv(time_csv, over_time_rows(doc["designs"], curves))
     fig, axes = new_figure(1, 3, width=12, height=3.4)
     for ax, key, label in zip(

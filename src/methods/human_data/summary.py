@@ -4,8 +4,6 @@ flat per-seed metric dict of claims.yaml."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from methods.common.io import read_json
 
 
@@ -24,16 +22,6 @@ def merge_seed_groups(files: list[str]) -> dict:
                 for name, v in more["human_share_late"].items():
                     row["human_share_late"][name] = row["human_share_late"][name] + v
     return out
-
-
-def merge_curves(files: list[str]) -> dict[str, np.ndarray]:
-    """The per-round curves (seed, round) of every design, the seed groups' arrays stacked in seed order."""
-    parts: dict[str, list[np.ndarray]] = {}
-    for f in files:
-        with np.load(f, allow_pickle=False) as z:
-            for k in z.files:
-                parts.setdefault(k, []).append(z[k])
-    return {k: np.concatenate(v, axis=0) for k, v in parts.items()}
 
 
 def frontier_margin(point: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:

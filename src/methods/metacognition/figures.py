@@ -7,11 +7,11 @@ import csv
 
 import numpy as np
 
-from methods.common.io import atomic_path
+from methods.common.io import atomic_path, concat_arrays
 from methods.common.plotting import new_figure, save_figure
 
 from .model import AGENTS
-from .summary import merge_curves, merge_seed_groups
+from .summary import merge_seed_groups
 
 
 def curve_rows(curves: dict[str, np.ndarray]) -> list[dict]:
@@ -41,7 +41,7 @@ def make_figures(
 ) -> None:
     """Step metacognition_figures, from metacognition_evaluate's seed groups merged in seed order."""
     doc = merge_seed_groups(test_files)
-    curves = merge_curves(curves_files)
+    curves = concat_arrays(curves_files)
     _write_csv(curves_csv, curve_rows(curves))
     fig, axes = new_figure(1, 2, width=11, height=3.6)
     colors = {kind: f"C{i}" for i, kind in enumerate(AGENTS)}  # one colour per agent in both panels

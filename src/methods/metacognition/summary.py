@@ -27,16 +27,6 @@ def merge_seed_groups(files: list[str]) -> dict:
     return out
 
 
-def merge_curves(files: list[str]) -> dict[str, np.ndarray]:
-    """The competence curves (seed, step) of every agent, the seed groups' arrays stacked in seed order."""
-    parts: dict[str, list[np.ndarray]] = {}
-    for f in files:
-        with np.load(f, allow_pickle=False) as z:
-            for k in z.files:
-                parts.setdefault(k, []).append(z[k])
-    return {k: np.concatenate(v, axis=0) for k, v in parts.items()}
-
-
 def claims_metrics(doc: dict) -> dict:
     """Flat per-seed metrics for claims.yaml."""
     m: dict = {}

@@ -16,24 +16,11 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from methods.common.config import apply_override
 from methods.common.io import read_json
 
 from .guide_step import guide_job
 from .toy_step import toy_job
-
-
-def apply_override(cfg: dict, assignment: str) -> None:
-    """`section.key=value` (value parsed as YAML) into the winwinlay config section."""
-    path, _, raw = assignment.partition("=")
-    keys = path.split(".")
-    node = cfg
-    for k in keys[:-1]:
-        if k not in node:
-            raise KeyError(f"--set {assignment}: winwinlay has no section {k!r}")
-        node = node[k]
-    if keys[-1] not in node:
-        raise KeyError(f"--set {assignment}: winwinlay.{'.'.join(keys[:-1])} has no key {keys[-1]!r}")
-    node[keys[-1]] = yaml.safe_load(raw)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -46,7 +33,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     cfg = copy.deepcopy(yaml.safe_load(Path(args.config).read_text())["winwinlay"])
     for o in args.overrides:
-        apply_override(cfg, o)
+        apply_override(cfg, o, "winwinlay")
     label = " ".join(args.overrides) or "(default)"
     out = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,7 +29,7 @@ def lm_model_is_gated():
 
 def lm_download_dir():
     """Where lm_pretrained_download puts the Hub checkpoint's files (paper scale)."""
-    return f"{LM_RES}/hub/{LM['model_id'].replace('/', '--')}"
+    return f"{LM_RES}/hub/{'--'.join(Path(LM['model_id']).parts)}"
 
 
 def lm_pretrained_source():
