@@ -122,19 +122,28 @@ def start(state: Path) -> dict:
         ],
         check=True,
     )
-    _wait(lambda: (run / "munged.pid").exists(), 10, "munged", state)
-    pids["munged"] = int((run / "munged.pid").read_text())
+    _wait(lambda: _pid(run / "munged.pid"), 10, "munged", state)
+    pids["munged"] = _pid(run / "munged.pid")
     (state / "pids.json").write_text(json.dumps(pids))
     subprocess.run(["slurmctld"], check=True)
-    _wait(lambda: (state / "slurmctld.pid").exists(), 20, "slurmctld", state)
-    pids["slurmctld"] = int((state / "slurmctld.pid").read_text())
+    _wait(lambda: _pid(state / "slurmctld.pid"), 20, "slurmctld", state)
+    pids["slurmctld"] = _pid(state / "slurmctld.pid")
     (state / "pids.json").write_text(json.dumps(pids))
     subprocess.run(["slurmd"], check=True)
-    _wait(lambda: (state / "slurmd.pid").exists(), 20, "slurmd", state)
-    pids["slurmd"] = int((state / "slurmd.pid").read_text())
+    _wait(lambda: _pid(state / "slurmd.pid"), 20, "slurmd", state)
+    pids["slurmd"] = _pid(state / "slurmd.pid")
     (state / "pids.json").write_text(json.dumps(pids))
     _wait(_node_idle, 60, "the node (sinfo idle)", state)
     return pids
+
+
+def _pid(path: Path) -> int | None:
+    """The PID in a daemon's pid file, or None while the file is absent or not yet written (a daemon creates
+    it before writing its number)."""
+    try:
+        return int(path.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 def stop(state: Path) -> None:
