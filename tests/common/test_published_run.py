@@ -68,13 +68,19 @@ def test_every_verdict_is_what_its_criterion_computes(docs):
             assert again.get("null_verdict") == row.get("null_verdict"), f"{slug}/{row['id']}"
 
 
-def test_no_headline_claim_reproduces_under_its_null(docs):
+def test_no_headline_claim_reads_reproduced_when_its_null_holds(docs):
     """The null puts the baseline's (or the untrained, or the ablated model's) measured number in place of the
-    method's; a criterion that still holds there cannot tell the paper's effect from its absence."""
+    method's; a criterion that still holds there cannot tell the paper's effect from its absence, so the claim
+    must not read reproduced. Every headline claim has a null, evaluated from its recorded values.
+
+    Where the null holds the claim reads inconclusive (or not reproduced, when its criterion fails too): its
+    test does not separate the paper's effect from the null at this scale. The published run has such claims
+    (the README counts them); they want a sharper test, not a looser verdict."""
     for slug, doc in docs.items():
         for row in doc["claims"]:
             if row["kind"] == "headline":
                 assert row["null"], f"{slug}/{row['id']}: a headline claim without a null"
-                assert C.recompute_claim(row)["null_verdict"] != "reproduced", (
-                    f"{slug}/{row['id']} holds under its null"
-                )
+                if C.recompute_claim(row)["null_verdict"] == "reproduced":
+                    assert row["verdict"] != "reproduced", (
+                        f"{slug}/{row['id']} reads reproduced but holds under its null"
+                    )
