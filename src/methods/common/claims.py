@@ -325,23 +325,7 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
 def recompute_claim(row: Mapping) -> dict:
     """Evaluate a claims.json row again from its own recorded values: the declaration it carries and the
     measured values per seed (null, i.e. NaN, stays NaN). Equal verdicts show they were computed, not written."""
-    decl = {
-        k: row[k]
-        for k in (
-            "id",
-            "kind",
-            "setting",
-            "null",
-            "statement",
-            "paper_value",
-            "criterion",
-            "refuted_if",
-            "testable_if",
-            "evidence",
-            "note",
-        )
-        if k in row
-    }
+    decl = {k: v for k, v in row.items() if k in DECLARATION_KEYS}
     measured = {k: [math.nan if v is None else v for v in m["values"]] for k, m in row["measured"].items()}
     return evaluate_claim(decl, measured, row["scale"])
 
