@@ -228,6 +228,33 @@ def test_a_one_sided_claim_whose_premise_failed_is_inconclusive():
     assert C.evaluate_claim(decl, {"r_low": [0.7, 0.8], "r_high": [0.1, 0.0]}, "tiny")["verdict"] == "reproduced"
 
 
+def test_the_null_verdict_honours_the_premise_on_the_substituted_metrics():
+    """An equivalence claim (outcome within 0.2 of process) whose null (naive) is only informative where it
+    differs from process: with the power premise, the null reads inconclusive where it does not differ (the
+    experiment has no power, and the claim reads inconclusive too) and not reproduced where it does."""
+    decl = {
+        "id": "same_rate",
+        "kind": "headline",
+        "setting": "paper",
+        "null": {"outcome": "naive"},
+        "statement": "outcome supervision keeps the process rate",
+        "paper_value": {"value": "same rate", "source": "abstract"},
+        "criterion": "abs(outcome - process) <= 0.2",
+        "testable_if": "abs(naive - process) > 0.2",
+    }
+    no_power = C.evaluate_claim(decl, {"outcome": [-0.28], "process": [-0.33], "naive": [-0.27]}, "tiny")
+    assert no_power["null_per_seed"] == [True]  # the criterion alone holds under the null
+    assert no_power["null_verdict"] == "inconclusive" and no_power["verdict"] == "inconclusive"
+    power = C.evaluate_claim(decl, {"outcome": [-0.48], "process": [-0.5], "naive": [-0.05]}, "tiny")
+    assert power["null_verdict"] == "not_reproduced" and power["verdict"] == "reproduced"
+    # without the premise the same numbers give a null that holds, so the claim cannot read reproduced
+    bare = {k: v for k, v in decl.items() if k != "testable_if"}
+    assert (
+        C.evaluate_claim(bare, {"outcome": [-0.28], "process": [-0.33], "naive": [-0.27]}, "tiny")["null_verdict"]
+        == "reproduced"
+    )
+
+
 def test_checks_read_passed_or_failed_and_carry_no_setting_or_null():
     check = {"id": "identity", "kind": "check", "statement": "compiled equals closed form", "criterion": "err < 1e-6"}
     assert C.evaluate_claim(check, {"err": [1e-9]}, "tiny")["verdict"] == "passed"

@@ -84,3 +84,17 @@ def test_no_headline_claim_reads_reproduced_when_its_null_holds(docs):
                     assert row["verdict"] != "reproduced", (
                         f"{slug}/{row['id']} reads reproduced but holds under its null"
                     )
+
+
+def test_every_headline_claim_fails_under_its_null(docs):
+    """Evaluated on its recorded values with the null's numbers in place of the method's (criterion, noise band
+    and premise), no headline claim reads reproduced: each one can fail, and the null is where it does. A claim
+    whose test has power against its null only at some scales states that power as a premise (it then reads
+    inconclusive where the null is not seen to fail); a statement that no measured null can fail is a check."""
+    holding = [
+        f"{slug}/{row['id']}"
+        for slug, doc in docs.items()
+        for row in doc["claims"]
+        if row["kind"] == "headline" and C.recompute_claim(row)["null_verdict"] == "reproduced"
+    ]
+    assert holding == [], f"headline claims that hold under their null: {holding}"

@@ -40,8 +40,13 @@ Every claim has a `kind`:
   paper's effect (the baseline's number in place of the method's, the untrained or ablated model in
   place of the trained one) in place of a metric the criterion reads, e.g.
   `null: {f1_sae: f1_best_baseline}`. The criterion is evaluated again under that substitution
-  (`null_per_seed`, `null_verdict`); a criterion that the null also satisfies cannot tell the effect
-  from its absence, so its verdict is `inconclusive`, never `reproduced`.
+  (`null_per_seed`, `null_verdict`: the verdict the claim would read with the null's numbers, its
+  `testable_if` premise included); a criterion that the null also satisfies cannot tell the effect
+  from its absence, so its verdict is `inconclusive`, never `reproduced`. A claim whose test has
+  power against its null only in some runs (the null may or may not degrade at a given scale) states
+  that power as a premise on the null's metrics, so that it reads `inconclusive` where the null is
+  not seen to fail; a claim that no measured null can fail (a lower bound holds for every learner,
+  trained or not) is a check.
 - `check`: the project's own test of its implementation, of a premise, or of a property true by
   construction. Its verdict reads `passed` / `failed` / `inconclusive`; tables list checks apart and
   never count them as reproductions.
@@ -308,6 +313,9 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
         row["null"] = null
         row["null_per_seed"] = null_outcomes
         row["null_verdict"] = verdict_from_outcomes(null_outcomes, null_refuted)
+        # the whole claim under the null: an unmet premise makes the null's verdict inconclusive too
+        if decl.get("testable_if") and not all(o is True for o in _per_seed(decl["testable_if"], under_null, n)):
+            row["null_verdict"] = "inconclusive"
         if row["null_verdict"] == "reproduced" and verdict == "reproduced":
             verdict = "inconclusive"
     if refuted is not None:
