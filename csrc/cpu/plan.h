@@ -8,7 +8,8 @@
 // (N, K, group size; 0 = any) and a batch range [lo, hi]; the entry set last wins.
 //
 // path: Default (the rule above), Rows (every row through the register-blocked row tiles), KMajor (every row through
-// k-major chunks of up to 32 rows). nr: weight rows per tile (0 = the default of that path): int4 rows 2 or 4,
+// k-major chunks of up to 32 rows), Amx (int4 only: the AMX tiles of amx.h, where the CPU has them; by default
+// taken from 8 rows there). nr: weight rows per tile (0 = the default of that path): int4 rows 2 or 4,
 // int4 k-major 4 or 8, 2:4 rows 2 or 4 (the 2:4 k-major pass has no such knob).
 #pragma once
 #include "common.h"
@@ -22,7 +23,7 @@
 namespace icml25 {
 
 enum class PlanOp : int { Int4 = 0, Sparse24 = 1 };
-enum class PlanPath : int { Default = 0, Rows = 1, KMajor = 2 };
+enum class PlanPath : int { Default = 0, Rows = 1, KMajor = 2, Amx = 3 };
 
 struct Plan {
   PlanPath path = PlanPath::Default;
@@ -68,9 +69,13 @@ inline PlanOp parse_plan_op(const std::string& op) {
 inline void set_cpu_plan(const std::string& op_name, int64_t n, int64_t k, int64_t gs, int64_t lo, int64_t hi,
                          const std::string& path_name, int64_t nr) {
   const PlanOp op = parse_plan_op(op_name);
-  TORCH_CHECK(path_name == "default" || path_name == "rows" || path_name == "kmajor",
-              "set_cpu_plan: path must be \"default\", \"rows\" or \"kmajor\", got \"", path_name, "\"");
-  const PlanPath path = path_name == "rows" ? PlanPath::Rows : path_name == "kmajor" ? PlanPath::KMajor : PlanPath::Default;
+  TORCH_CHECK(path_name == "default" || path_name == "rows" || path_name == "kmajor" || path_name == "amx",
+              "set_cpu_plan: path must be \"default\", \"rows\", \"kmajor\" or \"amx\", got \"", path_name, "\"");
+  TORCH_CHECK(path_name != "amx" || op == PlanOp::Int4, "set_cpu_plan: path \"amx\" exists for op int4 only");
+  const PlanPath path = path_name == "rows"     ? PlanPath::Rows
+                        : path_name == "kmajor" ? PlanPath::KMajor
+                        : path_name == "amx"    ? PlanPath::Amx
+                                                : PlanPath::Default;
   TORCH_CHECK(n >= 0 && k >= 0 && gs >= 0, "set_cpu_plan: n, k and group_size must be >= 0 (0 = any), got ", n, ", ",
               k, ", ", gs);
   TORCH_CHECK(1 <= lo && lo <= hi, "set_cpu_plan: expected a batch range 1 <= batch_lo <= batch_hi, got [", lo, ", ",
@@ -79,7 +84,7 @@ inline void set_cpu_plan(const std::string& op_name, int64_t n, int64_t k, int64
   if (path == PlanPath::Rows) ok = ok || nr == 2 || nr == 4;
   if (path == PlanPath::KMajor && op == PlanOp::Int4) ok = ok || nr == 4 || nr == 8;
   TORCH_CHECK(ok, "set_cpu_plan: nr (weight rows per tile) must be 0 (the default) or, for int4 rows 2 or 4, int4 "
-              "kmajor 4 or 8, sparse24 rows 2 or 4 (sparse24 kmajor and default: 0 only); got ", nr, " for ",
+              "kmajor 4 or 8, sparse24 rows 2 or 4 (sparse24 kmajor, amx and default: 0 only); got ", nr, " for ",
               op_name, " ", path_name);
   PlanTable& t = plan_table();
   std::lock_guard<std::mutex> g(t.mu);
@@ -104,7 +109,7 @@ inline void clear_cpu_plans() {
 inline std::tuple<std::string, int64_t> cpu_plan(const std::string& op_name, int64_t n, int64_t k, int64_t gs,
                                                  int64_t m) {
   const Plan p = find_plan(parse_plan_op(op_name), n, k, gs, m);
-  const char* names[] = {"default", "rows", "kmajor"};
+  const char* names[] = {"default", "rows", "kmajor", "amx"};
   return {names[static_cast<int>(p.path)], p.nr};
 }
 
