@@ -26,7 +26,6 @@ malformed raises a ValueError naming it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -248,6 +247,9 @@ def plan_for(op: str, call, n: int, k: int, gs: int, m: int) -> tuple[str, int] 
     return plan
 
 
-def cache_digest() -> str:
-    """A short hash of the cache key (for logs and benchmark headers)."""
-    return hashlib.sha256(json.dumps(cache_key(), sort_keys=True).encode()).hexdigest()[:12]
+def describe() -> str:
+    """One line for logs and benchmark headers: CPU model, the flags that matter, and the tuning mode."""
+    info = cpu_info()
+    mode = os.environ.get(ENV, "") or "on"
+    where = f"cache {cache_file()}" if mode in ("on",) else "no timing"
+    return f"{info['model']}; flags {' '.join(info['flags']) or '(none of ' + ', '.join(FLAGS) + ')'}; tuning {mode} ({where})"
