@@ -108,6 +108,7 @@ def test_bucket_and_candidates():
             assert c[0] == ("default", 0) and len(set(c)) == len(c)
             assert all(p in PLANS[op] for p in c)
     assert tuning.candidates("int4", 1) == [("default", 0)]  # batch 1: today's DRAM-measured choice, untimed
+    assert tuning.candidates("sparse24", 65) == [("default", 0)]  # prefill batches: untimed
 
 
 def tuned_call(ext, m=8, n=40, k=512, gs=128, seed=0):

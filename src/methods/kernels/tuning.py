@@ -5,7 +5,7 @@ or k-major chunks (the batch along the vector lanes) with 4 or 8 weight rows per
 the CPU (a Xeon with a 480 MiB LLC lost to torch's int4 kernel at batch 8 with the choice measured on an EPYC), so on
 the first call of a shape (op, N, K, group size) in a batch bucket (1, 2, 3-4, 5-8, 9-16, 17-32, 33-64, ...),
 ``plan_for`` times the candidate plans of that bucket on the call's own weights and activations (a
-warm-up and the median of a few calls each, ~0.1-0.5 s per shape at Llama-7B sizes), checks that every candidate
+warm-up and the median of 5 calls each, 3 for calls over 20 ms; ~0.01-0.5 s per shape at Llama-7B sizes), checks that every candidate
 gives the default's result within 1e-5 of its scale (all use the same int16 activations; they differ only in the
 order of float sums), keeps the default unless another is at least 3 % faster, and sets the winner in the op's plan
 table (torch.ops.icml25.set_cpu_plan). The weights are the call's, but they are timed hot in the cache, not
@@ -91,9 +91,10 @@ def bucket(m: int) -> tuple[int, int]:
 
 
 def candidates(op: str, m: int) -> list[tuple[str, int]]:
-    """The plans timed for a batch of m rows; the first is today's default choice. Batch 1 keeps it untimed: its
-    tiling was chosen with the weights streamed from DRAM, which a hot-cache timing here would not see."""
-    if m == 1:
+    """The plans timed for a batch of m rows; the first is today's default choice. Batch 1 keeps it untimed (its
+    tiling was chosen with the weights streamed from DRAM, which a hot-cache timing here would not see), and so do
+    batches above 64 (prefill, where timing the row tiles would take seconds per shape)."""
+    if m == 1 or m > 64:
         return [("default", 0)]
     if op == "int4":
         if m < 8:
