@@ -17,7 +17,8 @@
 // with a function-level target attribute, so that the rest of the build keeps -march=native), and TileEmu, a scalar
 // emulation of the same instructions on 8 tiles of 16 x 64 bytes, selected by ICML25_CPU_AMX=emulate, so that the
 // layout and blocking are tested on CPUs without AMX. Dispatch: the real path where CPUID reports AMX-TILE and
-// AMX-INT8 and Linux grants the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM), unless ICML25_CPU_AMX=0; a plan
+// AMX-INT8, Linux grants the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM) and a one-time self-test of the real
+// tiles against their emulation passes (amx_self_test), unless ICML25_CPU_AMX=0; a plan
 // (plan.h) may also choose it or not. The real instructions have not run on the development host (an AMD EPYC
 // without AMX): only the emulated backend is tested there.
 #pragma once
@@ -28,6 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <vector>
@@ -43,7 +45,7 @@ inline const char* amx_mode() {
 inline bool amx_emulated() { return std::strcmp(amx_mode(), "emulate") == 0; }
 
 // AMX-TILE + AMX-INT8 reported by CPUID (leaf 7: EDX bits 24 and 25) and the tile data state granted by Linux.
-inline bool amx_hardware() {
+inline bool amx_cpu() {
   static const bool ok = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
@@ -56,26 +58,6 @@ inline bool amx_hardware() {
 #endif
   }();
   return ok;
-}
-
-// Whether the int4 op may take the AMX path (the real instructions or, with ICML25_CPU_AMX=emulate, the emulation).
-inline bool amx_enabled() {
-#ifdef ICML25_AVX512
-  const char* m = amx_mode();
-  if (m[0] == '0') return false;
-  return amx_emulated() || amx_hardware();
-#else
-  return false;
-#endif
-}
-
-// Whether a call of batch M takes the AMX path: emulated, every batch (tests); real, where the plan says so, or by
-// default from 8 rows.
-inline bool amx_taken(int64_t N, int64_t K, int64_t gs, int64_t M) {
-  if (!amx_enabled() || gs % 64 != 0 || gs > 4096 || K < gs) return false;
-  if (amx_emulated()) return true;
-  const Plan p = find_plan(PlanOp::Int4, N, K, gs, M);
-  return p.path == PlanPath::Amx || (p.path == PlanPath::Default && M >= 8);
 }
 
 // The tile configuration both backends use: 8 tiles of 16 rows x 64 bytes (palette 1).
@@ -303,6 +285,61 @@ inline void int4_linear_amx(const float* x, const uint8_t* w, const float* s, co
     });
 }
 
+// The real instructions against their emulation on one small product (random nibbles and activations, 20 weight rows,
+// 2 activation chunks, 4 groups of 64): the integer sums are exact and the epilogue is shared, so the accumulators
+// must be bitwise equal. Run once before the first real use; a mismatch leaves AMX off, with a message on stderr.
+inline bool amx_self_test() {
+  const int64_t N = 20, M = 20, K = 256, gs = 64, G = K / gs, K2 = K / 2;
+  std::vector<float> x(M * K), s(N * G), z(N * G);
+  std::vector<uint8_t> w(N * K2);
+  uint32_t r = 12345;
+  const auto next = [&] { return r = r * 1664525u + 1013904223u; };
+  for (auto& v : x) v = static_cast<float>(static_cast<int32_t>(next() >> 8) % 20001 - 10000) / 1000.f;
+  for (auto& v : w) v = static_cast<uint8_t>(next() >> 24);
+  for (int64_t i = 0; i < N * G; ++i) s[i] = 0.01f + static_cast<float>(next() >> 24) / 256.f, z[i] = static_cast<float>(next() >> 28);
+  const AmxAct xa = amx_act(x.data(), 0, M, K, gs);
+  std::vector<float> real(N * 32, 0.f), emu(N * 32, 0.f);
+  TileAmx t;
+  amx_int4_rows(t, xa, w.data(), s.data(), z.data(), real.data(), 0, N, K2, G, gs);
+  auto e = std::make_unique<TileEmu>();
+  amx_int4_rows(*e, xa, w.data(), s.data(), z.data(), emu.data(), 0, N, K2, G, gs);
+  const bool ok = std::memcmp(real.data(), emu.data(), real.size() * sizeof(float)) == 0;
+  if (!ok) std::fprintf(stderr, "icml25: the AMX tiles disagree with their emulation; AMX path off\n");
+  return ok;
+}
+
+// AMX usable: the CPU and the kernel allow it (amx_cpu) and the self-test passed (once per process).
+inline bool amx_hardware() {
+  static const bool ok = amx_cpu() && amx_self_test();
+  return ok;
+}
+
+#else
+
+inline bool amx_hardware() { return false; }
+
 #endif  // ICML25_AVX512
+
+// Whether the int4 op may take the AMX path (the real instructions or, with ICML25_CPU_AMX=emulate, the emulation).
+inline bool amx_enabled() {
+#ifdef ICML25_AVX512
+  const char* m = amx_mode();
+  if (m[0] == '0') return false;
+  return amx_emulated() || amx_hardware();
+#else
+  return false;
+#endif
+}
+
+// Whether a call of batch M takes the AMX path: emulated, every batch (tests); real, where the plan says so, or by
+// default from 8 rows.
+inline bool amx_taken(int64_t N, int64_t K, int64_t gs, int64_t M) {
+  if (!amx_enabled() || gs % 64 != 0 || gs > 4096 || K < gs) return false;
+  if (amx_emulated()) return true;
+  const Plan p = find_plan(PlanOp::Int4, N, K, gs, M);
+  return p.path == PlanPath::Amx || (p.path == PlanPath::Default && M >= 8);
+}
+
+
 
 }  // namespace icml25

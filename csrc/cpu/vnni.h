@@ -36,7 +36,9 @@
 //
 // Dispatch: compiled where the compiler targets AVX512-BW + VNNI (the 2:4 path also VBMI's multishift),
 // taken when the running CPU reports them (__builtin_cpu_supports) and ICML25_CPU_VNNI is not "0"; the
-// fp32 paths in int4.h / sparse24.h are the fallback.
+// fp32 paths in int4.h / sparse24.h are the fallback. The thresholds and tilings above are the default choice,
+// measured here; a plan (plan.h), tuned on the running CPU by methods.kernels.tuning, may replace them per shape and
+// batch range. Where the CPU has AMX-INT8, int4 batches go to amx.h first (int4.h dispatches).
 #pragma once
 #include "common.h"
 #include "plan.h"
