@@ -11,7 +11,7 @@ format's linears go through the same wrappers as SLiM's speed step (`methods.sli
 
 - dense_fp32 / dense_bf16: torch's dense linears;
 - torch_int4: torch's own int4 CPU kernel (aten._weight_int4pack_mm_for_cpu, group 128, bf16 activations);
-- k1_int4: our int4 kernel (group 128, fp32 activations; AVX-512 VNNI where the CPU has it);
+- compiled_int4: our int4 kernel (group 128, fp32 activations; AVX-512 VNNI where the CPU has it);
 - slim_2_4_int4: SLiM's 2:4-sparse + int4 base through our 2:4 kernel (no adapters).
 
 The formats take turns within each repeat (one generate each), so that a slow spell of a shared machine hits
@@ -41,7 +41,7 @@ from methods import kernels  # noqa: E402
 from methods.common.io import atomic_path, write_json  # noqa: E402
 from methods.slim import speed as S  # noqa: E402
 
-FORMATS = ("dense_fp32", "dense_bf16", "torch_int4", "k1_int4", "slim_2_4_int4")
+FORMATS = ("dense_fp32", "dense_bf16", "torch_int4", "compiled_int4", "slim_2_4_int4")
 BASELINE = "torch_int4"
 
 
