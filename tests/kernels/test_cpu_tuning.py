@@ -228,3 +228,18 @@ def test_tuning_keeps_results(fresh, ext):
         close(got[0], want[0])
         close(got[1], want[1])
     assert len(json.loads(tuning.cache_file().read_text())["plans"]) == 10
+
+
+def test_plan_file_applies_from_a_first_batch_1_call(fresh, ext, monkeypatch):
+    """Batch 1 skips the tuner's checks once the mode is settled; a plan file is still loaded by the first call."""
+    need_vnni(False)
+    plan = fresh / "plan.json"
+    plan.write_text(json.dumps({"plans": [{"op": "int4", "batch_lo": 1, "batch_hi": 1, "path": "rows", "nr": 2}]}))
+    monkeypatch.setenv("ICML25_CPU_TUNING", str(plan))
+    w, x, y = tuned_call(ext, m=1)
+    assert tuple(OPS().cpu_plan("int4", 40, 512, 128, 1)) == ("rows", 2)
+    xq, _ = quantized_act(x, 512, 128)
+    close(y, R.int4_linear(xq, w.packed, w.scales, w.zeros, 128, 512), rel=1e-5)
+    monkeypatch.setenv("ICML25_CPU_TUNING", "off")
+    tuned_call(ext, m=1)
+    assert tuple(OPS().cpu_plan("int4", 40, 512, 128, 1)) == ("default", 0)

@@ -140,6 +140,8 @@ def _use_ext(*tensors: torch.Tensor) -> bool:
 
 def _tuned(op: str, call, x2: torch.Tensor, n: int, k: int, group_size: int) -> None:
     """On a CPU VNNI call, set the tuned plan of its shape and batch first (``methods.kernels.tuning``)."""
+    if x2.shape[0] == 1 and tuning.settled():
+        return  # batch 1 is never tuned (and a plan file is loaded already): skip the checks below (~3 µs a call)
     if (
         x2.device.type != "cpu"
         or x2.shape[0] == 0

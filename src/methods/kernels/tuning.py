@@ -221,6 +221,11 @@ def tune(op: str, call, n: int, k: int, gs: int, m: int, reps: int = 5) -> tuple
     return best, times
 
 
+def settled() -> bool:
+    """Whether the mode of ICML25_CPU_TUNING seen last is still set (its plan file, if any, loaded)."""
+    return _mode is not None and _mode == os.environ.get(ENV, "")
+
+
 def plan_for(op: str, call, n: int, k: int, gs: int, m: int) -> tuple[str, int] | None:
     """Make sure the plan of this call's shape and batch bucket is set (tuned, cached, or from the override file)
     before ``call()`` runs the op; returns the plan, or None when tuning is off or a plan file rules."""
