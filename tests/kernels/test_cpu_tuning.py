@@ -194,7 +194,14 @@ def test_bad_plan_file_names_it(fresh, ext, monkeypatch, text):
     plan = fresh / "bad.json"
     plan.write_text(text)
     monkeypatch.setenv("ICML25_CPU_TUNING", str(plan))
-    with pytest.raises(ValueError, match="ICML25_CPU_TUNING=.*bad.json"):
+    for _ in range(2):  # at every call, not only the first
+        with pytest.raises(ValueError, match="ICML25_CPU_TUNING=.*bad.json"):
+            tuned_call(ext)
+    plan.write_text(json.dumps({"plans": [{"op": "int4", "batch_lo": 1, "batch_hi": 8, "path": "kmajor", "nr": 2}]}))
+    monkeypatch.setenv("ICML25_CPU_TUNING", "off")
+    tuned_call(ext)
+    monkeypatch.setenv("ICML25_CPU_TUNING", str(plan))  # a changed mode: the file is read again
+    with pytest.raises(ValueError, match="bad.json.*nr"):
         tuned_call(ext)
     monkeypatch.setenv("ICML25_CPU_TUNING", str(fresh / "missing.json"))
     with pytest.raises(ValueError, match="missing.json"):
@@ -243,3 +250,14 @@ def test_plan_file_applies_from_a_first_batch_1_call(fresh, ext, monkeypatch):
     monkeypatch.setenv("ICML25_CPU_TUNING", "off")
     tuned_call(ext, m=1)
     assert tuple(OPS().cpu_plan("int4", 40, 512, 128, 1)) == ("default", 0)
+
+
+def test_save_merges_plans_of_another_process(fresh, ext):
+    """Two processes tuning different shapes: the second write keeps the first one's plans."""
+    need_vnni(False)
+    tuned_call(ext, n=40)
+    tuning.reset()  # as another process: it has not read the file's plan of n = 40
+    tuning._disk = {}
+    tuned_call(ext, n=48)
+    shapes = {e["n"] for e in json.loads(tuning.cache_file().read_text())["plans"]}
+    assert shapes == {40, 48}

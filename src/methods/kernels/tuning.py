@@ -126,12 +126,12 @@ def _check_entries(data, where: str) -> list[dict]:
     if not isinstance(data, dict) or not isinstance(data.get("plans"), list):
         raise ValueError(f'{where}: expected a JSON object {{"plans": [...]}}')
     for i, e in enumerate(data["plans"]):
-        ok = isinstance(e, dict) and e.get("op") in OPS and e.get("path") in ("default", "rows", "kmajor")
+        ok = isinstance(e, dict) and e.get("op") in OPS and e.get("path") in ("default", "rows", "kmajor", "amx")
         ok = ok and all(isinstance(e.get(f, 0), int) for f in ("n", "k", "group_size", "batch_lo", "batch_hi", "nr"))
         ok = ok and "batch_lo" in e and "batch_hi" in e and 1 <= e["batch_lo"] <= e["batch_hi"]
         if not ok:
             raise ValueError(
-                f"{where}: plan {i} is malformed ({e!r}); expected op int4|sparse24, path default|rows|kmajor, "
+                f"{where}: plan {i} is malformed ({e!r}); expected op int4|sparse24, path default|rows|kmajor|amx (int4), "
                 "integers 1 <= batch_lo <= batch_hi, nr, and optionally n, k, group_size"
             )
     return data["plans"]
@@ -150,8 +150,11 @@ def _load_override(path: str) -> None:
         raise ValueError(
             f"{ENV}={path}: cannot read the plan file ({e}); set {ENV} to off, unset it, or give a JSON plan file"
         ) from e
-    for e in entries:
-        torch.ops.icml25.set_cpu_plan(e["op"], *_entry_key(e)[1:], e["path"], e.get("nr", 0))  # it checks nr
+    for i, e in enumerate(entries):
+        try:
+            torch.ops.icml25.set_cpu_plan(e["op"], *_entry_key(e)[1:], e["path"], e.get("nr", 0))
+        except RuntimeError as err:  # the op's check of nr and of path amx for sparse24
+            raise ValueError(f"{ENV}={path}: plan {i}: {str(err).splitlines()[0]}") from err
 
 
 def _disk_plans() -> dict:
@@ -178,8 +181,16 @@ def _disk_plans() -> dict:
 
 
 def _save() -> None:
+    """Write this process's plans, merged with those another process may have written since (same key)."""
     f = cache_file()
     f.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        data = json.loads(f.read_text())
+        if data.get("key") == cache_key():
+            for e in _check_entries(data, str(f)):
+                _disk_plans().setdefault(_entry_key(e), (e["path"], e.get("nr", 0)))
+    except (OSError, json.JSONDecodeError, ValueError):
+        pass  # absent or unreadable: overwritten below
     plans = [
         {"op": op, "n": n, "k": k, "group_size": gs, "batch_lo": lo, "batch_hi": hi, "path": p, "nr": nr}
         for (op, n, k, gs, lo, hi), (p, nr) in sorted(_disk_plans().items())
@@ -233,9 +244,9 @@ def plan_for(op: str, call, n: int, k: int, gs: int, m: int) -> tuple[str, int] 
     mode = os.environ.get(ENV, "")
     if mode != _mode:
         reset()
-        _mode = mode
         if mode not in ("", "on", "off"):
-            _load_override(mode)
+            _load_override(mode)  # a bad file raises here, and again at the next call
+        _mode = mode
     if mode == "off" or mode not in ("", "on"):
         return None
     lo, hi = bucket(m)
