@@ -1,12 +1,14 @@
-// AMX-INT8 path of the int4 linear op for batches (from 8 rows by default): tiles of 16 weight rows x 16 activation
-// rows, 64 columns per tile product.
+// AMX-INT8 path of the int4 and 2:4+int4 linear ops for batches (from 8 rows by default): tiles of 16 weight rows x
+// 16 activation rows, 64 columns per tile product.
 //
 // Exactness as in vnni.h: the activations are quantized per (row, scale group) to int16, q = round(x / a), and each
 // q = 256 h + l is split into its signed high byte h and unsigned low byte l; the weight nibbles u (0..15) become
 // bytes. Per group, TDPBUSD (unsigned A x signed B) sums u h and TDPBUUD (unsigned x unsigned) sums u l, so
 // sum_k u_k q_k = 256 (u . h) + (u . l) exactly in int32 (|sum| <= 15 * 32767 * gs < 2^31 for gs <= 4096), and the
-// epilogue is the k-major path's: y += s a (sum u q) - s z (a sum q). The results equal the VNNI paths' up to the
-// order of the float sums, within the ops' tolerance.
+// epilogue is the k-major path's: y += s a (sum u q) - s z (a sum q). 2:4: its kept codes (-8..7) expanded to a
+// dense row of signed bytes per group (zeros at the pruned columns; the tiles do that work, as the dense product
+// does), TDPBSSD / TDPBSUD, no zero point. The results equal the VNNI paths' up to the order of the float sums,
+// within the ops' tolerance.
 //
 // Tile layout (C[m][n] += sum_k sum_i A[m][4k + i] * B[k][4n + i], the instructions' definition): A = 16 weight rows
 // x 64 columns of their nibbles as bytes (unpacked per group into a buffer), B = 16 rows of 4 columns x 16
@@ -24,6 +26,7 @@
 #pragma once
 #include "common.h"
 #include "plan.h"
+#include "vnni.h"
 
 #include <cpuid.h>
 #include <sys/syscall.h>
@@ -87,8 +90,8 @@ struct TileEmu {
   void store(void* p, int64_t stride) {
     for (int r = 0; r < 16; ++r) std::memcpy(static_cast<uint8_t*>(p) + r * stride, t[I][r], 64);
   }
-  // C[m][n] (int32) += sum_{k < 16} sum_{i < 4} A[m][4k + i] * B[k][4n + i], A unsigned, B signed (SB) or unsigned
-  template <int C, int A, int B, bool SB>
+  // C[m][n] (int32) += sum_{k < 16} sum_{i < 4} A[m][4k + i] * B[k][4n + i], A and B signed (SA, SB) or unsigned
+  template <int C, int A, int B, bool SA, bool SB>
   void dp() {
     for (int m = 0; m < 16; ++m)
       for (int n = 0; n < 16; ++n) {
@@ -96,7 +99,7 @@ struct TileEmu {
         std::memcpy(&c, &t[C][m][4 * n], 4);
         for (int k = 0; k < 16; ++k)
           for (int i = 0; i < 4; ++i) {
-            const int32_t a = t[A][m][4 * k + i];
+            const int32_t a = SA ? static_cast<int32_t>(static_cast<int8_t>(t[A][m][4 * k + i])) : t[A][m][4 * k + i];
             const int32_t b = SB ? static_cast<int32_t>(static_cast<int8_t>(t[B][k][4 * n + i])) : t[B][k][4 * n + i];
             c += a * b;
           }
@@ -105,11 +108,19 @@ struct TileEmu {
   }
   template <int C, int A, int B>
   void dpbusd() {
-    dp<C, A, B, true>();
+    dp<C, A, B, false, true>();
   }
   template <int C, int A, int B>
   void dpbuud() {
-    dp<C, A, B, false>();
+    dp<C, A, B, false, false>();
+  }
+  template <int C, int A, int B>
+  void dpbssd() {
+    dp<C, A, B, true, true>();
+  }
+  template <int C, int A, int B>
+  void dpbsud() {
+    dp<C, A, B, true, false>();
   }
 };
 
@@ -151,6 +162,16 @@ struct TileAmx {
   ICML25_AMX_TARGET void dpbuud() {
     static_assert(C == 1 && A == 2 && B == 4, "the kernel's one unsigned x unsigned product");
     _tile_dpbuud(1, 2, 4);
+  }
+  template <int C, int A, int B>
+  ICML25_AMX_TARGET void dpbssd() {
+    static_assert(C == 0 && A == 2 && B == 3, "the kernel's one signed x signed product");
+    _tile_dpbssd(0, 2, 3);
+  }
+  template <int C, int A, int B>
+  ICML25_AMX_TARGET void dpbsud() {
+    static_assert(C == 1 && A == 2 && B == 4, "the kernel's one signed x unsigned product");
+    _tile_dpbsud(1, 2, 4);
   }
 };
 
@@ -197,32 +218,63 @@ inline AmxAct amx_act(const float* x, int64_t m0, int64_t mc, int64_t K, int64_t
   return r;
 }
 
+// The weights of one format as A tiles: unpack(n, g, u) writes row n's scale group g as gs bytes (one per column),
+// with its scale s(n, g) and zero-point factor sz(n, g) = s z (the epilogue subtracts sz * a * sum q).
+// int4: the nibbles u in 0..15, unsigned bytes (tdpbusd / tdpbuud).
+struct AmxInt4W {
+  static constexpr bool kSigned = false;
+  const uint8_t* w;
+  const float *s, *z;
+  int64_t K2, G, gs;
+  void unpack(int64_t n, int64_t g, uint8_t* u) const {
+    const uint8_t* wr = w + n * K2 + g * gs / 2;
+    for (int64_t j = 0; j < gs / 2; j += 32) {  // 32 bytes -> 64 nibbles: low = even column, high = odd
+      const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wr + j)));
+      _mm512_storeu_si512(u + 2 * j, _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi16(15)),
+                                                     _mm512_slli_epi16(_mm512_srli_epi16(b, 4), 8)));
+    }
+  }
+  float scale(int64_t n, int64_t g) const { return s[n * G + g]; }
+  float sz(int64_t n, int64_t g) const { return s[n * G + g] * z[n * G + g]; }
+};
+
+// 2:4: the kept codes q in -8..7 at their columns, zeros elsewhere, signed bytes (tdpbssd / tdpbsud); no zero point.
+// Two slots at one position (pack_sparse24_int4 never writes them) add up, as in the reference.
+struct AmxSp24W {
+  static constexpr bool kSigned = true;
+  const uint8_t *v, *meta;
+  const float* s;
+  int64_t K4, KM, G, gs;
+  void unpack(int64_t n, int64_t g, uint8_t* u) const {
+    std::memset(u, 0, gs);
+    const int64_t q0 = g * gs / 4;
+    for (int64_t j = q0; j < q0 + gs / 4; ++j) {
+      const int nibm = (meta[n * KM + (j >> 1)] >> ((j & 1) * 4)) & 15;
+      for (int t = 0; t < 2; ++t) {
+        uint8_t& d = u[4 * (j - q0) + ((nibm >> (2 * t)) & 3)];
+        d = static_cast<uint8_t>(static_cast<int8_t>(d) + (((v[n * K4 + j] >> (4 * t)) & 15) - 8));
+      }
+    }
+  }
+  float scale(int64_t n, int64_t g) const { return s[n * G + g]; }
+  float sz(int64_t, int64_t) const { return 0.f; }
+};
+
 // Weight rows [n0, n1) (16 at a time; a last partial block reads rows of zeros) against every activation chunk:
 // acc[n][lane] for lanes 16 * NC.
-template <class T>
-ICML25_AMX_TARGET void amx_int4_rows(T& tiles, const AmxAct& xa, const uint8_t* w, const float* s, const float* z,
-                                     float* acc, int64_t n0, int64_t n1, int64_t K2, int64_t G, int64_t gs) {
+template <class T, class W>
+ICML25_AMX_TARGET void amx_rows(T& tiles, const AmxAct& xa, const W& wf, float* acc, int64_t n0, int64_t n1) {
   TileConfig cfg;
   tiles.config(cfg);
-  const int64_t L = 16 * xa.NC;
-  std::vector<uint8_t> ub(16 * gs);  // the block's 16 rows x one group of nibbles as bytes
+  const int64_t L = 16 * xa.NC, gs = wf.gs;
+  std::vector<uint8_t> ub(16 * gs);  // the block's 16 rows x one group, a byte per column
   alignas(64) int32_t ch[16][16], cl[16][16];
   for (int64_t nb = n0; nb < n1; nb += 16) {
     const int64_t rows = std::min<int64_t>(16, n1 - nb);
     for (int64_t g = 0; g < xa.GF; ++g) {
       for (int64_t r = 0; r < 16; ++r) {
-        uint8_t* u = ub.data() + r * gs;
-        if (r >= rows) {
-          std::memset(u, 0, gs);
-          continue;
-        }
-        const uint8_t* wr = w + (nb + r) * K2 + g * gs / 2;
-        for (int64_t j = 0; j < gs / 2; j += 32) {  // 32 bytes -> 64 nibbles: low = even column, high = odd
-          const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wr + j)));
-          const __m512i v = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi16(15)),
-                                            _mm512_slli_epi16(_mm512_srli_epi16(b, 4), 8));
-          _mm512_storeu_si512(u + 2 * j, v);
-        }
+        if (r < rows) wf.unpack(nb + r, g, ub.data() + r * gs);
+        else std::memset(ub.data() + r * gs, 0, gs);
       }
       for (int64_t c = 0; c < xa.NC; ++c) {
         tiles.template zero<0>();
@@ -232,13 +284,18 @@ ICML25_AMX_TARGET void amx_int4_rows(T& tiles, const AmxAct& xa, const uint8_t* 
           tiles.template load<2>(ub.data() + k, gs);
           tiles.template load<3>(xa.hb.data() + boff, 64);
           tiles.template load<4>(xa.lb.data() + boff, 64);
-          tiles.template dpbusd<0, 2, 3>();
-          tiles.template dpbuud<1, 2, 4>();
+          if constexpr (W::kSigned) {
+            tiles.template dpbssd<0, 2, 3>();  // w . h (signed high bytes)
+            tiles.template dpbsud<1, 2, 4>();  // w . l (unsigned low bytes)
+          } else {
+            tiles.template dpbusd<0, 2, 3>();
+            tiles.template dpbuud<1, 2, 4>();
+          }
         }
         tiles.template store<0>(ch, 64);
         tiles.template store<1>(cl, 64);
         for (int64_t r = 0; r < rows; ++r) {
-          const float sg = s[(nb + r) * G + g], szg = sg * z[(nb + r) * G + g];
+          const float sg = wf.scale(nb + r, g), szg = wf.sz(nb + r, g);
           float* ar = acc + (nb + r) * L + 16 * c;
           const __m512i t = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(ch[r]), 8), _mm512_load_si512(cl[r]));
           const __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t),
@@ -252,30 +309,35 @@ ICML25_AMX_TARGET void amx_int4_rows(T& tiles, const AmxAct& xa, const uint8_t* 
   tiles.release();
 }
 
-// y[0 .. M, :] = x W^T through the AMX tiles (whole groups, gs % 64 == 0 and gs <= 4096), the columns of a last
-// partial group in fp32 as the k-major path; batches in chunks of up to 32 rows.
-inline void int4_linear_amx(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t M,
-                            int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
+// y[0 .. M, :] += x W^T over the whole groups (gs % 64 == 0, gs <= 4096) through the AMX tiles, batches in chunks of
+// up to 32 rows; the caller adds the columns of a last partial group.
+template <class W>
+inline void amx_linear(const float* x, const W& wf, float* y, int64_t M, int64_t N, int64_t K) {
   const bool emu = amx_emulated();
   for (int64_t m0 = 0; m0 < M; m0 += 32) {
     const int64_t mc = std::min<int64_t>(32, M - m0);
-    const AmxAct xa = amx_act(x, m0, mc, K, gs);
+    const AmxAct xa = amx_act(x, m0, mc, K, wf.gs);
     const int64_t L = 16 * xa.NC;
     std::vector<float> acc(N * L, 0.f);
     at::parallel_for(0, ceil_div(N, 16), 1, [&](int64_t b0, int64_t b1) {
       const int64_t n0 = 16 * b0, n1 = std::min(N, 16 * b1);
       if (emu) {
         auto t = std::make_unique<TileEmu>();
-        amx_int4_rows(*t, xa, w, s, z, acc.data(), n0, n1, K2, G, gs);
+        amx_rows(*t, xa, wf, acc.data(), n0, n1);
       } else {
         TileAmx t;
-        amx_int4_rows(t, xa, w, s, z, acc.data(), n0, n1, K2, G, gs);
+        amx_rows(t, xa, wf, acc.data(), n0, n1);
       }
       for (int64_t m = 0; m < mc; ++m)
         for (int64_t n = n0; n < n1; ++n) y[(m0 + m) * N + n] += acc[n * L + m];
     });
   }
-  if (K % gs != 0)
+}
+
+inline void int4_linear_amx(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t M,
+                            int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
+  amx_linear(x, AmxInt4W{w, s, z, K2, G, gs}, y, M, N, K);
+  if (K % gs != 0)  // the columns of a last partial group: scalar fp32, as the k-major path
     at::parallel_for(0, N, 64, [&](int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t k = K / gs * gs; k < K; ++k) {
@@ -285,25 +347,47 @@ inline void int4_linear_amx(const float* x, const uint8_t* w, const float* s, co
     });
 }
 
-// The real instructions against their emulation on one small product (random nibbles and activations, 20 weight rows,
-// 2 activation chunks, 4 groups of 64): the integer sums are exact and the epilogue is shared, so the accumulators
-// must be bitwise equal. Run once before the first real use; a mismatch leaves AMX off, with a message on stderr.
+inline void sparse24_linear_amx(const float* x, const uint8_t* v, const uint8_t* meta, const float* s, float* y,
+                                int64_t M, int64_t N, int64_t K, int64_t K4, int64_t KM, int64_t G, int64_t gs) {
+  amx_linear(x, AmxSp24W{v, meta, s, K4, KM, G, gs}, y, M, N, K);
+  const int64_t GF = K / gs;
+  if (GF < G)  // the slots of a last partial group: scalar fp32, as the k-major path
+    at::parallel_for(0, N, 64, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n)
+        sp24_each_slot(v + n * K4, meta + n * KM, s + n * G, K, gs, GF * gs / 4, K4, [&](int64_t col, float w) {
+          for (int64_t m = 0; m < M; ++m) y[m * N + n] += w * x[m * K + col];
+        });
+    });
+}
+
+// The real instructions against their emulation on one small product per format (random weights and activations, 20
+// weight rows, 2 activation chunks, 4 groups of 64): the integer sums are exact and the epilogue is shared, so the
+// accumulators must be bitwise equal. Run once before the first real use; a mismatch leaves AMX off, with a message
+// on stderr.
+template <class W>
+inline bool amx_agrees(const AmxAct& xa, const W& wf, int64_t N) {
+  std::vector<float> real(N * 16 * xa.NC, 0.f), emu(N * 16 * xa.NC, 0.f);
+  TileAmx t;
+  amx_rows(t, xa, wf, real.data(), 0, N);
+  auto e = std::make_unique<TileEmu>();
+  amx_rows(*e, xa, wf, emu.data(), 0, N);
+  return std::memcmp(real.data(), emu.data(), real.size() * sizeof(float)) == 0;
+}
+
 inline bool amx_self_test() {
-  const int64_t N = 20, M = 20, K = 256, gs = 64, G = K / gs, K2 = K / 2;
+  const int64_t N = 20, M = 20, K = 256, gs = 64, G = K / gs;
   std::vector<float> x(M * K), s(N * G), z(N * G);
-  std::vector<uint8_t> w(N * K2);
+  std::vector<uint8_t> w(N * K / 2), meta(N * K / 8);
   uint32_t r = 12345;
   const auto next = [&] { return r = r * 1664525u + 1013904223u; };
   for (auto& v : x) v = static_cast<float>(static_cast<int32_t>(next() >> 8) % 20001 - 10000) / 1000.f;
   for (auto& v : w) v = static_cast<uint8_t>(next() >> 24);
+  for (auto& v : meta) v = static_cast<uint8_t>(next() >> 24);
   for (int64_t i = 0; i < N * G; ++i) s[i] = 0.01f + static_cast<float>(next() >> 24) / 256.f, z[i] = static_cast<float>(next() >> 28);
   const AmxAct xa = amx_act(x.data(), 0, M, K, gs);
-  std::vector<float> real(N * 32, 0.f), emu(N * 32, 0.f);
-  TileAmx t;
-  amx_int4_rows(t, xa, w.data(), s.data(), z.data(), real.data(), 0, N, K2, G, gs);
-  auto e = std::make_unique<TileEmu>();
-  amx_int4_rows(*e, xa, w.data(), s.data(), z.data(), emu.data(), 0, N, K2, G, gs);
-  const bool ok = std::memcmp(real.data(), emu.data(), real.size() * sizeof(float)) == 0;
+  // the 2:4 values: the first K / 4 bytes of each int4 row's K / 2
+  const bool ok = amx_agrees(xa, AmxInt4W{w.data(), s.data(), z.data(), K / 2, G, gs}, N) &&
+                  amx_agrees(xa, AmxSp24W{w.data(), meta.data(), s.data(), K / 2, K / 8, G, gs}, N);
   if (!ok) std::fprintf(stderr, "icml25: the AMX tiles disagree with their emulation; AMX path off\n");
   return ok;
 }
@@ -320,7 +404,7 @@ inline bool amx_hardware() { return false; }
 
 #endif  // ICML25_AVX512
 
-// Whether the int4 op may take the AMX path (the real instructions or, with ICML25_CPU_AMX=emulate, the emulation).
+// Whether the int4 and 2:4 ops may take the AMX path (the real instructions or, with ICML25_CPU_AMX=emulate, the emulation).
 inline bool amx_enabled() {
 #ifdef ICML25_AVX512
   const char* m = amx_mode();
@@ -333,10 +417,10 @@ inline bool amx_enabled() {
 
 // Whether a call of batch M takes the AMX path: emulated, every batch (tests); real, where the plan says so, or by
 // default from 8 rows.
-inline bool amx_taken(int64_t N, int64_t K, int64_t gs, int64_t M) {
+inline bool amx_taken(PlanOp op, int64_t N, int64_t K, int64_t gs, int64_t M) {
   if (!amx_enabled() || gs % 64 != 0 || gs > 4096 || K < gs) return false;
   if (amx_emulated()) return true;
-  const Plan p = find_plan(PlanOp::Int4, N, K, gs, M);
+  const Plan p = find_plan(op, N, K, gs, M);
   return p.path == PlanPath::Amx || (p.path == PlanPath::Default && M >= 8);
 }
 

@@ -94,7 +94,7 @@ inline at::Tensor int4_linear_cpu(const at::Tensor& x, const at::Tensor& packed,
   auto y = at::zeros({M, N}, x.options());
   if (M == 0 || N == 0) return y;
 #ifdef ICML25_AVX512
-  if (amx_taken(N, K, group_size, M)) {
+  if (amx_taken(PlanOp::Int4, N, K, group_size, M)) {
     int4_linear_amx(x.data_ptr<float>(), packed.data_ptr<uint8_t>(), scales.data_ptr<float>(), zeros.data_ptr<float>(),
                     y.data_ptr<float>(), M, N, K, K2, G, group_size);
     return y;

@@ -12,7 +12,7 @@ TORCH_LIBRARY(icml25, m) {
   m.def("e8_nearest(Tensor x) -> Tensor");
   // no tensor arguments: a catch-all kernel saying whether the next int4 (or 2:4) call takes the VNNI path
   m.def("cpu_vnni_enabled(bool sparse24=False) -> bool", [](bool sparse24) { return icml25::vnni_enabled(sparse24); });
-  // whether the int4 op may take the AMX path (amx.h): hardware=True asks for the real instructions (CPUID and the
+  // whether the int4 and 2:4 ops may take the AMX path (amx.h): hardware=True asks for the real instructions (CPUID and the
   // kernel's grant of the tile state), False for any backend (ICML25_CPU_AMX=emulate counts)
   m.def("cpu_amx_enabled(bool hardware=False) -> bool",
         [](bool hw) { return hw ? (icml25::amx_hardware() && icml25::amx_mode()[0] != '0') : icml25::amx_enabled(); });

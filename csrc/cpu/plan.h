@@ -8,8 +8,8 @@
 // (N, K, group size; 0 = any) and a batch range [lo, hi]; the entry set last wins.
 //
 // path: Default (the rule above), Rows (every row through the register-blocked row tiles), KMajor (every row through
-// k-major chunks of up to 32 rows), Amx (int4 only: the AMX tiles of amx.h, where the CPU has them; by default
-// taken from 8 rows there). nr: weight rows per tile (0 = the default of that path): int4 rows 2 or 4,
+// k-major chunks of up to 32 rows), Amx (the AMX tiles of amx.h, where the CPU has them; by default taken from 8
+// rows there). nr: weight rows per tile (0 = the default of that path): int4 rows 2 or 4,
 // int4 k-major 4 or 8, 2:4 rows 2 or 4 (the 2:4 k-major pass has no such knob).
 #pragma once
 #include "common.h"
@@ -71,7 +71,6 @@ inline void set_cpu_plan(const std::string& op_name, int64_t n, int64_t k, int64
   const PlanOp op = parse_plan_op(op_name);
   TORCH_CHECK(path_name == "default" || path_name == "rows" || path_name == "kmajor" || path_name == "amx",
               "set_cpu_plan: path must be \"default\", \"rows\", \"kmajor\" or \"amx\", got \"", path_name, "\"");
-  TORCH_CHECK(path_name != "amx" || op == PlanOp::Int4, "set_cpu_plan: path \"amx\" exists for op int4 only");
   const PlanPath path = path_name == "rows"     ? PlanPath::Rows
                         : path_name == "kmajor" ? PlanPath::KMajor
                         : path_name == "amx"    ? PlanPath::Amx

@@ -13,7 +13,7 @@ int16 dot products (csrc/cpu/vnni.h; error <= half an activation step, 1.5e-5 of
 |x|); ``ICML25_CPU_VNNI=0`` in the environment forces the fp32 paths. ``cpu_vnni_enabled(sparse24)`` says
 which path the next call takes. Which VNNI path and tiling a batch takes is measured on the running CPU on first
 use of each shape and batch bucket, and cached on disk (``methods.kernels.tuning``; ``ICML25_CPU_TUNING=off``
-keeps the built-in choice). Where the CPU has AMX-INT8, int4 batches from 8 rows take AMX tiles on the same int16
+keeps the built-in choice). Where the CPU has AMX-INT8, int4 and 2:4 batches from 8 rows take AMX tiles on the same int16
 activations split into bytes (csrc/cpu/amx.h, exact integer sums; ``ICML25_CPU_AMX=0`` switches it off,
 ``cpu_amx_enabled()`` says whether it may run).
 
@@ -110,7 +110,7 @@ def cpu_vnni_enabled(sparse24: bool = False) -> bool:
 
 
 def cpu_amx_enabled(hardware: bool = False) -> bool:
-    """Whether CPU int4 batches may take the AMX path (csrc/cpu/amx.h): hardware=True asks for the real AMX-INT8
+    """Whether CPU int4 / 2:4 batches may take the AMX path (csrc/cpu/amx.h): hardware=True asks for the real AMX-INT8
     instructions (CPUID and the kernel's grant of the tile state), False also counts the emulated backend
     (``ICML25_CPU_AMX=emulate``, for tests); ``ICML25_CPU_AMX=0`` switches both off."""
     return _LOADED and bool(torch.ops.icml25.cpu_amx_enabled(hardware))

@@ -131,7 +131,7 @@ def _check_entries(data, where: str) -> list[dict]:
         ok = ok and "batch_lo" in e and "batch_hi" in e and 1 <= e["batch_lo"] <= e["batch_hi"]
         if not ok:
             raise ValueError(
-                f"{where}: plan {i} is malformed ({e!r}); expected op int4|sparse24, path default|rows|kmajor|amx (int4), "
+                f"{where}: plan {i} is malformed ({e!r}); expected op int4|sparse24, path default|rows|kmajor|amx, "
                 "integers 1 <= batch_lo <= batch_hi, nr, and optionally n, k, group_size"
             )
     return data["plans"]
@@ -153,7 +153,7 @@ def _load_override(path: str) -> None:
     for i, e in enumerate(entries):
         try:
             torch.ops.icml25.set_cpu_plan(e["op"], *_entry_key(e)[1:], e["path"], e.get("nr", 0))
-        except RuntimeError as err:  # the op's check of nr and of path amx for sparse24
+        except RuntimeError as err:  # the op's check of nr
             raise ValueError(f"{ENV}={path}: plan {i}: {str(err).splitlines()[0]}") from err
 
 
