@@ -104,9 +104,13 @@ def test_bucket_and_candidates():
     ]  # fmt: skip
     for op in tuning.OPS:
         for m in (1, 2, 3, 8, 12, 32, 40):
-            c = tuning.candidates(op, m)
-            assert c[0] == ("default", 0) and len(set(c)) == len(c)
-            assert all(p in PLANS[op] for p in c)
+            for amx in (False, True):
+                c = tuning.candidates(op, m, amx)
+                assert c[0] == ("default", 0) and len(set(c)) == len(c)
+                assert all(p in PLANS[op] for p in c)
+    # with AMX the default from 8 rows is AMX: the VNNI default competes as an explicit plan
+    assert ("kmajor", 0) in tuning.candidates("int4", 8, True) and ("kmajor", 0) not in tuning.candidates("int4", 8)
+    assert ("rows", 2) in tuning.candidates("sparse24", 9, True) and ("rows", 2) not in tuning.candidates("sparse24", 9)
     assert tuning.candidates("int4", 1) == [("default", 0)]  # batch 1: today's DRAM-measured choice, untimed
     assert tuning.candidates("sparse24", 65) == [("default", 0)]  # prefill batches: untimed
 

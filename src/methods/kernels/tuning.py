@@ -90,21 +90,23 @@ def bucket(m: int) -> tuple[int, int]:
     return hi // 2 + 1, hi
 
 
-def candidates(op: str, m: int) -> list[tuple[str, int]]:
+def candidates(op: str, m: int, amx: bool = False) -> list[tuple[str, int]]:
     """The plans timed for a batch of m rows; the first is today's default choice. Batch 1 keeps it untimed (its
     tiling was chosen with the weights streamed from DRAM, which a hot-cache timing here would not see), and so do
-    batches above 64 (prefill, where timing the row tiles would take seconds per shape)."""
+    batches above 64 (prefill, where timing the row tiles would take seconds per shape). With AMX (the default from
+    8 rows there), the VNNI path that is the default elsewhere competes too."""
     if m == 1 or m > 64:
         return [("default", 0)]
     if op == "int4":
         if m < 8:
             return [("default", 0), ("rows", 2)] + ([("kmajor", 8)] if m >= 4 else [])
-        return [("default", 0), ("kmajor", 4 if m <= 16 else 8), ("rows", 4), ("rows", 2)]
+        vnni = [("kmajor", 0)] if amx else []
+        return [("default", 0)] + vnni + [("kmajor", 4 if m <= 16 else 8), ("rows", 4), ("rows", 2)]
     if m == 2:
         return [("default", 0), ("rows", 2)]
     if m < 12:
-        return [("default", 0), ("rows", 4), ("kmajor", 0)]
-    return [("default", 0), ("rows", 2)]
+        return [("default", 0), ("rows", 4), ("kmajor", 0)] + ([("rows", 2)] if amx and m >= 8 else [])
+    return [("default", 0), ("rows", 2)] + ([("kmajor", 0)] if amx else [])
 
 
 def reset() -> None:
@@ -206,10 +208,11 @@ def tune(op: str, call, n: int, k: int, gs: int, m: int, reps: int = 5) -> tuple
     returns the chosen plan and {plan: median seconds}. A candidate whose result differs from the default's by more
     than 1e-5 of its scale is dropped with a warning (it would be a kernel bug)."""
     lo, hi = bucket(m)
-    if len(candidates(op, m)) == 1:
-        return candidates(op, m)[0], {}
+    cands = candidates(op, m, bool(torch.ops.icml25.cpu_amx_enabled(True)))
+    if len(cands) == 1:
+        return cands[0], {}
     times, want = {}, None
-    for plan in candidates(op, m):
+    for plan in cands:
         _set(op, n, k, gs, lo, hi, plan)
         t0 = time.perf_counter()
         y = call()  # warm-up
@@ -225,7 +228,7 @@ def tune(op: str, call, n: int, k: int, gs: int, m: int, reps: int = 5) -> tuple
             call()
             ts.append(time.perf_counter() - t0)
         times[plan] = statistics.median(ts)
-    default = candidates(op, m)[0]
+    default = cands[0]
     best = min(times, key=times.get)
     if times[best] >= KEEP_DEFAULT * times[default]:
         best = default
