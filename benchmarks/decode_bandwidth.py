@@ -222,7 +222,10 @@ def main(argv=None) -> None:
                 for fmt, (sec, by, wsb, ratio, frac) in res.items():
                     gbs = by / sec / 1e9
                     op = "sparse24" if "2:4" in fmt else "int4"
-                    plan = "" if fmt == "torch int4" else "/".join(map(str, torch.ops.icml25.cpu_plan(op, n, k, GS, m)))
+                    path, nr = torch.ops.icml25.cpu_plan(op, n, k, GS, m)
+                    if path == "default" and m >= 8 and K.cpu_amx_enabled(hardware=True):
+                        path = "default (amx)"  # the built-in choice from 8 rows where the CPU has AMX
+                    plan = "" if fmt == "torch int4" else f"{path}/{nr}"
                     rows.append(
                         {
                             "shape": f"{n}x{k}",
@@ -278,7 +281,7 @@ def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
         f"Bandwidth bound on speed-ups: 2:4+int4 vs torch int4 <= {b_t4 / b_s24:.3f}x, vs icml25 int4 <= {b_i4 / b_s24:.3f}x; "
         f"icml25 int4 vs torch int4 <= {b_t4 / b_i4:.3f}x (at equal fractions of the bandwidth).",
         "",
-        "plan: the path / weight rows per tile our op took (default/0 = the built-in choice; rows, kmajor).",
+        "plan: the path / weight rows per tile our op took (default/0 = the built-in choice; rows, kmajor, amx).",
         "",
         "| shape | threads | batch | method | VNNI | plan | ms | GB/s | read_bw | bw_fraction | x_vs_torch_int4 |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
