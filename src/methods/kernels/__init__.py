@@ -140,6 +140,8 @@ def _use_ext(*tensors: torch.Tensor) -> bool:
 
 def _tuned(op: str, call, x2: torch.Tensor, n: int, k: int, group_size: int) -> None:
     """On a CPU VNNI call, set the tuned plan of its shape and batch first (``methods.kernels.tuning``)."""
+    if torch.compiler.is_compiling():
+        return  # traced: no timing inside a graph (plans set by eager calls still apply)
     if x2.shape[0] == 1 and tuning.settled():
         return  # batch 1 is never tuned (and a plan file is loaded already): skip the checks below (~3 µs a call)
     if (
@@ -148,7 +150,6 @@ def _tuned(op: str, call, x2: torch.Tensor, n: int, k: int, group_size: int) -> 
         or n == 0
         or group_size % 64
         or k < group_size
-        or torch.compiler.is_compiling()
         or not torch.ops.icml25.cpu_vnni_enabled(op == "sparse24")
     ):
         return
