@@ -15,6 +15,11 @@ as a layer stack does, and the time per matrix is the pass time / copies. In the
 - ratios against torch's own int4 CPU kernel (aten._weight_int4pack_mm_for_cpu, group 128, bf16
   activations), measured in the same pass loop, same process.
 
+The CPU model and the flags that select our paths (AVX-512 VNNI / BF16, AMX) are printed first and written with
+the results, and each row names the plan our op took (methods.kernels.tuning: path and weight rows per tile, tuned
+on first use of a shape and batch bucket during the warm-up pass, so never timed; ICML25_CPU_TUNING=off in the
+environment keeps the built-in choice).
+
 All figures are medians over repeated passes; the formats take turns within each repeat and a speed-up is the
 median over repeats of the per-repeat ratio, so that a slow spell of a shared machine hits all formats alike.
 The load average at start and end is written with the results. Results: benchmarks/results/decode_bandwidth.{csv,md}.
@@ -39,6 +44,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import methods.kernels as K  # noqa: E402
 from methods.common.io import atomic_path  # noqa: E402
+from methods.kernels import tuning  # noqa: E402
 
 LLAMA_7B = [(4096, 4096), (11008, 4096), (4096, 11008)]  # (N out, K in): q/k/v/o, gate/up, down
 GS = 128
@@ -181,6 +187,7 @@ def main(argv=None) -> None:
     batches, reps = args.batches, args.reps
     if args.quick:
         shapes, batches, reps = LLAMA_7B[:1], [1, 8], 3
+    print(f"CPU: {tuning.describe()}", flush=True)
     llc = llc_bytes()
     ws_bytes = int(args.llc_factor * llc)
     load0 = os.getloadavg()
@@ -214,6 +221,11 @@ def main(argv=None) -> None:
                     res[name] = (statistics.median(ts), nb + act, len(ws) * nb, ratio, frac)
                 for fmt, (sec, by, wsb, ratio, frac) in res.items():
                     gbs = by / sec / 1e9
+                    op = "sparse24" if "2:4" in fmt else "int4"
+                    path, nr = torch.ops.icml25.cpu_plan(op, n, k, GS, m)
+                    if path == "default" and m >= 8 and K.cpu_amx_enabled(hardware=True):
+                        path = "default (amx)"  # the built-in choice from 8 rows where the CPU has AMX
+                    plan = "" if fmt == "torch int4" else f"{path}/{nr}"
                     rows.append(
                         {
                             "shape": f"{n}x{k}",
@@ -230,12 +242,13 @@ def main(argv=None) -> None:
                             "read_bw_GB/s": round(statistics.median(bw), 2),
                             "bw_fraction": round(frac, 3),
                             "x_vs_torch_int4": round(ratio, 3),
+                            "plan": plan if "fallback" not in fmt else "",
                         }
                     )
                     r = rows[-1]
                     print(
                         f"{r['shape']:>10} t={t} m={m:<2} {fmt:<31} {r['ms']:8.3f} ms {r['GB/s']:6.1f} GB/s "
-                        f"{r['bw_fraction']:5.2f} of bw  {r['x_vs_torch_int4']:5.2f}x torch int4",
+                        f"{r['bw_fraction']:5.2f} of bw  {r['x_vs_torch_int4']:5.2f}x torch int4  {r['plan']}",
                         flush=True,
                     )
         del fmts
@@ -253,7 +266,7 @@ def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
         f"# Decode bandwidth: int4 and 2:4+int4 linear with weights streamed from DRAM "
         f"({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())})",
         "",
-        f"{platform.processor() or platform.machine()}, LLC {llc / 2**20:.0f} MiB, torch {torch.__version__}, "
+        f"{tuning.describe()}; {platform.machine()}, LLC {llc / 2**20:.0f} MiB, torch {torch.__version__}, "
         f"working set per format >= {4 * llc / 2**20:.0f} MiB (distinct copies cycled), {reps} passes, medians; "
         f"load average {load0[0]:.2f} at start, {load1[0]:.2f} at end.",
         "Read bandwidth (a sum over a buffer of >= 8x the LLC) at the start: "
@@ -268,12 +281,15 @@ def write(out: Path, rows, bpw, llc, bws, load0, load1, reps) -> None:
         f"Bandwidth bound on speed-ups: 2:4+int4 vs torch int4 <= {b_t4 / b_s24:.3f}x, vs icml25 int4 <= {b_i4 / b_s24:.3f}x; "
         f"icml25 int4 vs torch int4 <= {b_t4 / b_i4:.3f}x (at equal fractions of the bandwidth).",
         "",
-        "| shape | threads | batch | method | VNNI | ms | GB/s | read_bw | bw_fraction | x_vs_torch_int4 |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "plan: the path / weight rows per tile our op took (default/0 = the built-in choice; rows, kmajor, amx).",
+        "",
+        "| shape | threads | batch | method | VNNI | plan | ms | GB/s | read_bw | bw_fraction | x_vs_torch_int4 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['shape']} | {r['threads']} | {r['batch']} | {r['method']} | {'yes' if r['vnni'] else 'no'} | {r['ms']:.3f} | {r['GB/s']:.1f} | "
+            f"| {r['shape']} | {r['threads']} | {r['batch']} | {r['method']} | {'yes' if r['vnni'] else 'no'} | {r['plan']} | "
+            f"{r['ms']:.3f} | {r['GB/s']:.1f} | "
             f"{r['read_bw_GB/s']:.1f} | {r['bw_fraction']:.3f} | {r['x_vs_torch_int4']:.3f} |"
         )
     with atomic_path(out.with_suffix(".md")) as tmp:

@@ -1,4 +1,4 @@
-"""End-to-end greedy decode on the CPU at Llama-2-7B layer sizes: tokens/s of each weight format, batch 1 and 8.
+"""End-to-end greedy decode on the CPU at Llama-2-7B layer sizes: tokens/s of each weight format, batch 1, 8 and 32.
 
     .venv/bin/python benchmarks/decode_e2e.py                 # 2 decoder layers of Llama-2-7B's sizes
     .venv/bin/python benchmarks/decode_e2e.py --layers 1 --new-tokens 4 --repeats 2   # a smoke check
@@ -11,11 +11,13 @@ format's linears go through the same wrappers as SLiM's speed step (`methods.sli
 
 - dense_fp32 / dense_bf16: torch's dense linears;
 - torch_int4: torch's own int4 CPU kernel (aten._weight_int4pack_mm_for_cpu, group 128, bf16 activations);
-- k1_int4: our int4 kernel (group 128, fp32 activations; AVX-512 VNNI where the CPU has it);
+- compiled_int4: our int4 kernel (group 128, fp32 activations; AVX-512 VNNI where the CPU has it);
 - slim_2_4_int4: SLiM's 2:4-sparse + int4 base through our 2:4 kernel (no adapters).
 
 The formats take turns within each repeat (one generate each), so that a slow spell of a shared machine hits
-all of them alike; a speed-up is the median over repeats of the per-repeat ratio. Results:
+all of them alike; a speed-up is the median over repeats of the per-repeat ratio. The CPU model, the flags that
+select our paths and the tuning mode (methods.kernels.tuning; the plans are tuned in the warm-up generation, never
+timed) are printed and written with the results. Results:
 benchmarks/results/decode_e2e.{json,md}.
 """
 
@@ -39,7 +41,7 @@ from methods import kernels  # noqa: E402
 from methods.common.io import atomic_path, write_json  # noqa: E402
 from methods.slim import speed as S  # noqa: E402
 
-FORMATS = ("dense_fp32", "dense_bf16", "torch_int4", "k1_int4", "slim_2_4_int4")
+FORMATS = ("dense_fp32", "dense_bf16", "torch_int4", "compiled_int4", "slim_2_4_int4")
 BASELINE = "torch_int4"
 
 
@@ -78,7 +80,7 @@ def weight_bytes(model) -> int:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", type=int, default=2, help="decoder layers of Llama-2-7B's sizes")
-    ap.add_argument("--batches", type=int, nargs="+", default=[1, 8])
+    ap.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32])
     ap.add_argument("--prompt-len", type=int, default=16)
     ap.add_argument("--new-tokens", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=5, help="generations per format and batch (the median is reported)")
@@ -91,6 +93,7 @@ def main(argv=None) -> None:
     if BASELINE not in args.formats:
         ap.error(f"--formats: must include {BASELINE} (the speed-ups are taken against it)")
     torch.set_num_threads(args.threads)
+    print(f"CPU: {kernels.tuning.describe()}", flush=True)
     load0 = os.getloadavg()
     base = llama_7b_layers(args.layers, 512)
     models, nbytes = {}, {}
@@ -140,7 +143,10 @@ def main(argv=None) -> None:
     load1 = os.getloadavg()
     meta = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": kernels.tuning.cpu_info()["model"],
+        "cpu_flags": kernels.tuning.cpu_info()["flags"],
+        "cpu_tuning": kernels.tuning.describe(),
+        "machine": platform.machine(),
         "torch": torch.__version__,
         "threads": args.threads,
         "layers": args.layers,
@@ -161,7 +167,7 @@ def write(out: Path, meta: dict, rows: list[dict]) -> None:
     lines = [
         f"# End-to-end decode at Llama-2-7B layer sizes ({meta['date']})",
         "",
-        f"{meta['cpu']}, torch {meta['torch']}, {meta['threads']} thread(s); {meta['layers']} decoder layers "
+        f"{meta['cpu_tuning']}; torch {meta['torch']}, {meta['threads']} thread(s); {meta['layers']} decoder layers "
         f"(hidden 4096, intermediate 11008), vocabulary {meta['vocab']}, prompt {meta['prompt_len']}, "
         f"{meta['new_tokens']} new tokens, greedy; medians of {meta['repeats']} generations, formats taking turns; "
         f"load average {meta['load_average'][0]:.2f} at start, {meta['load_average'][1]:.2f} at end.",

@@ -5,6 +5,7 @@
 // subtracted per weight: each group's 16 dequantized values s * (u - z) form a lookup table indexed by
 // the nibble (vpermps), so a weight is exactly the reference's dequantized value (and a zero weight is 0).
 #pragma once
+#include "amx.h"
 #include "common.h"
 #include "vnni.h"
 
@@ -92,6 +93,13 @@ inline at::Tensor int4_linear_cpu(const at::Tensor& x, const at::Tensor& packed,
   check_shape(zeros, "zeros", {N, G});
   auto y = at::zeros({M, N}, x.options());
   if (M == 0 || N == 0) return y;
+#ifdef ICML25_AVX512
+  if (amx_taken(PlanOp::Int4, N, K, group_size, M)) {
+    int4_linear_amx(x.data_ptr<float>(), packed.data_ptr<uint8_t>(), scales.data_ptr<float>(), zeros.data_ptr<float>(),
+                    y.data_ptr<float>(), M, N, K, K2, G, group_size);
+    return y;
+  }
+#endif
 #ifdef ICML25_VNNI
   if (group_size % 64 == 0 && K >= group_size && vnni_enabled(false)) {
     int4_linear_vnni(x.data_ptr<float>(), packed.data_ptr<uint8_t>(), scales.data_ptr<float>(), zeros.data_ptr<float>(),

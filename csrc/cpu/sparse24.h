@@ -4,6 +4,7 @@
 // The vector path takes 8 groups (32 columns, 16 slots) at a time: 16 weights from 8 value bytes, 16
 // gather indices from one 32-bit meta word, and a two-register permute of the 32 x values.
 #pragma once
+#include "amx.h"
 #include "common.h"
 #include "vnni.h"
 
@@ -119,8 +120,15 @@ inline at::Tensor sparse24_int4_linear_cpu(const at::Tensor& x, const at::Tensor
   TORCH_CHECK(lora_l.has_value() == lora_r.has_value(), "lora_l/lora_r: pass both or neither");
   auto y = at::zeros({M, N}, x.options());
   bool done = false;
+#ifdef ICML25_AVX512
+  if (M > 0 && N > 0 && amx_taken(PlanOp::Sparse24, N, K, group_size, M)) {
+    sparse24_linear_amx(x.data_ptr<float>(), values.data_ptr<uint8_t>(), meta.data_ptr<uint8_t>(), scales.data_ptr<float>(),
+                        y.data_ptr<float>(), M, N, K, K4, KM, G, group_size);
+    done = true;
+  }
+#endif
 #if defined(ICML25_VNNI) && defined(__AVX512VBMI__)
-  if (M > 0 && N > 0 && group_size % 64 == 0 && K >= group_size && vnni_enabled(true)) {
+  if (!done && M > 0 && N > 0 && group_size % 64 == 0 && K >= group_size && vnni_enabled(true)) {
     sparse24_linear_vnni(x.data_ptr<float>(), values.data_ptr<uint8_t>(), meta.data_ptr<uint8_t>(), scales.data_ptr<float>(),
                          y.data_ptr<float>(), M, N, K, K4, KM, G, group_size);
     done = true;

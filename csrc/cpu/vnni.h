@@ -36,9 +36,12 @@
 //
 // Dispatch: compiled where the compiler targets AVX512-BW + VNNI (the 2:4 path also VBMI's multishift),
 // taken when the running CPU reports them (__builtin_cpu_supports) and ICML25_CPU_VNNI is not "0"; the
-// fp32 paths in int4.h / sparse24.h are the fallback.
+// fp32 paths in int4.h / sparse24.h are the fallback. The thresholds and tilings above are the default choice,
+// measured here; a plan (plan.h), tuned on the running CPU by methods.kernels.tuning, may replace them per shape and
+// batch range. Where the CPU has AMX-INT8, int4 batches go to amx.h first (int4.h dispatches).
 #pragma once
 #include "common.h"
+#include "plan.h"
 
 #include <cstdlib>
 #include <type_traits>
@@ -485,10 +488,10 @@ inline void i4k_tile(const I4K& a, int64_t n) {
 }
 
 // Rows [m0, m0 + mc) of y, mc <= MP (whole groups; the caller adds a last partial group).
-template <int MP>
+// NR weight rows per tile (the plan's nr; by default 4 at 32 lanes, 8 below).
+template <int MP, int NR>
 inline void i4k_chunk(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t m0, int64_t mc,
                       int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
-  constexpr int NR = MP == 32 ? 4 : 8;
   const KAct<MP> ka(x, m0, mc, K, gs);
   const int64_t GF = K / gs, KF = GF * gs;
   at::Tensor xpb = at::empty({KF / 2 * MP}, at::kInt);
@@ -523,14 +526,18 @@ inline int64_t kmajor_rows(int64_t M, int64_t lo) {
 
 inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, const float* z, float* y, int64_t M,
                              int64_t N, int64_t K, int64_t K2, int64_t G, int64_t gs) {
-  // k-major chunks while at least 8 rows remain (ICML25_KMAJOR_ROWS_INT4), with the columns of a last partial group
-  // in fp32; the rest through the row tiles
-  const int64_t mk = kmajor_rows(M, kmajor_min_rows("ICML25_KMAJOR_ROWS_INT4", 8));
+  // by default k-major chunks while at least 8 rows remain (ICML25_KMAJOR_ROWS_INT4), with the columns of a last
+  // partial group in fp32, the rest through the row tiles; a plan (plan.h) may send every row one way
+  const Plan plan = find_plan(PlanOp::Int4, N, K, gs, M);
+  const int64_t mk = plan.path == PlanPath::KMajor ? M
+                     : plan.path == PlanPath::Rows ? 0
+                                                   : kmajor_rows(M, kmajor_min_rows("ICML25_KMAJOR_ROWS_INT4", 8));
   for (int64_t c0 = 0; c0 < mk; c0 += 32) {
     const int64_t mc = std::min<int64_t>(32, mk - c0);
-    if (mc > 16) i4k_chunk<32>(x, w, s, z, y, c0, mc, N, K, K2, G, gs);
-    else if (mc > 8) i4k_chunk<16>(x, w, s, z, y, c0, mc, N, K, K2, G, gs);
-    else i4k_chunk<8>(x, w, s, z, y, c0, mc, N, K, K2, G, gs);
+    const bool nr4 = plan.nr == 4 || (plan.nr == 0 && mc > 16);
+    if (mc > 16) (nr4 ? i4k_chunk<32, 4> : i4k_chunk<32, 8>)(x, w, s, z, y, c0, mc, N, K, K2, G, gs);
+    else if (mc > 8) (nr4 ? i4k_chunk<16, 4> : i4k_chunk<16, 8>)(x, w, s, z, y, c0, mc, N, K, K2, G, gs);
+    else (nr4 ? i4k_chunk<8, 4> : i4k_chunk<8, 8>)(x, w, s, z, y, c0, mc, N, K, K2, G, gs);
   }
   if (mk > 0 && K % gs != 0)
     at::parallel_for(0, N, 64, [&](int64_t n0, int64_t n1) {
@@ -548,9 +555,11 @@ inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, c
     // one activation row: the byte-plane kernel, 4 weight rows per pass
     const QAct qa = quantize_act(x, 1, K, gs, K / gs, ActLayout::Bytes128);
     const I4V a{&qa, x, w, s, z, y, 1, N, K, K2, G, gs};
-    rows_by_tiles<4>(1, N, G, [&](auto, auto nrr, int64_t n, int64_t, int64_t, int64_t) {
+    const auto pass = [&](auto, auto nrr, int64_t n, int64_t, int64_t, int64_t) {
       int4_b1_rows<decltype(nrr)::value>(a, n);
-    });
+    };
+    if (plan.nr == 2) rows_by_tiles<2>(1, N, G, pass);
+    else rows_by_tiles<4>(1, N, G, pass);
     return;
   }
   const QAct qa = quantize_act(x, M, K, gs, K / gs, ActLayout::Nibble64);
@@ -558,9 +567,12 @@ inline void int4_linear_vnni(const float* x, const uint8_t* w, const float* s, c
   // 4 weight rows per pass, measured DRAM-streamed at the Llama-7B shapes, 1 thread, against one row per pass: faster
   // at batches of 2-7, and for one activation row (this pass at group 128) 0.77-0.81 of the read bandwidth against
   // 0.63-0.65 at K = 4096 and 1.26-1.48x torch int4 against 0.89-0.96x at K = 11008
-  rows_by_tiles<4>(M, N, G, [&](auto mt, auto nrr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+  // (the plan's nr: 2 or 4)
+  const auto pass = [&](auto mt, auto nrr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
     int4_vnni_rows<decltype(mt)::value, decltype(nrr)::value>(a, n, m, g0, g1);
-  });
+  };
+  if (plan.nr == 2 && plan.path != PlanPath::KMajor) rows_by_tiles<2>(M, N, G, pass);
+  else rows_by_tiles<4>(M, N, G, pass);
 }
 
 #ifdef __AVX512VBMI__
@@ -830,7 +842,12 @@ inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t
                                  int64_t M, int64_t N, int64_t K, int64_t K4, int64_t KM, int64_t G, int64_t gs) {
   // below 12 rows, the padding of a 16-lane chunk cost more than the gather (measured on the 2-core EPYC VM: 8 rows
   // in 8 lanes ran at 0.8x the gather path, 16 rows at 1.4-1.6x)
-  const int64_t mk = gs <= 4096 ? kmajor_rows(M, kmajor_min_rows("ICML25_KMAJOR_ROWS_SPARSE24", 12)) : 0;
+  // (a plan, plan.h, may send every row one way)
+  const Plan plan = find_plan(PlanOp::Sparse24, N, K, gs, M);
+  const int64_t mk = gs > 4096                      ? 0
+                     : plan.path == PlanPath::KMajor ? M
+                     : plan.path == PlanPath::Rows   ? 0
+                                                     : kmajor_rows(M, kmajor_min_rows("ICML25_KMAJOR_ROWS_SPARSE24", 12));
   if (mk > 0) sparse24_linear_vnni_kmajor(x, v, meta, s, y, 0, mk, N, K, K4, KM, G, gs);
   if (mk == M) return;
   x += mk * K;
@@ -841,14 +858,12 @@ inline void sparse24_linear_vnni(const float* x, const uint8_t* v, const uint8_t
   const Sp24Consts C;
   // weight rows per pass (measured as for int4): 4 at batches of 1-2 (at batch 1 1.13-1.46x torch int4 against
   // 0.83-0.90x with one row); 2 from 3 rows up, where 4 weight rows x 4 activation rows run out of registers
-  if (M <= 2)
-    rows_by_tiles<4>(M, N, G, [&](auto mt, auto nr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
-      sp24_vnni_rows<decltype(mt)::value, decltype(nr)::value>(a, C, n, m, g0, g1);
-    });
-  else
-    rows_by_tiles<2>(M, N, G, [&](auto mt, auto nr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
-      sp24_vnni_rows<decltype(mt)::value, decltype(nr)::value>(a, C, n, m, g0, g1);
-    });
+  // (the plan's nr overrides this)
+  const auto pass = [&](auto mt, auto nr, int64_t n, int64_t m, int64_t g0, int64_t g1) {
+    sp24_vnni_rows<decltype(mt)::value, decltype(nr)::value>(a, C, n, m, g0, g1);
+  };
+  if (plan.nr == 4 || (plan.nr == 0 && M <= 2)) rows_by_tiles<4>(M, N, G, pass);
+  else rows_by_tiles<2>(M, N, G, pass);
 }
 
 #endif  // __AVX512VBMI__

@@ -22,6 +22,17 @@ SHAPES = [(7, 300, 64), (33, 257, 128), (5, 1000, 192), (9, 128, 64), (16, 64, 6
 BATCHES = [1, 3, 8, 11, 12, 17, 37, 40]
 
 
+@pytest.fixture(autouse=True)
+def default_plans(ext):
+    """The built-in choice of path (no tuned plan left by earlier tests), so that each batch takes the path named
+    below; tests/kernels/test_cpu_tuning.py covers every plan."""
+    from methods.kernels import tuning
+
+    tuning.reset()
+    yield
+    tuning.reset()
+
+
 @pytest.fixture(params=["dispatch", "fallback"])
 def path(request, monkeypatch, ext):
     if request.param == "fallback":

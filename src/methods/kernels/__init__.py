@@ -11,7 +11,11 @@ CPU paths: where the CPU has AVX-512 VNNI (and VBMI for 2:4), ``int4_linear`` an
 with a group size that is a multiple of 64 quantize the activations per (row, group) to int16 and use
 int16 dot products (csrc/cpu/vnni.h; error <= half an activation step, 1.5e-5 of the group's largest
 |x|); ``ICML25_CPU_VNNI=0`` in the environment forces the fp32 paths. ``cpu_vnni_enabled(sparse24)`` says
-which path the next call takes.
+which path the next call takes. Which VNNI path and tiling a batch takes is measured on the running CPU on first
+use of each shape and batch bucket, and cached on disk (``methods.kernels.tuning``; ``ICML25_CPU_TUNING=off``
+keeps the built-in choice). Where the CPU has AMX-INT8, int4 and 2:4 batches from 8 rows take AMX tiles on the same int16
+activations split into bytes (csrc/cpu/amx.h, exact integer sums; ``ICML25_CPU_AMX=0`` switches it off,
+``cpu_amx_enabled()`` says whether it may run).
 
 Ops
 - int4 weight-only: ``pack_int4`` / ``quantize_int4_rtn`` -> ``Int4Weight``; ``int4_linear(x, w)``.
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import reference
+from . import reference, tuning
 from .paths import library_path
 
 _LOADED = False
@@ -105,6 +109,13 @@ def cpu_vnni_enabled(sparse24: bool = False) -> bool:
     return _LOADED and bool(torch.ops.icml25.cpu_vnni_enabled(sparse24))
 
 
+def cpu_amx_enabled(hardware: bool = False) -> bool:
+    """Whether CPU int4 / 2:4 batches may take the AMX path (csrc/cpu/amx.h): hardware=True asks for the real AMX-INT8
+    instructions (CPUID and the kernel's grant of the tile state), False also counts the emulated backend
+    (``ICML25_CPU_AMX=emulate``, for tests); ``ICML25_CPU_AMX=0`` switches both off."""
+    return _LOADED and bool(torch.ops.icml25.cpu_amx_enabled(hardware))
+
+
 def extension_available() -> bool:
     """True when torch.ops.icml25.* are registered (the compiled library is built and loaded)."""
     return _LOADED
@@ -125,6 +136,24 @@ def _use_ext(*tensors: torch.Tensor) -> bool:
     if dev == "cuda" and not torch._C._dispatch_has_kernel_for_dispatch_key("icml25::int4_linear", "CUDA"):
         return False
     return dev in ("cpu", "cuda")
+
+
+def _tuned(op: str, call, x2: torch.Tensor, n: int, k: int, group_size: int) -> None:
+    """On a CPU VNNI call, set the tuned plan of its shape and batch first (``methods.kernels.tuning``)."""
+    if torch.compiler.is_compiling():
+        return  # traced: no timing inside a graph (plans set by eager calls still apply)
+    if x2.shape[0] == 1 and tuning.settled():
+        return  # batch 1 is never tuned (and a plan file is loaded already): skip the checks below (~3 µs a call)
+    if (
+        x2.device.type != "cpu"
+        or x2.shape[0] == 0
+        or n == 0
+        or group_size % 64
+        or k < group_size
+        or not torch.ops.icml25.cpu_vnni_enabled(op == "sparse24")
+    ):
+        return
+    tuning.plan_for(op, call, n, k, group_size, x2.shape[0])
 
 
 def _f32(t: torch.Tensor) -> torch.Tensor:
@@ -218,7 +247,12 @@ def int4_linear(x: torch.Tensor, w: Int4Weight) -> torch.Tensor:
     n, k = w.shape
     x2 = _as_2d(x, k)
     if _use_ext(x2):
-        y = torch.ops.icml25.int4_linear(x2, w.packed, w.scales, w.zeros, w.group_size, k)
+
+        def call():
+            return torch.ops.icml25.int4_linear(x2, w.packed, w.scales, w.zeros, w.group_size, k)
+
+        _tuned("int4", call, x2, n, k, w.group_size)
+        y = call()
     else:
         y = reference.int4_linear(x2, w.packed, w.scales, w.zeros, w.group_size, k)
     return y.reshape(*x.shape[:-1], n)
@@ -282,6 +316,14 @@ def sparse24_int4_linear(
         lora_l, lora_r = _f32(lora_l), _f32(lora_r)
     x2 = _as_2d(x, k)
     if _use_ext(x2):
+        _tuned(
+            "sparse24",
+            lambda: torch.ops.icml25.sparse24_int4_linear(x2, w.values, w.meta, w.scales, w.group_size, k),
+            x2,
+            n,
+            k,
+            w.group_size,
+        )
         y = torch.ops.icml25.sparse24_int4_linear(x2, w.values, w.meta, w.scales, w.group_size, k, lora_l, lora_r)
     else:
         y = reference.sparse24_int4_linear(x2, w.values, w.meta, w.scales, w.group_size, k, lora_l, lora_r)
@@ -398,6 +440,7 @@ _load()
 __all__ = [
     "Int4Weight",
     "Sparse24Int4Weight",
+    "cpu_amx_enabled",
     "cpu_vnni_enabled",
     "decode_attention",
     "e8_nearest",
