@@ -34,25 +34,41 @@ than the band. The two expressions must never both hold.
 Every claim has a `kind`:
 
 - `headline`: a statement of the paper itself (abstract, a table, a figure, a theorem), with its
-  source in `paper_value.source`. It also declares its `setting` (`paper`: the paper's own model,
-  data and protocol; `reduced`: its protocol and data, smaller; `stand-in`: other data or another
-  model) and its `null`: a mapping `{metric: replacement}` that puts a measured number without the
-  paper's effect (the baseline's number in place of the method's, the untrained or ablated model in
-  place of the trained one) in place of a metric the criterion reads, e.g.
-  `null: {f1_sae: f1_best_baseline}`. The criterion is evaluated again under that substitution
-  (`null_per_seed`, `null_verdict`: the verdict the claim would read with the null's numbers, its
-  `testable_if` premise included); a criterion that the null also satisfies cannot tell the effect
-  from its absence, so its verdict is `inconclusive`, never `reproduced`. A claim whose test has
-  power against its null only in some runs (the null may or may not degrade at a given scale) states
-  that power as a premise on the null's metrics, so that it reads `inconclusive` where the null is
-  not seen to fail; a claim that no measured null can fail (a lower bound holds for every learner,
-  trained or not) is a check.
+  source in `paper_value.source`. It declares its `setting` (`paper`: the paper's own model, data
+  and protocol as the paper states them; `reduced`: its protocol and data, smaller; `stand-in`: other
+  real data or another real pretrained model; `toy`: data generated here, or a model trained here from
+  scratch where the paper uses a pretrained one) and its `nulls`: the measured alternatives without the
+  paper's effect, each a substitution of measured metrics into the criterion:
+
+      nulls:
+        - {name: k1, kind: ablation, sub: {distortion_timemcl: distortion_k1}}    # the ingredient removed
+        - {name: mean, kind: trivial, sub: {distortion_timemcl: distortion_mean}}  # no learning at all
+        - {name: deepar, kind: baseline, sub: {...}, unequal_budget: "why"}       # optional budget note
+      family: {distortion_timemcl: [distortion_k1, distortion_deepar, ...]}      # optional
+
+  `kind` is `ablation` (the method with the paper's key ingredient removed, at the same budget),
+  `trivial` (constant, majority or training-mean predictor, uniform scores, the untrained model, a
+  policy that never acts, random play) or `baseline` (another method or ablation the run measures).
+  `family` names, per metric, every metric of the run that measures the same quantity otherwise;
+  each member not already a null becomes one (kind `family`). A null that puts a metric the
+  criterion already reads in another's place ("A beats B" with B in A's place) fails by a tie
+  whatever the data: it is allowed only as `kind: ablation`, when B is the method's own ablation.
 - `check`: the project's own test of its implementation, of a premise, or of a property true by
   construction. Its verdict reads `passed` / `failed` / `inconclusive`; tables list checks apart and
   never count them as reproductions.
 
-`testable_if` states a premise: when it does not hold on every seed, the claim is `inconclusive`
-whatever its criterion says.
+How a headline claim's verdict follows from its numbers:
+
+1. The criterion on every seed: all true -> candidate `reproduced`; false (or refuted, with a noise
+   band) on every seed -> `not_reproduced`; anything else -> `inconclusive`.
+2. `testable_if`, a premise, holds back a reproduction (-> `inconclusive`) and nothing else: it never
+   turns a refutation measured on the method into `inconclusive`.
+3. Each null is evaluated with its substitution. The claim reads `reproduced` only if every null fails
+   on every seed, no null has an `unequal_budget`, and the paired margin over the strongest null (the
+   method's `slack` minus the null's, seed by seed: how far the criterion is from flipping) has a 95 %
+   t interval over the seeds or data draws that excludes zero. One draw cannot show that: the claim
+   reads `inconclusive` unless it declares `deterministic` (why its values carry no sampling noise).
+   The row records each null's outcome and margin, the strongest null and the reason for the verdict.
 """
 
 from __future__ import annotations
@@ -72,13 +88,18 @@ from .provenance import provenance
 VERDICTS = ("reproduced", "not_reproduced", "inconclusive")
 CHECK_VERDICTS = {"reproduced": "passed", "not_reproduced": "failed", "inconclusive": "inconclusive"}
 KINDS = ("headline", "check")
-SETTINGS = ("paper", "reduced", "stand-in")
+SETTINGS = ("paper", "reduced", "stand-in", "toy")
+NULL_KINDS = ("ablation", "trivial", "baseline", "family")
+NULL_KEYS = {"name", "kind", "sub", "unequal_budget"}
+SCHEMA_VERSION = 2
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.json"
 DECLARATION_KEYS = {
     "id",
     "kind",
     "setting",
-    "null",
+    "nulls",
+    "family",
+    "deterministic",
     "statement",
     "paper_value",
     "criterion",
@@ -186,10 +207,13 @@ def _per_seed(expr: str, measured: Mapping[str, list[float]], n: int) -> list[bo
     outcomes = []
     for i in range(n):
         values = {k: measured[k][i if len(measured[k]) > 1 else 0] for k in names}
-        if any(math.isnan(v) for v in values.values()):
+        if not all(math.isfinite(v) for v in values.values()):  # NaN or inf: a failed measurement
             outcomes.append(None)
-        else:
+            continue
+        try:
             outcomes.append(bool(evaluate_expression(expr, values)))
+        except ZeroDivisionError:  # a ratio over a measured zero is undefined on that seed
+            outcomes.append(None)
     return outcomes
 
 
@@ -215,11 +239,101 @@ def _summary(values: list[float]) -> dict:
     return {"values": [finite(float(v)) for v in arr], "mean": finite(float(np.mean(arr))), "std": finite(std)}
 
 
-def _substituted(measured: Mapping[str, list[float]], null: Mapping[str, str]) -> dict[str, list[float]]:
-    """The measurements with each metric of `null` replaced by its null metric's values."""
+def _substituted(measured: Mapping[str, list[float]], sub: Mapping[str, str]) -> dict[str, list[float]]:
+    """The measurements with each metric of `sub` replaced by its null metric's values."""
     out = dict(measured)
-    out.update({name: measured[replacement] for name, replacement in null.items()})
+    out.update({name: measured[replacement] for name, replacement in sub.items()})
     return out
+
+
+def slack(expr: str, values: Mapping[str, float]) -> float:
+    """How far a criterion is from flipping, in the units of its metrics: > 0 where it holds with room to
+    spare, < 0 where it fails. `a < b` gives b - a, `a > b` gives a - b, a chain its smallest step, `and` the
+    smallest part, `or` the largest, `not` the negation; `a == b` gives -|a - b|. Comparing the slack of the
+    method with the slack under a null, seed by seed, gives the paired margin of the claim over that null."""
+
+    def value(node):
+        return evaluate_expression(ast.unparse(node), values)
+
+    def sl(node):
+        if isinstance(node, ast.Expression):
+            return sl(node.body)
+        if isinstance(node, ast.BoolOp):
+            parts = [sl(v) for v in node.values]
+            return min(parts) if isinstance(node.op, ast.And) else max(parts)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return -sl(node.operand)
+        if isinstance(node, ast.Compare):
+            steps, left = [], value(node.left)
+            for op, comp in zip(node.ops, node.comparators):
+                right = value(comp)
+                if isinstance(op, (ast.Lt, ast.LtE)):
+                    steps.append(right - left)
+                elif isinstance(op, (ast.Gt, ast.GtE)):
+                    steps.append(left - right)
+                elif isinstance(op, ast.Eq):
+                    steps.append(-abs(left - right))
+                else:
+                    steps.append(abs(left - right))
+                left = right
+            return float(min(steps))
+        return 1.0 if value(node) else -1.0
+
+    return float(sl(_parse(expr)))
+
+
+def _t_quantile(n: int) -> float:
+    """Two-sided 95 % Student-t quantile with n - 1 degrees of freedom."""
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, n - 1))
+
+
+def paired_interval(diffs: Sequence[float]) -> dict:
+    """Mean and two-sided 95 % t interval of paired differences (one per seed or data draw); with one value the
+    interval is that value (no spread can be estimated)."""
+    d = np.asarray(diffs, dtype=float)
+    mean = float(np.mean(d))
+    if len(d) < 2:
+        return {"mean": mean, "low": mean, "high": mean, "n": len(d)}
+    half = _t_quantile(len(d)) * float(np.std(d, ddof=1)) / math.sqrt(len(d))
+    return {"mean": mean, "low": mean - half, "high": mean + half, "n": len(d)}
+
+
+def _slacks(expr: str, measured: Mapping[str, list[float]], n: int) -> list[float | None]:
+    names = criterion_names(expr)
+    out = []
+    for i in range(n):
+        values = {k: measured[k][i if len(measured[k]) > 1 else 0] for k in names}
+        try:
+            s = slack(expr, values) if all(math.isfinite(v) for v in values.values()) else None
+        except ZeroDivisionError:
+            s = None
+        out.append(s if s is None or math.isfinite(s) else None)
+    return out
+
+
+def is_self_tie(sub: Mapping[str, str], criterion: str) -> bool:
+    """A substitution that puts a metric the criterion already reads in another's place: "A beats B" with B in
+    A's place, which fails by a tie whatever the data."""
+    read = set(criterion_names(criterion))
+    return any(replacement in read for replacement in sub.values())
+
+
+def declared_nulls(decl: Mapping) -> list[dict]:
+    """The claim's nulls: its `nulls` list, then one null per member of its `family` not already there
+    (kind `family`; a member that the criterion already reads is the claim's comparator and is skipped)."""
+    nulls = [dict(n) for n in decl.get("nulls") or []]
+    have = {tuple(sorted(n["sub"].items())) for n in nulls}
+    read = set(criterion_names(decl["criterion"]))
+    for metric, members in (decl.get("family") or {}).items():
+        for member in members:
+            key = ((metric, member),)
+            if member in read or member == metric or key in have:
+                continue
+            nulls.append({"name": member, "kind": "family", "sub": {metric: member}})
+            have.add(key)
+    return nulls
 
 
 def check_declaration(decl: Mapping) -> None:
@@ -227,7 +341,8 @@ def check_declaration(decl: Mapping) -> None:
     cid = decl.get("id")
     unknown = set(decl) - DECLARATION_KEYS
     if unknown:
-        raise ValueError(f"claim {cid!r}: unknown keys {sorted(unknown)}; allowed {sorted(DECLARATION_KEYS)}")
+        hint = "; `null` became `nulls`, a list of {name, kind, sub}" if "null" in unknown else ""
+        raise ValueError(f"claim {cid!r}: unknown keys {sorted(unknown)}; allowed {sorted(DECLARATION_KEYS)}{hint}")
     for key in ("id", "statement", "criterion", "kind"):
         if key not in decl:
             raise ValueError(
@@ -237,43 +352,101 @@ def check_declaration(decl: Mapping) -> None:
     if kind not in KINDS:
         raise ValueError(f"claim {cid!r}: kind {kind!r} is not one of {list(KINDS)}")
     if kind == "check":
-        for key in ("setting", "null"):
+        for key in ("setting", "nulls", "family", "deterministic"):
             if key in decl:
                 raise ValueError(f"claim {cid!r}: a check has no {key!r}; only headline claims do")
         return
     for key, fix in (
         ("paper_value", "{value: ..., source: 'abstract' / 'Table N' / ...}"),
         ("setting", f"one of {list(SETTINGS)}"),
-        ("null", "{metric the criterion reads: measured metric without the paper's effect}"),
+        ("nulls", "a list of {name, kind: ablation|trivial|baseline, sub: {metric the criterion reads: null metric}}"),
     ):
         if key not in decl:
             raise ValueError(f"claim {cid!r} (headline) lacks {key!r}: set it to {fix}, or make the claim a check")
     if decl["setting"] not in SETTINGS:
         raise ValueError(f"claim {cid!r}: setting {decl['setting']!r} is not one of {list(SETTINGS)}")
-    null = decl["null"]
-    if not isinstance(null, Mapping) or not null or not all(isinstance(v, str) for v in null.values()):
-        raise ValueError(f"claim {cid!r}: null must be a non-empty mapping {{metric: null metric}}, got {null!r}")
+    nulls = decl["nulls"]
+    if not isinstance(nulls, list) or not nulls:
+        raise ValueError(f"claim {cid!r}: nulls must be a non-empty list of {{name, kind, sub}}, got {nulls!r}")
+    names = [n.get("name") if isinstance(n, Mapping) else None for n in nulls]
+    for n in nulls:
+        if not isinstance(n, Mapping) or set(n) - NULL_KEYS or not {"name", "kind", "sub"} <= set(n):
+            raise ValueError(
+                f"claim {cid!r}: each null is a mapping with keys name, kind, sub (and optionally unequal_budget: "
+                f"why the null cannot get the method's budget); got {n!r}"
+            )
+        if n["kind"] not in NULL_KINDS:
+            raise ValueError(f"claim {cid!r}, null {n['name']!r}: kind {n['kind']!r} is not one of {list(NULL_KINDS)}")
+        sub = n["sub"]
+        if not isinstance(sub, Mapping) or not sub or not all(isinstance(v, str) for v in sub.values()):
+            raise ValueError(f"claim {cid!r}, null {n['name']!r}: sub must map metric -> null metric, got {sub!r}")
+        if "{" not in decl["criterion"] and is_self_tie(sub, decl["criterion"]) and n["kind"] != "ablation":
+            raise ValueError(
+                f"claim {cid!r}, null {n['name']!r}: {sub} puts a metric the criterion already reads in another's "
+                f"place, which fails by a tie whatever the data; keep such a null only when the comparator is the "
+                f"method with its own mechanism removed (kind: ablation), and name a null that can fail otherwise"
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(f"claim {cid!r}: null names must be unique, got {names}")
+    family = decl.get("family")
+    if family is not None and (
+        not isinstance(family, Mapping)
+        or not all(isinstance(v, list) and all(isinstance(m, str) for m in v) for v in family.values())
+    ):
+        raise ValueError(f"claim {cid!r}: family must map metric -> [metrics measuring it otherwise], got {family!r}")
+    if "deterministic" in decl and not (isinstance(decl["deterministic"], str) and decl["deterministic"].strip()):
+        raise ValueError(f"claim {cid!r}: deterministic must say why its values carry no sampling noise")
+
+
+def _null_row(null: Mapping, decl: Mapping, measured: Mapping, n: int, method_slack: list) -> dict:
+    """One null's evaluation: the criterion seed by seed under its substitution and the paired margin of the
+    method over it (the method's slack minus the null's, seed by seed)."""
+    under = _substituted(measured, null["sub"])
+    outcomes = _per_seed(decl["criterion"], under, n)
+    null_slack = _slacks(decl["criterion"], under, n)
+    diffs = [m - s for m, s in zip(method_slack, null_slack) if m is not None and s is not None]
+    row = {
+        "name": null["name"],
+        "kind": null["kind"],
+        "sub": dict(null["sub"]),
+        "self_tie": is_self_tie(null["sub"], decl["criterion"]),
+        "per_seed": outcomes,
+        "holds": any(o is not False for o in outcomes),
+        "margin": paired_interval(diffs) if len(diffs) == n else None,
+    }
+    if null.get("unequal_budget"):
+        row["unequal_budget"] = null["unequal_budget"]
+    return row
+
+
+def _strongest(null_rows: list[dict]) -> dict:
+    """The null closest to passing: one that holds, else the one whose paired margin's lower end is smallest."""
+
+    def key(r):
+        low = r["margin"]["low"] if r["margin"] else -math.inf
+        return (not r["holds"], low)
+
+    return min(null_rows, key=key)
 
 
 def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> dict:
-    """One claim's row of claims.json: declaration + measured values + computed verdict.
-
-    A headline claim is evaluated a second time with its `null` substituted; when the criterion
-    holds under the null too, the claim cannot tell the paper's effect from its absence and its
-    verdict is `inconclusive`."""
+    """One claim's row of claims.json: declaration + measured values + computed verdict (module docstring)."""
     check_declaration(decl)
     measured = {k: _as_list(v) for k, v in measured.items()}
     names = criterion_names(decl["criterion"])
     for extra in ("refuted_if", "testable_if"):
         if decl.get(extra):
             names += [n for n in criterion_names(decl[extra]) if n not in names]
-    null = dict(decl.get("null") or {})
-    not_read = [k for k in null if k not in criterion_names(decl["criterion"])]
-    if not_read:
-        raise ValueError(
-            f"claim {decl['id']!r}: null replaces {not_read}, which its criterion {decl['criterion']!r} does not read"
-        )
-    names += [n for n in null.values() if n not in names]
+    nulls = declared_nulls(decl) if decl["kind"] == "headline" else []
+    read = criterion_names(decl["criterion"])
+    for null in nulls:
+        not_read = [k for k in null["sub"] if k not in read]
+        if not_read:
+            raise ValueError(
+                f"claim {decl['id']!r}, null {null['name']!r}: replaces {not_read}, which the criterion "
+                f"{decl['criterion']!r} does not read"
+            )
+        names += [m for m in null["sub"].values() if m not in names]
     missing = [n for n in names if n not in measured]
     if missing:
         raise KeyError(
@@ -288,11 +461,17 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
             f"they must exclude each other ({decl['criterion']!r} / {decl['refuted_if']!r})"
         )
     verdict = verdict_from_outcomes(outcomes, refuted)
+    if verdict == "reproduced":
+        reason = f"the criterion holds on every seed ({n})"
+    elif verdict == "not_reproduced":
+        reason = f"the criterion {'is refuted' if refuted else 'fails'} on every seed ({n})"
+    else:
+        reason = "the criterion is undefined (NaN) on a seed" if None in outcomes else "the seeds disagree"
     testable = True
     if decl.get("testable_if"):
         testable = all(o is True for o in _per_seed(decl["testable_if"], measured, n))
-        if not testable:
-            verdict = "inconclusive"
+        if not testable and verdict == "reproduced":  # a premise holds back a reproduction, never a refutation
+            verdict, reason = "inconclusive", "the criterion holds, but its premise (testable_if) does not"
     row = {
         "id": decl["id"],
         "kind": decl["kind"],
@@ -305,19 +484,20 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
     }
     if decl.get("paper_value") is not None:
         row["paper_value"] = dict(decl["paper_value"])
-    if null:
-        under_null = _substituted(measured, null)
-        null_outcomes = _per_seed(decl["criterion"], under_null, n)
-        null_refuted = _per_seed(decl["refuted_if"], under_null, n) if decl.get("refuted_if") else None
+    if nulls:
+        method_slack = _slacks(decl["criterion"], measured, n)
+        null_rows = [_null_row(x, decl, measured, n, method_slack) for x in nulls]
+        strongest = _strongest(null_rows)
         row["setting"] = decl["setting"]
-        row["null"] = null
-        row["null_per_seed"] = null_outcomes
-        row["null_verdict"] = verdict_from_outcomes(null_outcomes, null_refuted)
-        # the whole claim under the null: an unmet premise makes the null's verdict inconclusive too
-        if decl.get("testable_if") and not all(o is True for o in _per_seed(decl["testable_if"], under_null, n)):
-            row["null_verdict"] = "inconclusive"
-        if row["null_verdict"] == "reproduced" and verdict == "reproduced":
-            verdict = "inconclusive"
+        row["nulls"] = null_rows
+        row["strongest_null"] = strongest["name"]
+        if decl.get("family"):
+            row["family"] = {k: list(v) for k, v in decl["family"].items()}
+        if decl.get("deterministic"):
+            row["deterministic"] = decl["deterministic"]
+        if verdict == "reproduced":
+            verdict, reason = _verdict_against_nulls(decl, null_rows, strongest, n, reason)
+    row["verdict_reason"] = reason
     if refuted is not None:
         row["refuted_if"] = decl["refuted_if"]
         row["per_seed_refuted"] = refuted
@@ -330,10 +510,40 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
     return row
 
 
+def _verdict_against_nulls(decl: Mapping, null_rows: list[dict], strongest: dict, n: int, reason: str):
+    """A criterion that holds on every seed reads reproduced only if every null fails on every seed, every
+    null had the method's budget, and the paired margin over the strongest null is beyond the noise: its
+    95 % interval over seeds (or data draws) excludes zero. One draw cannot show that unless the claim's
+    values carry no sampling noise (`deterministic`)."""
+    holding = [r["name"] for r in null_rows if r["holds"]]
+    if holding:
+        return "inconclusive", f"{reason}, but also under the null(s) {holding}: the test cannot tell the effect"
+    unequal = [r["name"] for r in null_rows if r.get("unequal_budget")]
+    if unequal:
+        return "inconclusive", f"{reason}, but the null(s) {unequal} did not get the method's budget"
+    m = strongest["margin"]
+    if m is None:
+        return "inconclusive", f"{reason}, but the margin over the null {strongest['name']!r} is undefined"
+    if n < 2 and not decl.get("deterministic"):
+        return "inconclusive", f"{reason}, but from one draw: no interval over seeds can exclude the null"
+    if m["low"] <= 0:
+        return "inconclusive", (
+            f"{reason} and fails under every null, but the paired margin over the strongest null "
+            f"{strongest['name']!r} ({m['mean']:.4g}, 95 % interval [{m['low']:.4g}, {m['high']:.4g}]) includes zero"
+        )
+    where = "exact values" if n < 2 else f"95 % interval [{m['low']:.4g}, {m['high']:.4g}] over {n} seeds"
+    return "reproduced", (
+        f"{reason}, fails under every null ({len(null_rows)}), and beats the strongest "
+        f"{strongest['name']!r} by {m['mean']:.4g} ({where})"
+    )
+
+
 def recompute_claim(row: Mapping) -> dict:
     """Evaluate a claims.json row again from its own recorded values: the declaration it carries and the
     measured values per seed (null, i.e. NaN, stays NaN). Equal verdicts show they were computed, not written."""
     decl = {k: v for k, v in row.items() if k in DECLARATION_KEYS}
+    if "nulls" in decl:  # the declared nulls, without what their evaluation added (family ones are re-derived)
+        decl["nulls"] = [{k: v for k, v in x.items() if k in NULL_KEYS} for x in row["nulls"] if x["kind"] != "family"]
     measured = {k: [math.nan if v is None else v for v in m["values"]] for k, m in row["measured"].items()}
     return evaluate_claim(decl, measured, row["scale"])
 
@@ -366,8 +576,6 @@ def load_declaration(path: str | Path) -> dict:
     if dupes:
         raise ValueError(f"{path}: duplicate claim ids {sorted(dupes)}")
     for c in doc["claims"]:
-        if None in c:  # YAML reads a bare `null:` key as None; the contract's key is the string "null"
-            c["null"] = c.pop(None)
         try:
             check_declaration(c)
         except ValueError as e:
@@ -401,9 +609,11 @@ def expand_claims(claims: Sequence[Mapping], expand_over: Mapping[str, Sequence[
                 if key in e:
                     e[key] = str(e[key]).replace("{" + name + "}", str(value))
             e["evidence"] = [str(p).replace("{" + name + "}", str(value)) for p in e.get("evidence", [])]
-            if "null" in e:
-                sub = lambda t: str(t).replace("{" + name + "}", str(value))  # noqa: E731
-                e["null"] = {sub(k): sub(v) for k, v in e["null"].items()}
+            sub = lambda t: str(t).replace("{" + name + "}", str(value))  # noqa: E731
+            if "nulls" in e:
+                e["nulls"] = [{**x, "name": sub(x["name"]), "sub": {sub(k): sub(v) for k, v in x["sub"].items()}} for x in e["nulls"]]
+            if "family" in e:
+                e["family"] = {sub(k): [sub(m) for m in v] for k, v in e["family"].items()}
             out.append(e)
     return out
 
@@ -418,6 +628,7 @@ def evaluate_claims(
     """The whole claims.json document for one paper."""
     claims = expand_claims(declaration["claims"], expand_over or {})
     doc = {
+        "schema_version": SCHEMA_VERSION,
         "paper": declaration["paper"],
         "title": declaration["title"],
         "arxiv": str(declaration["arxiv"]),
@@ -484,6 +695,21 @@ def _criterion_cell(c: Mapping) -> str:
     return cell
 
 
+def strongest_null_cell(c: Mapping) -> str:
+    """The strongest null of a headline row: its substitution, whether it holds, and the paired margin."""
+    by_name = {x["name"]: x for x in c["nulls"]}
+    x = by_name[c["strongest_null"]]
+    sub = ", ".join(f"`{k}` → `{v}`" for k, v in x["sub"].items())
+    held = sum(o is not False for o in x["per_seed"])
+    outcome = f"holds on {held}/{len(x['per_seed'])} seeds" if held else "fails on every seed"
+    m = x["margin"]
+    margin = "undefined" if m is None else (
+        f"{m['mean']:.3g}" + (f" [{m['low']:.3g}, {m['high']:.3g}]" if m["n"] > 1 else " (one draw)")
+    )
+    budget = "; **unequal budget**" if x.get("unequal_budget") else ""
+    return f"{x['name']} ({x['kind']}; {len(c['nulls'])} nulls): {sub}; {outcome}; margin {margin}{budget}"
+
+
 def claims_table_markdown(doc: Mapping) -> str:
     """The paper's headline claims as a markdown table, then its checks as a second one."""
     headline = [c for c in doc["claims"] if c["kind"] == "headline"]
@@ -491,12 +717,12 @@ def claims_table_markdown(doc: Mapping) -> str:
     lines = []
     if headline:
         lines += [
-            "| claim | setting | paper | measured | criterion | null | verdict |",
+            "| claim | setting | paper | measured | criterion | strongest null (of all nulls) | verdict |",
             "|---|---|---|---|---|---|---|",
         ]
         for c in headline:
             paper = f"{c['paper_value']['value']} ({c['paper_value']['source']})"
-            null = ", ".join(f"`{k}` → `{v}`" for k, v in c["null"].items()) + f": {c['null_verdict']}"
+            null = strongest_null_cell(c)
             lines.append(
                 f"| **{c['id']}**: {c['statement']} | {c['setting']} | {paper} | {_measured_cell(c)} "
                 f"| {_criterion_cell(c)} | {null} | **{c['verdict']}** ({c['setting']}) |"
