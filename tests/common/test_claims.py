@@ -18,7 +18,7 @@ DECL = {
             "id": "a_beats_b",
             "kind": "headline",
             "setting": "reduced",
-            "null": {"a": "b"},
+            "nulls": [{"name": "b", "kind": "ablation", "sub": {"a": "b"}}],
             "statement": "A is below B",
             "paper_value": {"value": 1.0, "source": "Table 1"},
             "criterion": "a < b",
@@ -71,7 +71,7 @@ def test_claim_is_checked_seed_by_seed_with_scalars_broadcast():
     assert row["verdict"] == "inconclusive"
     assert row["measured"]["a"]["mean"] == pytest.approx(2.0)
     assert row["measured"]["a"]["std"] == pytest.approx(1.0)  # sample std of 1, 2, 3
-    assert C.evaluate_claim(decl, {"a": [1.0, 2.0], "b": [3.0, 4.0]}, "tiny")["verdict"] == "reproduced"
+    assert C.evaluate_claim(decl, {"a": [1.0, 2.0], "b": [3.0, 4.1]}, "tiny")["verdict"] == "reproduced"
     assert C.evaluate_claim(decl, {"a": [5.0, 6.0], "b": [3.0, 4.0]}, "tiny")["verdict"] == "not_reproduced"
 
 
@@ -93,8 +93,17 @@ def test_missing_metric_names_the_claim_and_metric():
 
 def test_untestable_claim_is_inconclusive_even_if_criterion_holds():
     decl = {**DECL["claims"][0], "testable_if": "c > 0"}
-    assert C.evaluate_claim(decl, {"a": 1.0, "b": 2.0, "c": 0.0}, "tiny")["verdict"] == "inconclusive"
-    assert C.evaluate_claim(decl, {"a": 1.0, "b": 2.0, "c": 1.0}, "tiny")["verdict"] == "reproduced"
+    m = {"a": [1.0, 1.1], "b": [2.0, 2.2]}
+    assert C.evaluate_claim(decl, {**m, "c": 0.0}, "tiny")["verdict"] == "inconclusive"
+    assert C.evaluate_claim(decl, {**m, "c": 1.0}, "tiny")["verdict"] == "reproduced"
+
+
+def test_a_premise_never_turns_a_refutation_into_inconclusive():
+    """cfdg's case: the method loses on every seed; a premise that fails (here about the comparator) must not
+    hide it. The premise only holds back a reproduction."""
+    decl = {**DECL["claims"][0], "testable_if": "c > 0"}
+    row = C.evaluate_claim(decl, {"a": [3.0, 3.1], "b": [2.0, 2.2], "c": 0.0}, "tiny")
+    assert row["testable"] is False and row["verdict"] == "not_reproduced"
 
 
 def test_for_each_expands_one_claim_per_value():
@@ -103,7 +112,8 @@ def test_for_each_expands_one_claim_per_value():
         "for_each": "ds",
         "kind": "headline",
         "setting": "paper",
-        "null": {"err_{ds}": "err_{ds}_base"},
+        "nulls": [{"name": "base_{ds}", "kind": "baseline", "sub": {"err_{ds}": "err_{ds}_base"}}],
+        "family": {"err_{ds}": ["err_{ds}_mean"]},
         "statement": "low on {ds}",
         "paper_value": {"value": "x", "source": "T1"},
         "criterion": "err_{ds} < 1",
@@ -112,14 +122,15 @@ def test_for_each_expands_one_claim_per_value():
     out = C.expand_claims([decl], {"ds": ["p", "q"]})
     assert [c["id"] for c in out] == ["low_p", "low_q"]
     assert out[1]["criterion"] == "err_q < 1" and out[1]["evidence"] == ["fig_q.png"]
-    assert out[1]["null"] == {"err_q": "err_q_base"}
+    assert out[1]["nulls"] == [{"name": "base_q", "kind": "baseline", "sub": {"err_q": "err_q_base"}}]
+    assert out[1]["family"] == {"err_q": ["err_q_mean"]}
     assert "for_each" not in out[0]
     with pytest.raises(KeyError, match="for_each"):
         C.expand_claims([decl], {})
 
 
 def test_document_validates_and_invalid_one_is_not_written(tmp_path):
-    doc = C.evaluate_claims(DECL, {"a": [1.0, 2.0], "b": [3.0, 3.0]}, "tiny")
+    doc = C.evaluate_claims(DECL, {"a": [1.0, 2.0], "b": [3.0, 4.1]}, "tiny")
     C.validate_claims(doc)
     path = tmp_path / "claims.json"
     C.write_claims(path, doc)
@@ -149,9 +160,10 @@ def test_declaration_checks(tmp_path):
 
 
 def test_markdown_table_lists_every_claim():
-    doc = C.evaluate_claims(DECL, {"a": [1.0, 2.0], "b": 3.0}, "tiny")
+    doc = C.evaluate_claims(DECL, {"a": [1.0, 1.1], "b": 3.0}, "tiny")
     table = C.claims_table_markdown(doc)
-    assert "a_beats_b" in table and "**reproduced**" in table and "1.5 ± 0.71 (n=2)" in table
+    assert "a_beats_b" in table and "**reproduced**" in table and "1.05 ± 0.071 (n=2)" in table
+    assert "b (ablation; 1 nulls): `a` → `b`; fails on every seed; margin 1.95 [" in table
 
 
 def test_a_noise_band_makes_a_tie_inconclusive_and_never_flips_the_verdict():
@@ -160,7 +172,7 @@ def test_a_noise_band_makes_a_tie_inconclusive_and_never_flips_the_verdict():
         "id": "faster",
         "kind": "headline",
         "setting": "stand-in",
-        "null": {"speedup": "baseline_speedup"},
+        "nulls": [{"name": "baseline", "kind": "baseline", "sub": {"speedup": "baseline_speedup"}}],
         "statement": "A is faster",
         "paper_value": {"value": 1.65, "source": "abstract"},
         "criterion": "speedup >= 1.1",
@@ -168,99 +180,169 @@ def test_a_noise_band_makes_a_tie_inconclusive_and_never_flips_the_verdict():
         "evidence": [],
     }
     verdict = lambda v: C.evaluate_claim(decl, {"speedup": v, "baseline_speedup": 1.0}, "tiny")["verdict"]  # noqa: E731
-    assert verdict([1.2, 1.3]) == "reproduced"
+    assert verdict([1.2, 1.21]) == "reproduced"
     assert verdict([0.8, 0.85]) == "not_reproduced"
     # noise of +-0.08 around 1.0 moves the value but never across the band
     for jitter in (-0.08, -0.03, 0.0, 0.03, 0.08):
         assert verdict([1.0 + jitter]) == "inconclusive"
     row = C.evaluate_claim(decl, {"speedup": [1.0], "baseline_speedup": 1.0}, "tiny")
     assert row["per_seed_refuted"] == [False] and row["refuted_if"] == "speedup <= 0.9"
-    assert row["null_verdict"] == "inconclusive"  # the baseline's own ratio sits inside the band
+    assert row["nulls"][0]["per_seed"] == [False]  # the baseline's own ratio misses the criterion
     C.validate_claims({**C.evaluate_claims(DECL, {"a": 1.0, "b": 2.0}, "tiny"), "claims": [row]})
     contradictory = {**decl, "refuted_if": "speedup >= 1.0"}
     with pytest.raises(ValueError, match="both hold"):
         C.evaluate_claim(contradictory, {"speedup": [1.2], "baseline_speedup": 1.0}, "tiny")
 
 
-def test_null_puts_the_baseline_in_place_of_the_method():
+def test_slack_is_the_distance_to_flipping_the_criterion():
+    v = {"a": 1.0, "b": 3.0, "c": 2.5}
+    assert C.slack("a < b", v) == 2.0
+    assert C.slack("a > b", v) == -2.0
+    assert C.slack("a < c < b", v) == 0.5
+    assert C.slack("a < b and c < b", v) == 0.5
+    assert C.slack("a > b or c < b", v) == 0.5
+    assert C.slack("not a < b", v) == -2.0
+    assert C.slack("abs(a - b) <= 1", v) == -1.0
+    assert C.slack("a == b", v) == -2.0
+    for expr in ("a < b", "a > b", "a < c < b", "b < c < a", "a < b and c > b", "a > b or c < b", "not a > b"):
+        assert (C.slack(expr, v) > 0) == C.evaluate_expression(expr, v), expr
+
+
+def test_paired_interval_is_the_t_interval_of_the_differences():
+    half = 4.302652729911275 / math.sqrt(3)  # t(0.975, 2 df) * sd 1 / sqrt(3)
+    out = C.paired_interval([1.0, 2.0, 3.0])
+    assert out["mean"] == pytest.approx(2.0) and out["n"] == 3
+    assert (out["low"], out["high"]) == pytest.approx((2.0 - half, 2.0 + half))
+    assert C.paired_interval([0.5]) == {"mean": 0.5, "low": 0.5, "high": 0.5, "n": 1}
+
+
+def test_null_puts_the_ablation_in_place_of_the_method():
     """The criterion is evaluated again with the null metric substituted; a strict comparison fails on a tie."""
-    row = C.evaluate_claim(DECL["claims"][0], {"a": [1.0, 1.5], "b": [2.0, 2.5]}, "tiny")
-    assert row["verdict"] == "reproduced"
-    assert row["null"] == {"a": "b"} and row["null_per_seed"] == [False, False]
-    assert row["null_verdict"] == "not_reproduced"
+    row = C.evaluate_claim(DECL["claims"][0], {"a": [1.0, 1.5], "b": [2.0, 2.6]}, "tiny")
+    assert row["verdict"] == "reproduced" and row["strongest_null"] == "b"
+    (null,) = row["nulls"]
+    assert null["self_tie"] is True and null["per_seed"] == [False, False] and null["holds"] is False
+    assert null["margin"]["mean"] == pytest.approx(1.05)
     assert set(row["measured"]) == {"a", "b"}
+
+
+def test_a_self_tie_null_must_be_the_mechanisms_ablation():
+    """"A beats B" with B in A's place fails by a tie whatever the data: only the method's own ablation may be
+    such a null."""
+    decl = {**DECL["claims"][0], "nulls": [{"name": "b", "kind": "baseline", "sub": {"a": "b"}}]}
+    with pytest.raises(ValueError, match="fails by a tie"):
+        C.evaluate_claim(decl, {"a": 1.0, "b": 2.0}, "tiny")
+
+
+LEARNS = {
+    "id": "learns",
+    "kind": "headline",
+    "setting": "paper",
+    "nulls": [{"name": "untrained", "kind": "trivial", "sub": {"acc": "acc_untrained"}}],
+    "statement": "training helps",
+    "paper_value": {"value": 0.9, "source": "Table 2"},
+    "criterion": "acc > 0.5",
+}
 
 
 def test_a_criterion_the_null_also_satisfies_is_inconclusive():
     """`acc > 0.5` with the untrained model at 0.7: the trained model's 0.9 cannot show the effect."""
-    decl = {
-        "id": "learns",
-        "kind": "headline",
-        "setting": "paper",
-        "null": {"acc": "acc_untrained"},
-        "statement": "training helps",
-        "paper_value": {"value": 0.9, "source": "Table 2"},
-        "criterion": "acc > 0.5",
-    }
-    row = C.evaluate_claim(decl, {"acc": [0.9, 0.95], "acc_untrained": [0.7, 0.6]}, "tiny")
-    assert row["per_seed"] == [True, True] and row["null_verdict"] == "reproduced"
+    row = C.evaluate_claim(LEARNS, {"acc": [0.9, 0.95, 0.92], "acc_untrained": [0.7, 0.6, 0.7]}, "tiny")
+    assert row["per_seed"] == [True, True, True] and row["nulls"][0]["holds"]
+    assert row["verdict"] == "inconclusive" and "untrained" in row["verdict_reason"]
+    ok = C.evaluate_claim(LEARNS, {"acc": [0.9, 0.95, 0.92], "acc_untrained": [0.5, 0.45, 0.48]}, "tiny")
+    assert ok["verdict"] == "reproduced", ok["verdict_reason"]
+    assert ok["measured"]["acc_untrained"]["values"] == [0.5, 0.45, 0.48]
+
+
+def test_a_null_that_holds_on_one_seed_makes_the_claim_inconclusive():
+    row = C.evaluate_claim(LEARNS, {"acc": [0.9, 0.95, 0.92], "acc_untrained": [0.4, 0.6, 0.3]}, "tiny")
+    assert row["nulls"][0]["per_seed"] == [False, True, False]
     assert row["verdict"] == "inconclusive"
-    ok = C.evaluate_claim(decl, {"acc": [0.9, 0.95], "acc_untrained": [0.5, 0.4]}, "tiny")
-    assert ok["verdict"] == "reproduced" and ok["null_verdict"] == "not_reproduced"
-    assert ok["measured"]["acc_untrained"]["values"] == [0.5, 0.4]
 
 
-def test_a_one_sided_claim_whose_premise_failed_is_inconclusive():
-    """A correlation that 'falls from strong to weak' cannot reproduce when it was never strong."""
+def test_the_margin_over_the_strongest_null_must_exclude_zero():
+    """The method beats its ablation on every seed, but by 1.0, 0.1 and 0.1: inside the seeds' spread."""
+    row = C.evaluate_claim(DECL["claims"][0], {"a": [1.0, 1.9, 1.0], "b": [2.0, 2.0, 1.1]}, "tiny")
+    assert row["per_seed"] == [True, True, True] and not row["nulls"][0]["holds"]
+    assert row["nulls"][0]["margin"]["low"] < 0 < row["nulls"][0]["margin"]["mean"]
+    assert row["verdict"] == "inconclusive" and "includes zero" in row["verdict_reason"]
+
+
+def test_the_strongest_null_is_the_one_closest_to_passing():
     decl = {
-        "id": "corr_falls",
-        "kind": "headline",
-        "setting": "reduced",
-        "null": {"r_high": "r_low"},
-        "statement": "the correlation falls from strong to weak",
-        "paper_value": {"value": "0.7 -> 0", "source": "abstract"},
-        "criterion": "r_high <= 0.3 and r_high <= r_low - 0.3",
-        "testable_if": "r_low >= 0.5",
+        **LEARNS,
+        "criterion": "err < 0.5",
+        "nulls": [
+            {"name": "untrained", "kind": "trivial", "sub": {"err": "err_untrained"}},
+            {"name": "k1", "kind": "ablation", "sub": {"err": "err_k1"}},
+        ],
     }
-    row = C.evaluate_claim(decl, {"r_low": [0.19, 0.2], "r_high": [-0.18, -0.2]}, "tiny")
-    assert row["per_seed"] == [True, True] and row["testable"] is False
-    assert row["verdict"] == "inconclusive"
-    assert C.evaluate_claim(decl, {"r_low": [0.7, 0.8], "r_high": [0.1, 0.0]}, "tiny")["verdict"] == "reproduced"
+    m = {"err": [0.2, 0.25, 0.22], "err_untrained": [0.9, 0.92, 0.88], "err_k1": [0.6, 0.62, 0.61]}
+    row = C.evaluate_claim(decl, m, "tiny")
+    assert row["strongest_null"] == "k1" and row["verdict"] == "reproduced"
+    assert "'k1'" in row["verdict_reason"]
 
 
-def test_the_null_verdict_honours_the_premise_on_the_substituted_metrics():
-    """An equivalence claim (outcome within 0.2 of process) whose null (naive) is only informative where it
-    differs from process: with the power premise, the null reads inconclusive where it does not differ (the
-    experiment has no power, and the claim reads inconclusive too) and not reproduced where it does."""
-    decl = {
-        "id": "same_rate",
-        "kind": "headline",
-        "setting": "paper",
-        "null": {"outcome": "naive"},
-        "statement": "outcome supervision keeps the process rate",
-        "paper_value": {"value": "same rate", "source": "abstract"},
-        "criterion": "abs(outcome - process) <= 0.2",
-        "testable_if": "abs(naive - process) > 0.2",
-    }
-    no_power = C.evaluate_claim(decl, {"outcome": [-0.28], "process": [-0.33], "naive": [-0.27]}, "tiny")
-    assert no_power["null_per_seed"] == [True]  # the criterion alone holds under the null
-    assert no_power["null_verdict"] == "inconclusive" and no_power["verdict"] == "inconclusive"
-    power = C.evaluate_claim(decl, {"outcome": [-0.48], "process": [-0.5], "naive": [-0.05]}, "tiny")
-    assert power["null_verdict"] == "not_reproduced" and power["verdict"] == "reproduced"
-    # without the premise the same numbers give a null that holds, so the claim cannot read reproduced
-    bare = {k: v for k, v in decl.items() if k != "testable_if"}
-    assert (
-        C.evaluate_claim(bare, {"outcome": [-0.28], "process": [-0.33], "naive": [-0.27]}, "tiny")["null_verdict"]
-        == "reproduced"
-    )
+def test_one_draw_is_inconclusive_unless_the_values_are_exact():
+    row = C.evaluate_claim(DECL["claims"][0], {"a": 1.0, "b": 2.0}, "tiny")
+    assert row["per_seed"] == [True] and row["verdict"] == "inconclusive" and "one draw" in row["verdict_reason"]
+    exact = {**DECL["claims"][0], "deterministic": "closed-form values, no sampling"}
+    row = C.evaluate_claim(exact, {"a": 1.0, "b": 2.0}, "tiny")
+    assert row["verdict"] == "reproduced" and row["deterministic"].startswith("closed-form")
+
+
+def test_a_null_without_the_methods_budget_makes_the_claim_inconclusive():
+    null = {"name": "k1", "kind": "ablation", "sub": {"err": "err_k1"}, "unequal_budget": "15 steps against 90"}
+    decl = {**LEARNS, "criterion": "err < 0.5", "nulls": [null]}
+    row = C.evaluate_claim(decl, {"err": [0.2, 0.21, 0.2], "err_k1": [0.9, 0.91, 0.9]}, "tiny")
+    assert row["verdict"] == "inconclusive" and "budget" in row["verdict_reason"]
+    assert row["nulls"][0]["unequal_budget"] == "15 steps against 90"
+
+
+def test_every_family_member_is_a_null():
+    """The comparator (read by the criterion) is skipped; every other member is substituted."""
+    decl = {**DECL["claims"][0], "family": {"a": ["b", "c", "d"]}}
+    m = {"a": [1.0, 1.1, 1.0], "b": [2.0, 2.1, 2.0], "c": [3.0, 3.0, 3.0], "d": [1.5, 1.6, 1.5]}
+    row = C.evaluate_claim(decl, m, "tiny")
+    assert [x["name"] for x in row["nulls"]] == ["b", "c", "d"]
+    assert [x["kind"] for x in row["nulls"]] == ["ablation", "family", "family"]
+    assert row["strongest_null"] == "d" and row["verdict"] == "inconclusive"  # d < b on every seed
+    assert row["family"] == {"a": ["b", "c", "d"]}
+
+
+def test_inf_and_division_by_zero_are_undefined_seeds_and_recompute_alike():
+    decl = {**DECL["claims"][0], "criterion": "a / b < 1", "nulls": [{"name": "c", "kind": "trivial", "sub": {"a": "c"}}]}
+    row = C.evaluate_claim(decl, {"a": [1.0, 1.0], "b": [2.0, 0.0], "c": [5.0, 5.0]}, "tiny")
+    assert row["per_seed"] == [True, None] and row["verdict"] == "inconclusive"
+    row = C.evaluate_claim(decl, {"a": [1.0, -math.inf], "b": [2.0, 2.0], "c": [5.0, 5.0]}, "tiny")
+    assert row["per_seed"] == [True, None] and row["measured"]["a"]["values"] == [1.0, None]
+    again = C.recompute_claim(json.loads(json.dumps(row)))
+    assert again["verdict"] == row["verdict"] == "inconclusive"
+
+
+def test_a_recomputed_row_equals_the_row():
+    decl = {**LEARNS, "family": {"acc": ["acc_k1"]}, "testable_if": "acc_untrained < 0.55"}
+    m = {"acc": [0.9, 0.95, 0.92], "acc_untrained": [0.5, 0.45, 0.48], "acc_k1": [0.3, 0.2, 0.4]}
+    row = json.loads(json.dumps(C.evaluate_claim(decl, m, "tiny")))
+    assert C.recompute_claim(row) == row
+
+
+def test_schema_refuses_a_self_tie_null_that_is_not_an_ablation():
+    doc = json.loads(json.dumps(C.evaluate_claims(DECL, {"a": [1.0, 1.1], "b": 2.0}, "tiny")))
+    C.validate_claims(doc)
+    doc["claims"][0]["nulls"][0]["kind"] = "baseline"
+    with pytest.raises(jsonschema.ValidationError):
+        C.validate_claims(doc)
 
 
 def test_checks_read_passed_or_failed_and_carry_no_setting_or_null():
     check = {"id": "identity", "kind": "check", "statement": "compiled equals closed form", "criterion": "err < 1e-6"}
     assert C.evaluate_claim(check, {"err": [1e-9]}, "tiny")["verdict"] == "passed"
     assert C.evaluate_claim(check, {"err": [1e-3]}, "tiny")["verdict"] == "failed"
-    with pytest.raises(ValueError, match="a check has no 'null'"):
-        C.evaluate_claim({**check, "null": {"err": "x"}}, {"err": 1.0, "x": 1.0}, "tiny")
+    null = [{"name": "x", "kind": "trivial", "sub": {"err": "x"}}]
+    with pytest.raises(ValueError, match="a check has no 'nulls'"):
+        C.evaluate_claim({**check, "nulls": null}, {"err": 1.0, "x": 1.0}, "tiny")
 
 
 @pytest.mark.parametrize(
@@ -268,7 +350,7 @@ def test_checks_read_passed_or_failed_and_carry_no_setting_or_null():
     [
         ("kind", "lacks 'kind'"),
         ("setting", "lacks 'setting'"),
-        ("null", "lacks 'null'"),
+        ("nulls", "lacks 'nulls'"),
         ("paper_value", "lacks 'paper_value'"),
     ],
 )
@@ -279,15 +361,15 @@ def test_a_headline_claim_must_state_kind_setting_null_and_source(drop, message)
 
 
 def test_null_must_replace_a_metric_the_criterion_reads():
-    decl = {**DECL["claims"][0], "null": {"c": "b"}}
+    decl = {**DECL["claims"][0], "nulls": [{"name": "c", "kind": "trivial", "sub": {"c": "x"}}]}
     with pytest.raises(ValueError, match="does not read"):
-        C.evaluate_claim(decl, {"a": 1.0, "b": 2.0, "c": 0.0}, "tiny")
+        C.evaluate_claim(decl, {"a": 1.0, "b": 2.0, "c": 0.0, "x": 0.0}, "tiny")
 
 
 def test_schema_requires_kind_everywhere_and_setting_and_null_on_headline_claims():
     doc = C.evaluate_claims(DECL, {"a": 1.0, "b": 2.0}, "tiny")
     C.validate_claims(doc)
-    for key in ("kind", "setting", "null", "null_verdict"):
+    for key in ("kind", "setting", "nulls", "strongest_null", "verdict_reason"):
         bad = json.loads(json.dumps(doc))
         del bad["claims"][0][key]
         with pytest.raises(jsonschema.ValidationError):
@@ -304,14 +386,14 @@ def test_every_document_records_its_provenance(monkeypatch):
     assert prov["commit"] is None or len(prov["commit"]) == 40
 
 
-def test_a_bare_null_key_in_yaml_is_the_null(tmp_path):
-    """YAML parses `null:` as the key None; the declaration reads it as the claim's null all the same."""
+def test_the_old_null_key_is_refused_with_the_fix(tmp_path):
     p = tmp_path / "claims.yaml"
     p.write_text(
         "paper: x\ntitle: t\narxiv: '1'\nclaims:\n- id: a\n  kind: headline\n  setting: paper\n"
-        "  statement: s\n  paper_value: {value: 1, source: T}\n  criterion: 'a < b'\n  null: {a: b}\n"
+        "  statement: s\n  paper_value: {value: 1, source: T}\n  criterion: 'a < b'\n  'null': {a: b}\n"
     )
-    assert C.load_declaration(p)["claims"][0]["null"] == {"a": "b"}
+    with pytest.raises(ValueError, match="`null` became `nulls`"):
+        C.load_declaration(p)
 
 
 def test_metrics_json_beside_claims_has_headline_means_and_per_seed_values(tmp_path):
@@ -321,14 +403,14 @@ def test_metrics_json_beside_claims_has_headline_means_and_per_seed_values(tmp_p
             "claims": DECL["claims"]
             + [{"id": "finite", "kind": "check", "statement": "finite", "criterion": "a < 1e9"}],
         },
-        {"a": [1.0, 2.0], "b": [3.0, 3.0]},
+        {"a": [1.0, 2.0], "b": [3.0, 4.1]},
         "tiny",
     )
     C.write_claims(tmp_path / "claims.json", doc)
     m = json.loads((tmp_path / "metrics.json").read_text())
     assert m["headline"] == {"reproduced": 1, "not_reproduced": 0, "inconclusive": 0}
     assert m["checks"] == {"passed": 1, "failed": 0, "inconclusive": 0}
-    assert m["a"] == {"mean": 1.5, "per_seed_0": 1.0, "per_seed_1": 2.0} and m["b"]["mean"] == 3.0
+    assert m["a"] == {"mean": 1.5, "per_seed_0": 1.0, "per_seed_1": 2.0} and m["b"]["mean"] == 3.55
 
 
 def test_main_figure_declaration_is_checked(tmp_path):

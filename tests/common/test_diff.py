@@ -17,7 +17,7 @@ DECL = {
             "id": "faster",
             "kind": "headline",
             "setting": "stand-in",
-            "null": {"t": "t_base"},
+            "nulls": [{"name": "base", "kind": "ablation", "sub": {"t": "t_base"}}],
             "statement": "faster",
             "paper_value": {"value": 2, "source": "abstract"},
             "criterion": "t < t_base",
@@ -34,19 +34,19 @@ def _run(folder, t, loss=1.0, nested=True):
 
 
 def test_a_planted_verdict_change_is_reported_with_both_values(tmp_path):
-    a = _run(tmp_path / "a", [1.0, 1.5])
+    a = _run(tmp_path / "a", [1.0, 1.05])
     b = _run(tmp_path / "b", [3.0, 2.5], nested=False)  # a published folder
     out = D.render("a", "b", D.load_run(str(a)), D.load_run(str(b)))
     assert "1 claim(s) changed verdict." in out
     row = [line for line in out.splitlines() if line.startswith("| `demo` |")]
     assert len(row) == 1 and "| faster | headline | reproduced | not_reproduced |" in row[0]
-    assert "`t` = 1.25 ± 0.35 (n=2)" in row[0] and "`t` = 2.75 ± 0.35 (n=2)" in row[0]
+    assert "`t` = 1.025 ± 0.035 (n=2)" in row[0] and "`t` = 2.75 ± 0.35 (n=2)" in row[0]
     assert "commit " in out and "packages that differ: none" in out
 
 
 def test_same_run_shows_no_change_and_all_lists_moved_values(tmp_path):
-    a = _run(tmp_path / "a", [1.0, 1.5])
-    b = _run(tmp_path / "b", [1.0, 1.2])
+    a = _run(tmp_path / "a", [1.0, 1.05])
+    b = _run(tmp_path / "b", [1.0, 1.1])
     assert "0 claim(s) changed verdict" in D.render("a", "b", D.load_run(str(a)), D.load_run(str(a)))
     out = D.render("a", "b", D.load_run(str(a)), D.load_run(str(b)), show_all=True)
     assert "0 claim(s) changed verdict; 1 more moved in value" in out
@@ -54,7 +54,7 @@ def test_same_run_shows_no_change_and_all_lists_moved_values(tmp_path):
 
 def test_a_git_revision_reads_its_published_run(tmp_path):
     repo = tmp_path / "repo"
-    _run(repo / "docs" / "run", [1.0, 1.5], nested=False)
+    _run(repo / "docs" / "run", [1.0, 1.05], nested=False)
     git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)  # noqa: E731
     git("init", "-q")
     git("add", "-A")

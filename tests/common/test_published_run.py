@@ -1,7 +1,8 @@
 """The published tiny run (docs/run/, written by `make readme-table`) against the READMEs and the claims contract.
 
 Every number the READMEs' tables quote must come from this one run of one commit, every verdict in it must be
-what its criterion computes from its recorded values, and no headline claim may reproduce under its null.
+what its criterion computes from its recorded values under the committed declaration, and no headline claim may
+read reproduced while a null or a member of its family holds in the method's place.
 """
 
 import pytest
@@ -20,6 +21,10 @@ def docs(run):
     return R.published_docs(run)
 
 
+def headline_rows(docs):
+    return [(slug, row) for slug, doc in docs.items() for row in doc["claims"] if row["kind"] == "headline"]
+
+
 def test_every_paper_is_published_from_one_clean_commit(docs, repo_root):
     papers = sorted(
         p.stem for p in (repo_root / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"}
@@ -27,7 +32,7 @@ def test_every_paper_is_published_from_one_clean_commit(docs, repo_root):
     assert sorted(docs) == papers
     for doc in docs.values():
         C.validate_claims(doc)
-        assert doc["scale"] == "tiny"
+        assert doc["scale"] == "tiny" and doc["schema_version"] == C.SCHEMA_VERSION
     assert len({(d["provenance"]["commit"], d["provenance"]["dirty"]) for d in docs.values()}) == 1
     assert next(iter(docs.values()))["provenance"]["dirty"] is False
 
@@ -60,41 +65,58 @@ def test_each_paper_readme_shows_its_published_claims_table(docs, repo_root):
         assert text.split(begin)[1].split(end)[0].strip() == C.claims_table_markdown(doc)
 
 
-def test_every_verdict_is_what_its_criterion_computes(docs):
+def test_every_published_row_is_what_the_committed_declaration_computes(docs, repo_root):
+    """A row is judged by claims.yaml, not by itself: a hand-edited criterion, premise, kind, setting or null, or
+    a dropped claim, fails here; so does any verdict, null outcome or margin not computed from its values."""
     for slug, doc in docs.items():
+        declaration = C.load_declaration(repo_root / "src" / "methods" / slug / "claims.yaml")
+        ids = [row["id"] for row in doc["claims"]]
+        declared = C.declarations_by_id(declaration, ids)
+        plain = [c["id"] for c in declaration["claims"] if not c.get("for_each")]
+        assert set(plain) <= set(ids), f"{slug}: claims declared but not published: {set(plain) - set(ids)}"
         for row in doc["claims"]:
+            assert row["id"] in declared, f"{slug}/{row['id']}: published but not declared in claims.yaml"
+            decl = {k: v for k, v in declared[row["id"]].items() if k != "for_each"}
+            assert C.row_declaration(row) == decl, f"{slug}/{row['id']}: the row's declaration is not claims.yaml's"
             again = C.recompute_claim(row)
-            assert again["verdict"] == row["verdict"], f"{slug}/{row['id']}"
-            assert again.get("null_verdict") == row.get("null_verdict"), f"{slug}/{row['id']}"
+            assert again == row, f"{slug}/{row['id']}: recomputed from its values, the row differs"
 
 
-def test_no_headline_claim_reads_reproduced_when_its_null_holds(docs):
-    """The null puts the baseline's (or the untrained, or the ablated model's) measured number in place of the
-    method's; a criterion that still holds there cannot tell the paper's effect from its absence, so the claim
-    must not read reproduced. Every headline claim has a null, evaluated from its recorded values.
+def test_no_null_or_family_member_reads_reproduced_in_the_methods_place(docs):
+    """The family sweep: every null of a headline claim and every metric its family names (the same quantity
+    under another method, an ablation or a trivial alternative) is put in place of the method's metric; a claim
+    that reads reproduced must fail under each, on every seed. Lists every claim where a substitution holds."""
+    holding = []
+    for slug, row in headline_rows(docs):
+        if row["verdict"] != "reproduced":
+            continue
+        read = set(C.criterion_names(row["criterion"]))
+        subs = [x["sub"] for x in row["nulls"]] + [
+            {metric: member}
+            for metric, members in row.get("family", {}).items()
+            for member in members
+            if member not in read
+        ]
+        measured = {k: [float("nan") if v is None else v for v in m["values"]] for k, m in row["measured"].items()}
+        n = max(len(v) for v in measured.values())
+        for sub in subs:
+            under = {**measured, **{k: measured[v] for k, v in sub.items()}}
+            outcomes = C._per_seed(row["criterion"], under, n)
+            if any(o is not False for o in outcomes):
+                holding.append(f"{slug}/{row['id']} under {sub}: {outcomes}")
+    assert holding == [], "reproduced claims that also hold in place of the method:\n" + "\n".join(holding)
 
-    Where the null holds the claim reads inconclusive (or not reproduced, when its criterion fails too): its
-    test does not separate the paper's effect from the null at this scale. The published run has such claims
-    (the README counts them); they want a sharper test, not a looser verdict."""
+
+def test_every_headline_claim_has_a_null_that_can_fail_by_more_than_a_tie(docs):
+    """A self-tie ("A beats B" with B in A's place) is kept only where B is the mechanism's own ablation."""
+    for slug, row in headline_rows(docs):
+        assert row["nulls"], f"{slug}/{row['id']}: a headline claim without nulls"
+        for x in row["nulls"]:
+            assert not x["self_tie"] or x["kind"] == "ablation", f"{slug}/{row['id']}: self-tie null {x['name']}"
+
+
+def test_a_premise_never_hides_a_refutation(docs):
     for slug, doc in docs.items():
         for row in doc["claims"]:
-            if row["kind"] == "headline":
-                assert row["null"], f"{slug}/{row['id']}: a headline claim without a null"
-                if C.recompute_claim(row)["null_verdict"] == "reproduced":
-                    assert row["verdict"] != "reproduced", (
-                        f"{slug}/{row['id']} reads reproduced but holds under its null"
-                    )
-
-
-def test_every_headline_claim_fails_under_its_null(docs):
-    """Evaluated on its recorded values with the null's numbers in place of the method's (criterion, noise band
-    and premise), no headline claim reads reproduced: each one can fail, and the null is where it does. A claim
-    whose test has power against its null only at some scales states that power as a premise (it then reads
-    inconclusive where the null is not seen to fail); a statement that no measured null can fail is a check."""
-    holding = [
-        f"{slug}/{row['id']}"
-        for slug, doc in docs.items()
-        for row in doc["claims"]
-        if row["kind"] == "headline" and C.recompute_claim(row)["null_verdict"] == "reproduced"
-    ]
-    assert holding == [], f"headline claims that hold under their null: {holding}"
+            if row["per_seed"] and all(o is False for o in row["per_seed"]) and not row.get("refuted_if"):
+                assert row["verdict"] in ("not_reproduced", "failed"), f"{slug}/{row['id']}"

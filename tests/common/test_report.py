@@ -15,7 +15,7 @@ DECL = {
             "id": "c1",
             "kind": "headline",
             "setting": "paper",
-            "null": {"a": "base"},
+            "nulls": [{"name": "base", "kind": "trivial", "sub": {"a": "base"}}],
             "statement": "s1",
             "paper_value": {"value": 1, "source": "Table 1"},
             "criterion": "a < 1",
@@ -25,7 +25,7 @@ DECL = {
             "id": "c2",
             "kind": "headline",
             "setting": "stand-in",
-            "null": {"a": "base"},
+            "nulls": [{"name": "base", "kind": "trivial", "sub": {"a": "base"}}],
             "statement": "s2",
             "paper_value": {"value": 2, "source": "Table 2"},
             "criterion": "a > 1",
@@ -39,7 +39,7 @@ DECL = {
 
 @pytest.fixture
 def results(tmp_path):
-    doc = C.evaluate_claims(DECL, {"a": [0.5, 0.6], "base": [1.0, 1.0]}, "tiny")
+    doc = C.evaluate_claims(DECL, {"a": [0.5, 0.51], "base": [1.0, 1.0]}, "tiny")
     write_json(tmp_path / "demo" / "claims.json", doc)
     bench = tmp_path / "benchmarks" / "demo"
     bench.mkdir(parents=True)
@@ -76,7 +76,7 @@ def test_report_lists_claims_verdicts_figures_and_runtime(results):
 
 
 def test_table_totals_are_the_sums_over_the_papers(results):
-    doc = C.evaluate_claims(DECL, {"a": [0.5, 0.6], "base": [1.0, 1.0]}, "tiny")
+    doc = C.evaluate_claims(DECL, {"a": [0.5, 0.51], "base": [1.0, 1.0]}, "tiny")
     other = C.evaluate_claims({**DECL, "paper": "other"}, {"a": [2.0, 0.5], "base": [1.0, 1.0]}, "tiny")
     table = R.papers_table([doc, other], {})
     assert "| **total** | | **1/4** | **1** | **2** | **2 / 0 / 0** | | |" in table
@@ -116,7 +116,7 @@ def _tree(tmp_path, commits):
         (root / "workflow" / "rules" / f"{slug}.smk").write_text("")
         (root / "src" / "methods" / slug).mkdir(parents=True)
         (root / "src" / "methods" / slug / "README.md").write_text(f"# {slug}\n## Results\n{cb}\n{ce}\nprose\n")
-        doc = C.evaluate_claims({**DECL, "paper": slug}, {"a": [0.5, 0.6], "base": [1.0, 1.0]}, "tiny")
+        doc = C.evaluate_claims({**DECL, "paper": slug}, {"a": [0.5, 0.51], "base": [1.0, 1.0]}, "tiny")
         doc["provenance"].update(commit=commit, dirty=False)
         write_json(root / "results" / slug / "claims.json", doc)
         bench = root / "results" / "benchmarks" / slug

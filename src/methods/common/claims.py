@@ -234,7 +234,8 @@ def verdict_from_outcomes(outcomes: Sequence[bool | None], refuted: Sequence[boo
 def _summary(values: list[float]) -> dict:
     """Values per seed, mean and sample std; NaN (a failed measurement) stays visible as null."""
     arr = np.asarray(values, dtype=float)
-    std = float(np.std(arr, ddof=1)) if len(arr) > 1 else 0.0
+    with np.errstate(invalid="ignore"):  # an infinite value gives a NaN spread, stored as null
+        std = float(np.std(arr, ddof=1)) if len(arr) > 1 else 0.0
     finite = lambda x: x if math.isfinite(x) else None  # noqa: E731
     return {"values": [finite(float(v)) for v in arr], "mean": finite(float(np.mean(arr))), "std": finite(std)}
 
@@ -538,12 +539,42 @@ def _verdict_against_nulls(decl: Mapping, null_rows: list[dict], strongest: dict
     )
 
 
+def row_declaration(row: Mapping) -> dict:
+    """The declaration a claims.json row carries (its claims.yaml entry after template expansion), without what
+    its evaluation added; family nulls are left out since the declaration's `family` derives them."""
+    decl = {k: v for k, v in row.items() if k in DECLARATION_KEYS}
+    if "nulls" in decl:
+        decl["nulls"] = [{k: v for k, v in x.items() if k in NULL_KEYS} for x in row["nulls"] if x["kind"] != "family"]
+    decl.setdefault("evidence", [])
+    return decl
+
+
+def declarations_by_id(declaration: Mapping, ids: Sequence[str]) -> dict[str, dict]:
+    """The expanded claims.yaml entry of each claim id of a run: a plain claim by its id, a `for_each` template
+    for every id its pattern matches (the value read back from the id). Ids that no entry declares are absent."""
+    import re
+
+    out = {}
+    for c in declaration["claims"]:
+        name = c.get("for_each")
+        if name is None:
+            if c["id"] in ids:
+                out[c["id"]] = {**c, "evidence": list(c.get("evidence", []))}
+            continue
+        head, tail = c["id"].split("{" + name + "}", 1)
+        pattern = re.compile(re.escape(head) + "(?P<value>.+)" + re.escape(tail) + "$")
+        for cid in ids:
+            m = pattern.match(cid)
+            if m and cid not in out:
+                (e,) = expand_claims([c], {name: [m.group("value")]})
+                out[cid] = {**e, "evidence": list(e.get("evidence", []))}
+    return out
+
+
 def recompute_claim(row: Mapping) -> dict:
     """Evaluate a claims.json row again from its own recorded values: the declaration it carries and the
     measured values per seed (null, i.e. NaN, stays NaN). Equal verdicts show they were computed, not written."""
-    decl = {k: v for k, v in row.items() if k in DECLARATION_KEYS}
-    if "nulls" in decl:  # the declared nulls, without what their evaluation added (family ones are re-derived)
-        decl["nulls"] = [{k: v for k, v in x.items() if k in NULL_KEYS} for x in row["nulls"] if x["kind"] != "family"]
+    decl = row_declaration(row)
     measured = {k: [math.nan if v is None else v for v in m["values"]] for k, m in row["measured"].items()}
     return evaluate_claim(decl, measured, row["scale"])
 

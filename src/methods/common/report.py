@@ -146,12 +146,14 @@ def render_report(
     parts = [
         "# Reproduction report",
         "",
-        "Every verdict below is computed from the measured values by the claim's criterion: reproduced on "
-        "every seed, on none, or inconclusive. Headline claims are the papers' own statements; each names "
-        "its setting (paper: the paper's own model, data and protocol; reduced: the same, smaller; "
-        "stand-in: other data or model) and its null, the measured numbers without the paper's effect, "
-        "under which the criterion must not hold. Checks are the project's tests of its implementation "
-        "and premises, listed apart and never counted.",
+        "Every verdict below is computed from the measured values by the claim's criterion. Headline claims "
+        "are the papers' own statements; each names its setting (paper: the paper's own model, data and "
+        "protocol; reduced: the same, smaller; stand-in: other real data or model; toy: data generated or a "
+        "model trained here) and its nulls, the measured alternatives without the paper's effect (the "
+        "mechanism's ablation at the same budget, trivial predictors and policies, the run's baselines). A "
+        "claim reads reproduced only if its criterion holds on every seed, fails under every null, and beats "
+        "the strongest null by a paired 95 % interval that excludes zero; the table shows that null. Checks "
+        "are the project's tests of its implementation and premises, listed apart and never counted.",
         "",
         provenance_markdown(docs),
         "",
