@@ -227,7 +227,7 @@ def test_null_puts_the_ablation_in_place_of_the_method():
 
 
 def test_a_self_tie_null_must_be_the_mechanisms_ablation():
-    """"A beats B" with B in A's place fails by a tie whatever the data: only the method's own ablation may be
+    """ "A beats B" with B in A's place fails by a tie whatever the data: only the method's own ablation may be
     such a null."""
     decl = {**DECL["claims"][0], "nulls": [{"name": "b", "kind": "baseline", "sub": {"a": "b"}}]}
     with pytest.raises(ValueError, match="fails by a tie"):
@@ -312,7 +312,11 @@ def test_every_family_member_is_a_null():
 
 
 def test_inf_and_division_by_zero_are_undefined_seeds_and_recompute_alike():
-    decl = {**DECL["claims"][0], "criterion": "a / b < 1", "nulls": [{"name": "c", "kind": "trivial", "sub": {"a": "c"}}]}
+    decl = {
+        **DECL["claims"][0],
+        "criterion": "a / b < 1",
+        "nulls": [{"name": "c", "kind": "trivial", "sub": {"a": "c"}}],
+    }
     row = C.evaluate_claim(decl, {"a": [1.0, 1.0], "b": [2.0, 0.0], "c": [5.0, 5.0]}, "tiny")
     assert row["per_seed"] == [True, None] and row["verdict"] == "inconclusive"
     row = C.evaluate_claim(decl, {"a": [1.0, -math.inf], "b": [2.0, 2.0], "c": [5.0, 5.0]}, "tiny")

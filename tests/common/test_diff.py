@@ -68,3 +68,25 @@ def test_a_git_revision_reads_its_published_run(tmp_path):
 def test_an_empty_folder_is_named(tmp_path):
     with pytest.raises(SystemExit, match="no <paper>/claims.json"):
         D.load_run(str(tmp_path))
+
+
+def test_a_premise_only_change_is_flagged_as_a_definition_change(tmp_path):
+    """cfdg's case between two published runs: the same measured values, a premise added, the verdict moved."""
+    a = _run(tmp_path / "a", [1.0, 1.05])
+    premised = {**DECL, "claims": [{**DECL["claims"][0], "testable_if": "loss < 0.5"}, DECL["claims"][1]]}
+    doc = C.evaluate_claims(premised, {"t": [1.0, 1.05], "t_base": [2.0, 2.0], "loss": 1.0}, "tiny")
+    write_json(tmp_path / "b" / "demo" / "claims.json", doc)
+    out = D.render("a", "b", D.load_run(str(a)), D.load_run(str(tmp_path / "b")))
+    row = [line for line in out.splitlines() if line.startswith("| `demo` | faster")][0]
+    assert "| reproduced | inconclusive |" in row
+    assert "definition changed: testable_if" in row and "verdict moved with identical measured values" in row
+    moves = D.moves_markdown(D.load_run(str(a))["demo"], doc)
+    assert "| faster | reproduced | inconclusive | definition changed: testable_if;" in moves
+
+
+def test_a_version_1_row_reads_its_null_as_one_null():
+    old = {"criterion": "a < b", "kind": "headline", "setting": "paper", "null": {"a": "b"}}
+    new = {**old, "nulls": [{"name": "b", "kind": "ablation", "sub": {"a": "b"}}]}
+    del new["null"]
+    assert D.definition(old)["nulls"] == D.definition(new)["nulls"] == [{"a": "b"}]
+    assert D.definition_changes(old, {**new, "setting": "toy"}) == ["setting"]

@@ -142,6 +142,17 @@ def test_publish_copies_one_run_and_fills_every_readme(tmp_path):
     assert "| 30 | 2.50 |" in table
     paper = (root / "src" / "methods" / "demo" / "README.md").read_text()
     assert C.claims_table_markdown(R.published_docs(run)["demo"]) in paper and paper.endswith("prose\n")
+    assert "No earlier published run of this paper." in paper
+    # a second run with the method's number moved: each paper README lists the moved verdict and why
+    for slug in ("demo", "other"):
+        doc = C.evaluate_claims({**DECL, "paper": slug}, {"a": [1.5, 1.6], "base": [1.0, 1.0]}, "tiny")
+        doc["provenance"].update(commit="d00d00", dirty=False)
+        write_json(root / "results" / slug / "claims.json", doc)
+    R.publish_run(root / "results", root)
+    paper = (root / "src" / "methods" / "demo" / "README.md").read_text()
+    assert "since the previous published run (commit `c0ffee`)" in paper
+    assert "| c1 | reproduced | not_reproduced | the criterion fails on every seed (2) |" in paper
+    assert paper.count(R.markers("verdict-moves")[0]) == 1 and paper.endswith("prose\n")
 
 
 def test_publish_refuses_a_run_mixed_from_two_commits(tmp_path):

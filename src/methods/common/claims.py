@@ -642,7 +642,10 @@ def expand_claims(claims: Sequence[Mapping], expand_over: Mapping[str, Sequence[
             e["evidence"] = [str(p).replace("{" + name + "}", str(value)) for p in e.get("evidence", [])]
             sub = lambda t: str(t).replace("{" + name + "}", str(value))  # noqa: E731
             if "nulls" in e:
-                e["nulls"] = [{**x, "name": sub(x["name"]), "sub": {sub(k): sub(v) for k, v in x["sub"].items()}} for x in e["nulls"]]
+                e["nulls"] = [
+                    {**x, "name": sub(x["name"]), "sub": {sub(k): sub(v) for k, v in x["sub"].items()}}
+                    for x in e["nulls"]
+                ]
             if "family" in e:
                 e["family"] = {sub(k): [sub(m) for m in v] for k, v in e["family"].items()}
             out.append(e)
@@ -734,8 +737,10 @@ def strongest_null_cell(c: Mapping) -> str:
     held = sum(o is not False for o in x["per_seed"])
     outcome = f"holds on {held}/{len(x['per_seed'])} seeds" if held else "fails on every seed"
     m = x["margin"]
-    margin = "undefined" if m is None else (
-        f"{m['mean']:.3g}" + (f" [{m['low']:.3g}, {m['high']:.3g}]" if m["n"] > 1 else " (one draw)")
+    margin = (
+        "undefined"
+        if m is None
+        else (f"{m['mean']:.3g}" + (f" [{m['low']:.3g}, {m['high']:.3g}]" if m["n"] > 1 else " (one draw)"))
     )
     budget = "; **unequal budget**" if x.get("unequal_budget") else ""
     return f"{x['name']} ({x['kind']}; {len(c['nulls'])} nulls): {sub}; {outcome}; margin {margin}{budget}"

@@ -8,8 +8,11 @@ A and B are each one of:
 - a git commit (or branch, tag), read from the published run committed there (`docs/run/` at that commit).
 
 Claims are matched by paper and id. Printed: each side's provenance (commit, scale, host, packages that
-differ), then every claim whose verdict differs (or that exists on one side only) with its measured
-values on both sides. `--all` lists claims whose values moved with an unchanged verdict as well.
+differ, papers whose config digest differs), then every claim whose verdict differs (or that exists on one
+side only) with its measured values on both sides and why it may have moved: each part of the claim's
+definition that changed (criterion, noise band, premise, kind, setting, nulls, family, deterministic), and a
+flag where the verdict moved while the measured values did not (the definition or the contract moved it).
+`--all` lists claims whose values moved with an unchanged verdict as well.
 """
 
 from __future__ import annotations
@@ -83,6 +86,52 @@ def _package_changes(a: dict[str, dict], b: dict[str, dict]) -> list[str]:
     return [f"{k} {va.get(k)} → {vb.get(k)}" for k in sorted(set(va) | set(vb)) if va.get(k) != vb.get(k)]
 
 
+DEFINITION_KEYS = ("criterion", "refuted_if", "testable_if", "kind", "setting", "nulls", "family", "deterministic")
+
+
+def definition(row: dict) -> dict:
+    """The parts of a claims.json row that define the claim's test, in one form for both contract versions
+    (a version-1 row's single `null` mapping reads as one null)."""
+    out = {k: row.get(k) for k in DEFINITION_KEYS}
+    if "null" in row and row.get("nulls") is None:
+        out["nulls"] = [dict(row["null"])]
+    elif out["nulls"] is not None:
+        out["nulls"] = [dict(x["sub"]) for x in row["nulls"] if x.get("kind") != "family"]
+    return out
+
+
+def definition_changes(x: dict | None, y: dict | None) -> list[str]:
+    """Names of the definition parts that differ between two rows of the same claim."""
+    if x is None or y is None:
+        return []
+    dx, dy = definition(x), definition(y)
+    return [k for k in DEFINITION_KEYS if dx[k] != dy[k]]
+
+
+def why_moved(r: dict) -> str:
+    """Why a claim's verdict may have moved: the changed definition parts, and a flag when the values did not
+    move; a version-2 row adds its own reason."""
+    parts = []
+    if r["definition_changed"]:
+        parts.append("definition changed: " + ", ".join(r["definition_changed"]))
+    if r["values_unchanged"] and r["verdict_a"] != r["verdict_b"]:
+        parts.append("**verdict moved with identical measured values**")
+    if r["b"] is not None and r["b"].get("verdict_reason"):
+        parts.append(r["b"]["verdict_reason"])
+    return "; ".join(parts) or "measured values moved"
+
+
+def _values_moved(x: dict, y: dict) -> bool:
+    """Whether a metric both rows read has other values (a metric only one side reads is a definition change)."""
+    shared = set(x["measured"]) & set(y["measured"])
+    return not shared or any(x["measured"][k]["values"] != y["measured"][k]["values"] for k in shared)
+
+
+def _config_changes(a: dict[str, dict], b: dict[str, dict]) -> list[str]:
+    digest = lambda d: (d.get("provenance") or {}).get("config_digest")  # noqa: E731
+    return [p for p in sorted(set(a) & set(b)) if digest(a[p]) != digest(b[p])]
+
+
 def _values(claim: dict | None) -> str:
     if claim is None:
         return "—"
@@ -99,8 +148,9 @@ def compare(a: dict[str, dict], b: dict[str, dict], show_all: bool = False) -> l
         for cid in list(ca) + [i for i in cb if i not in ca]:
             x, y = ca.get(cid), cb.get(cid)
             va, vb = (x or {}).get("verdict"), (y or {}).get("verdict")
-            moved = x is not None and y is not None and x["measured"] != y["measured"]
-            if va != vb or (show_all and moved):
+            moved = x is not None and y is not None and _values_moved(x, y)
+            changed = definition_changes(x, y)
+            if va != vb or (show_all and (moved or changed)):
                 rows.append(
                     {
                         "paper": paper,
@@ -110,6 +160,8 @@ def compare(a: dict[str, dict], b: dict[str, dict], show_all: bool = False) -> l
                         "verdict_b": vb or "absent",
                         "a": x,
                         "b": y,
+                        "definition_changed": changed,
+                        "values_unchanged": x is not None and y is not None and not moved,
                     }
                 )
     return rows
@@ -119,19 +171,42 @@ def render(spec_a: str, spec_b: str, a: dict[str, dict], b: dict[str, dict], sho
     rows = compare(a, b, show_all)
     lines = ["# Runs compared", "", *_provenance_lines("A", spec_a, a), *_provenance_lines("B", spec_b, b)]
     changes = _package_changes(a, b)
-    lines += [f"- packages that differ: {', '.join(changes) if changes else 'none'}", ""]
+    lines += [f"- packages that differ: {', '.join(changes) if changes else 'none'}"]
+    configs = _config_changes(a, b)
+    lines += [f"- papers whose config digest differs: {', '.join(configs) if configs else 'none'}", ""]
     flips = sum(r["verdict_a"] != r["verdict_b"] for r in rows)
     lines += [
         f"{flips} claim(s) changed verdict" + (f"; {len(rows) - flips} more moved in value" if show_all else "") + ".",
         "",
     ]
     if rows:
-        lines += ["| paper | claim | kind | A | B | A measured | B measured |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            "| paper | claim | kind | A | B | why | A measured | B measured |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for r in rows:
             lines.append(
                 f"| `{r['paper']}` | {r['id']} | {r['kind']} | {r['verdict_a']} | {r['verdict_b']} "
-                f"| {_values(r['a'])} | {_values(r['b'])} |"
+                f"| {why_moved(r)} | {_values(r['a'])} | {_values(r['b'])} |"
             )
+    return "\n".join(lines)
+
+
+def moves_markdown(before: dict | None, after: dict) -> str:
+    """A paper's headline claims whose verdict moved since the previous published run, with why, for its README."""
+    if before is None:
+        return "No earlier published run of this paper."
+    rows = [r for r in compare({"p": before}, {"p": after}) if r["kind"] == "headline"]
+    commit = ((before.get("provenance") or {}).get("commit") or "unknown")[:7]
+    if not rows:
+        return f"No headline verdict moved since the previous published run (commit `{commit}`)."
+    lines = [
+        f"Headline verdicts that moved since the previous published run (commit `{commit}`):",
+        "",
+        "| claim | before | after | why |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {r['id']} | {r['verdict_a']} | {r['verdict_b']} | {why_moved(r)} |" for r in rows]
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ from typing import Iterable
 import pandas as pd
 
 from .claims import SETTINGS, claims_table_markdown, validate_claims
+from .diff import moves_markdown
 from .io import atomic_path, read_json, write_json
 
 
@@ -239,6 +240,7 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
             f"commit (rerun the stale papers from a clean checkout)"
         )
     dest = root / PUBLISHED_RUN
+    previous = published_docs(dest) if dest.is_dir() else {}
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.glob("*.claims.json"):
         if old.name.removesuffix(".claims.json") not in docs:
@@ -264,10 +266,23 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
     for p, doc in docs.items():
         path = paper_readme(p, root)
         if path.exists():
+            text = splice_readme(path.read_text(), "claims-table", claims_table_markdown(doc))
+            text = splice_readme(
+                _with_block(text, "verdict-moves"), "verdict-moves", moves_markdown(previous.get(p), doc)
+            )
             with atomic_path(path) as tmp:
-                tmp.write_text(splice_readme(path.read_text(), "claims-table", claims_table_markdown(doc)))
+                tmp.write_text(text)
             written.append(str(path))
     return written
+
+
+def _with_block(text: str, block: str) -> str:
+    """The README text with the generated block's markers, put after its claims table if it had none."""
+    begin, end = markers(block)
+    if begin in text:
+        return text
+    claims_end = markers("claims-table")[1]
+    return text.replace(claims_end, f"{claims_end}\n\n{begin}\n{end}", 1)
 
 
 def published_table(run_dir: str | Path) -> str:
