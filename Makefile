@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 CORES  ?= all
 STAMP  := $(VENV)/.installed
 
-.PHONY: reproduce test venv lint readme-table dvc-yaml pull diff
+.PHONY: reproduce test venv lint readme-table dvc-yaml pull diff explain
 
 $(STAMP): pyproject.toml requirements/cpu.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,3 +53,8 @@ pull:
 # published run (docs/run) or git revisions (their committed docs/run), e.g. `make diff A=HEAD~3 B=results`.
 diff: $(STAMP)
 	$(BIN)/icml25-diff $(A) $(B)
+
+# How one claim's verdict follows from its numbers: the criterion with each seed's values put in, every
+# null's substitution and outcome, the premise, the rule. RUN defaults to results (else docs/run).
+explain: $(STAMP)
+	$(BIN)/icml25-explain $(PAPER) $(CLAIM) $(if $(RUN),--run $(RUN))

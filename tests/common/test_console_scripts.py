@@ -11,7 +11,12 @@ BIN = Path(sys.executable).parent
 
 @pytest.mark.parametrize(
     "script, says",
-    [("icml25-pull", "make pull"), ("icml25-readme-table", "docs/run"), ("icml25-diff", "verdicts changed")],
+    [
+        ("icml25-pull", "make pull"),
+        ("icml25-readme-table", "docs/run"),
+        ("icml25-diff", "verdicts changed"),
+        ("icml25-explain", "null"),
+    ],
 )
 def test_console_script_is_installed_and_runs(script, says):
     exe = BIN / script
