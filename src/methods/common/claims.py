@@ -683,22 +683,16 @@ def validate_claims(doc: Mapping, schema_path: str | Path = SCHEMA_PATH) -> None
 
 
 def headline_metrics(doc: Mapping) -> dict:
-    """metrics.json of a paper, for `dvc metrics show/diff`: verdict counts of its headline claims and checks,
-    then every metric its headline claims read (nulls included) as a mean and one key per seed
-    (`per_seed_0`, `per_seed_1`, ... in the order of the paper's seeds). Scalars only."""
+    """metrics.json of a paper, for `dvc metrics show/diff`: a few numbers per paper, the verdict counts of its
+    headline claims and of its checks (the same columns for every paper; per-claim and per-seed values stay in
+    claims.json, and `make diff` compares them)."""
     out: dict = {
-        "headline": {"reproduced": 0, "not_reproduced": 0, "inconclusive": 0},
+        "headline": {"reproduced": 0, "not_reproduced": 0, "inconclusive": 0, "total": 0},
         "checks": {"passed": 0, "failed": 0, "inconclusive": 0},
     }
     for c in doc["claims"]:
         out["headline" if c["kind"] == "headline" else "checks"][c["verdict"]] += 1
-        if c["kind"] != "headline":
-            continue
-        for name, m in c["measured"].items():
-            entry = {"mean": m["mean"]}
-            if len(m["values"]) > 1:
-                entry.update({f"per_seed_{i}": v for i, v in enumerate(m["values"])})
-            out[name] = entry
+        out["headline"]["total"] += c["kind"] == "headline"
     return out
 
 
