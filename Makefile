@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 CORES  ?= all
 STAMP  := $(VENV)/.installed
 
-.PHONY: reproduce test venv lint readme-table dvc-yaml pull diff explain
+.PHONY: reproduce test venv lint readme-table dvc-yaml pull diff explain site
 
 $(STAMP): pyproject.toml requirements/cpu.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ lint: $(STAMP)
 # its papers table into README.md and each paper's claims table into src/methods/<paper>/README.md.
 readme-table: $(STAMP)
 	$(BIN)/icml25-readme-table results
+
+# The published run as a static site in docs/ (index.html, a page per paper; GitHub Pages can serve docs/).
+# make readme-table rebuilds it too; tests/site checks it is current and drives it in Chromium.
+site: $(STAMP)
+	$(BIN)/python -m methods.common.website
 
 # dvc.yaml is generated from the workflow (a stage per paper, shared substrate, report); rerun
 # after adding a paper. tests/workflow/test_dvc.py fails when it is stale.

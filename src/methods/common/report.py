@@ -213,9 +213,9 @@ def published_docs(run_dir: str | Path) -> dict[str, dict]:
 
 
 def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[str] | None = None) -> list[str]:
-    """Publish one tiny run: copy every paper's claims.json and its job time and peak memory into
-    docs/run/, write the papers table there, and fill the README's papers table and each paper README's
-    claims table from them. Refuses a run whose papers come from different commits or a dirty tree, so
+    """Publish one tiny run: copy every paper's claims.json, its job time and peak memory, and its claims'
+    figures into docs/run/, write the papers table there, fill the README's papers table and each paper
+    README's claims table and moved verdicts from them, and rebuild the site (methods.common.website). Refuses a run whose papers come from different commits or a dirty tree, so
     every number the READMEs quote comes from one run of one commit. Returns the files written."""
     results, root = Path(results), Path(root)
     papers = (
@@ -263,6 +263,9 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
     with atomic_path(readme) as tmp:
         tmp.write_text(splice_readme(readme.read_text(), "papers-table", table))
     written.append(str(readme))
+    from .website import build_site, publish_figures
+
+    written += publish_figures(results, docs, root)
     for p, doc in docs.items():
         path = paper_readme(p, root)
         if path.exists():
@@ -273,6 +276,7 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
             with atomic_path(path) as tmp:
                 tmp.write_text(text)
             written.append(str(path))
+    written += build_site(root)
     return written
 
 
