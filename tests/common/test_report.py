@@ -1,6 +1,7 @@
 """REPORT.md, the papers table and the README splice."""
 
 import pytest
+from PIL import Image
 
 from methods.common import claims as C
 from methods.common import report as R
@@ -119,6 +120,8 @@ def _tree(tmp_path, commits):
         doc = C.evaluate_claims({**DECL, "paper": slug}, {"a": [0.5, 0.51], "base": [1.0, 1.0]}, "tiny")
         doc["provenance"].update(commit=commit, dirty=False)
         write_json(root / "results" / slug / "claims.json", doc)
+        (root / "results" / slug / "figures").mkdir()
+        Image.new("RGB", (64, 48), "white").save(root / "results" / slug / "figures" / "curve.png")
         bench = root / "results" / "benchmarks" / slug
         bench.mkdir(parents=True)
         (bench / "run.tsv").write_text("s\th:m:s\tmax_rss\n30\t0:00:30\t2500\n")
@@ -131,10 +134,13 @@ def test_publish_copies_one_run_and_fills_every_readme(tmp_path):
     run = root / "docs" / "run"
     assert sorted(p.name for p in run.iterdir()) == [
         "demo.claims.json",
+        "figures",
+        "figures.json",
         "other.claims.json",
         "papers_table.md",
         "usage.json",
     ]
+    assert (run / "figures" / "demo" / "figures__curve.png").exists() and (root / "docs" / "index.html").exists()
     table = (run / "papers_table.md").read_text().strip()
     assert table == R.published_table(run)
     readme = (root / "README.md").read_text()
