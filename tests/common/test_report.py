@@ -6,6 +6,7 @@ from PIL import Image
 from methods.common import claims as C
 from methods.common import report as R
 from methods.common.io import write_json
+from methods.common.provenance import environment_digest
 
 DECL = {
     "paper": "demo",
@@ -134,6 +135,7 @@ def test_publish_copies_one_run_and_fills_every_readme(tmp_path):
     run = root / "docs" / "run"
     assert sorted(p.name for p in run.iterdir()) == [
         "demo.claims.json",
+        "environment.txt",
         "figures",
         "figures.json",
         "other.claims.json",
@@ -141,6 +143,8 @@ def test_publish_copies_one_run_and_fills_every_readme(tmp_path):
         "usage.json",
     ]
     assert (run / "figures" / "demo" / "figures__curve.png").exists() and (root / "docs" / "index.html").exists()
+    listed = (run / "environment.txt").read_text().splitlines()
+    assert environment_digest(listed) == R.published_docs(run)["demo"]["provenance"]["environment_digest"]
     table = (run / "papers_table.md").read_text().strip()
     assert table == R.published_table(run)
     readme = (root / "README.md").read_text()
@@ -167,3 +171,13 @@ def test_publish_refuses_a_run_mixed_from_two_commits(tmp_path):
         R.publish_run(root / "results", root)
     assert not (root / "docs").exists()
     assert "old" in (root / "README.md").read_text()
+
+
+def test_publish_refuses_a_run_made_in_another_environment(tmp_path):
+    root = _tree(tmp_path, ["c0ffee", "c0ffee"])
+    doc = R.read_json(root / "results" / "demo" / "claims.json")
+    doc["provenance"]["environment_digest"] = "0" * 16
+    write_json(root / "results" / "demo" / "claims.json", doc)
+    with pytest.raises(SystemExit, match="environment"):
+        R.publish_run(root / "results", root)
+    assert not (root / "docs").exists()

@@ -27,9 +27,28 @@ def config_digest(section) -> str:
     return hashlib.sha256(json.dumps(section, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+# Top-level config sections a paper's jobs read besides its own: the shared LM substrate
+# (workflow/rules/shared/lm.smk, config section `lm`) decides the model of three papers.
+SHARED_SECTIONS = {"alspec": ("lm",), "nestquant": ("lm",), "slim": ("lm",)}
+
+
+def paper_config(config: Mapping, paper: str) -> dict:
+    """Every config section a paper's results depend on: the scale, its own section and the shared ones it reads."""
+    return {
+        "scale": config.get("scale"),
+        paper: config.get(paper),
+        **{s: config.get(s) for s in SHARED_SECTIONS.get(paper, ())},
+    }
+
+
+def paper_config_digest(config: Mapping, paper: str) -> str:
+    """The config digest a paper's claims.json records (its `paper_config`)."""
+    return config_digest(paper_config(config, paper))
+
+
 def config_digests(config: Mapping, papers: Iterable[str]) -> str:
-    """The value of CONFIG_DIGESTS_ENV: every paper's section digest, with the scale's, as JSON."""
-    return json.dumps({p: config_digest({"scale": config.get("scale"), p: config.get(p)}) for p in papers})
+    """The value of CONFIG_DIGESTS_ENV: every paper's config digest (`paper_config_digest`), as JSON."""
+    return json.dumps({p: paper_config_digest(config, p) for p in papers})
 
 
 def _git(*args: str) -> str | None:
@@ -41,11 +60,31 @@ def _git(*args: str) -> str | None:
 
 
 def git_state() -> dict:
-    """The commit of the checkout and whether tracked files differ from it (None outside a git checkout)."""
+    """The commit of the checkout and whether it differs from it: a changed tracked file anywhere, or an
+    untracked file under src/ or workflow/, where it could change a result (None outside a git checkout)."""
     commit = _git("rev-parse", "HEAD")
     if commit is None:
         return {"commit": None, "dirty": None}
-    return {"commit": commit, "dirty": bool(_git("status", "--porcelain", "--untracked-files=no"))}
+    tracked = _git("status", "--porcelain", "--untracked-files=no")
+    untracked = _git("status", "--porcelain", "--untracked-files=all", "--", "src", "workflow")
+    return {"commit": commit, "dirty": bool(tracked) or bool(untracked)}
+
+
+def installed_packages() -> list[str]:
+    """`name==version` of every installed distribution, sorted (what `pip freeze` lists, without a subprocess)."""
+    names = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            names[name.lower()] = f"{name}=={dist.version}"
+    return [names[k] for k in sorted(names)]
+
+
+def environment_digest(packages: list[str] | None = None) -> str:
+    """sha256 (16 hex digits) of the installed packages; publishing writes the list beside the run."""
+    return hashlib.sha256("\n".join(packages if packages is not None else installed_packages()).encode()).hexdigest()[
+        :16
+    ]
 
 
 def package_versions(names: Iterable[str]) -> dict[str, str | None]:
@@ -92,6 +131,7 @@ def provenance(paper: str, scale: str, libraries: Iterable[str] = ()) -> dict:
     return {
         **git_state(),
         "packages": package_versions([*CORE_PACKAGES, *libraries]),
+        "environment_digest": environment_digest(),
         "scale": scale,
         "config_digest": digests.get(paper),
         "host": host(),

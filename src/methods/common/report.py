@@ -17,6 +17,7 @@ import pandas as pd
 from .claims import SETTINGS, claims_table_markdown, validate_claims
 from .diff import moves_markdown
 from .io import atomic_path, read_json, write_json
+from .provenance import environment_digest, installed_packages
 
 
 def markers(block: str) -> tuple[str, str]:
@@ -239,6 +240,13 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
             f"{results}: the papers ran at {sorted(map(str, commits))}; publish one run of one clean "
             f"commit (rerun the stale papers from a clean checkout)"
         )
+    packages = installed_packages()
+    digests = {d["provenance"]["environment_digest"] for d in docs.values()}
+    if digests != {environment_digest(packages)}:
+        raise SystemExit(
+            f"{results}: the run's environment digests {sorted(digests)} are not this environment's "
+            f"{environment_digest(packages)}; publish from the environment (.venv) that ran it"
+        )
     dest = root / PUBLISHED_RUN
     previous = published_docs(dest) if dest.is_dir() else {}
     dest.mkdir(parents=True, exist_ok=True)
@@ -255,6 +263,9 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
         for p in papers
     }
     write_json(dest / "usage.json", usage)
+    with atomic_path(dest / "environment.txt") as tmp:
+        tmp.write_text("\n".join(packages) + "\n")
+    written.append(str(dest / "environment.txt"))
     table = published_table(dest)
     with atomic_path(dest / "papers_table.md") as tmp:
         tmp.write_text(table + "\n")
