@@ -98,3 +98,13 @@ def test_every_headline_claim_fails_under_its_null(docs):
         if row["kind"] == "headline" and C.recompute_claim(row)["null_verdict"] == "reproduced"
     ]
     assert holding == [], f"headline claims that hold under their null: {holding}"
+
+
+def test_every_published_row_is_what_claims_yaml_declares_at_the_run_commit(docs, repo_root):
+    """Checked against the declarations, not against the rows themselves: a row whose criterion, nulls, setting
+    or kind differ from claims.yaml at the run's commit, a claim dropped, or a verdict that declaration does not
+    compute from the row's values, fails here (and `make readme-table` refuses it: report.run_problems)."""
+    versions = {d.get("schema_version") for d in docs.values()}
+    if versions != {C.SCHEMA_VERSION}:
+        pytest.skip(f"the published run follows claims contract {versions}, not {C.SCHEMA_VERSION}: republish it")
+    assert R.run_problems(docs, repo_root) == []
