@@ -52,4 +52,6 @@ pull:
 # Which verdicts changed between two runs: A and B are results folders (results, results_full), the
 # published run (docs/run) or git revisions (their committed docs/run), e.g. `make diff A=HEAD~3 B=results`.
 diff: $(STAMP)
-	$(BIN)/icml25-diff $(A) $(B)
+	$(if $(strip $(A)),,$(error make diff: A is empty; e.g. `make diff A=HEAD~3 B=results` (folders, docs/run or git revisions)))
+	$(if $(strip $(B)),,$(error make diff: B is empty; e.g. `make diff A=HEAD~3 B=results` (folders, docs/run or git revisions)))
+	$(BIN)/icml25-diff "$(A)" "$(B)"
