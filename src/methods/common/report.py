@@ -428,10 +428,27 @@ def declaration_problems(docs: dict[str, dict], root: Path) -> list[str]:
     return problems
 
 
+def environment_problems(docs: dict[str, dict]) -> list[str]:
+    """Papers run with an ICML25_* override that changes results or timings, or whose kernels ran as the PyTorch
+    reference (provenance.environment, where recorded): the published run is the default environment's."""
+    problems = []
+    for paper, doc in docs.items():
+        env = dict(doc["provenance"].get("environment") or {})
+        if env.pop("kernels", "compiled") != "compiled":
+            problems.append(
+                f"{paper}: its kernels ran as the PyTorch reference (extension not built or ICML25_KERNELS="
+                f"reference), so its timings are not the kernels'; build them (`python -m methods.kernels.build`) "
+                f"and rerun"
+            )
+        if env:
+            problems.append(f"{paper}: run with {env}; rerun without these overrides to publish")
+    return problems
+
+
 def run_problems(docs: dict[str, dict], root: str | Path) -> list[str]:
     """Everything that keeps a run of one clean commit from being published (empty when it may be)."""
     root = Path(root)
-    return config_digest_problems(docs, root) + declaration_problems(docs, root)
+    return config_digest_problems(docs, root) + environment_problems(docs) + declaration_problems(docs, root)
 
 
 def published_table(run_dir: str | Path) -> str:
