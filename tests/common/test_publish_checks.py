@@ -142,3 +142,23 @@ def test_a_row_with_another_null_or_setting_is_refused(repo):
     row(doc, "a_beats_base")["nulls"][0]["sub"] = {"a": "a"}
     row(doc, "beats_x")["setting"] = "paper"
     refused(repo, doc, r"a_beats_base: its nulls differ(.|\n)*beats_x: setting is 'paper' in the run, 'toy'")
+
+
+def test_inf_and_zero_in_criteria_give_the_same_verdict_computed_and_republished(repo):
+    """A measured inf is stored as null; a criterion dividing by a measured 0 is undefined on that seed. Either
+    way the verdict computed at run time must be the one the publishing check recomputes from the stored row
+    (here inconclusive), and nothing raises."""
+    measured = {**MEASURED, "a": [float("inf"), 0.6, 0.55], "base": [1.0, 0.0, 1.0]}
+    decl = copy.deepcopy(DECL)
+    decl["claims"][0]["criterion"] = "a / base < 1"
+    (repo / "src" / "methods" / "demo" / "claims.yaml").write_text(yaml.safe_dump(decl, sort_keys=False))
+    git(repo, "commit", "-qam", "ratio criterion")
+    doc = C.evaluate_claims(decl, measured, "tiny", expand_over={"ds": ["x", "y"]})
+    doc["provenance"].update(
+        commit=git(repo, "rev-parse", "HEAD"),
+        dirty=False,
+        config_digest=config_digest({"scale": "tiny", "demo": CONFIG["demo"]}),
+    )
+    assert row(doc, "a_beats_base")["verdict"] == "inconclusive"
+    publish(repo, doc)
+    assert row(R.published_docs(repo / "docs" / "run")["demo"], "a_beats_base")["measured"]["a"]["values"][0] is None
