@@ -44,7 +44,8 @@ dvc-yaml: $(STAMP)
 # job for Snakemake as if it had run: afterwards `snakemake -n` has nothing to do, and a config or
 # code change reruns exactly what it affects. Stages whose recorded config section or code differ
 # from this checkout are not pulled; the refusal names the changed keys (methods.common.pull).
-# TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
+# dvc.lock paths must stay inside the checkout, and a pull removes only files of dvc.yaml's outs; no dvc.lock
+# is an error. TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
 # Needs an installed environment (make venv); no dependency on it, so a pull never reinstalls.
 pull:
 	$(BIN)/icml25-pull $(if $(REMOTE),--remote $(REMOTE)) $(TARGETS)
