@@ -49,7 +49,8 @@ dvc-yaml: $(STAMP)
 # job for Snakemake as if it had run: afterwards `snakemake -n` has nothing to do, and a config or
 # code change reruns exactly what it affects. Stages whose recorded config section or code differ
 # from this checkout are not pulled; the refusal names the changed keys (methods.common.pull).
-# TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
+# dvc.lock paths must stay inside the checkout, and a pull removes only files of dvc.yaml's outs; no dvc.lock
+# is an error. TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
 # Needs an installed environment (make venv); no dependency on it, so a pull never reinstalls.
 pull:
 	$(BIN)/icml25-pull $(if $(REMOTE),--remote $(REMOTE)) $(TARGETS)
@@ -57,7 +58,9 @@ pull:
 # Which verdicts changed between two runs: A and B are results folders (results, results_full), the
 # published run (docs/run) or git revisions (their committed docs/run), e.g. `make diff A=HEAD~3 B=results`.
 diff: $(STAMP)
-	$(BIN)/icml25-diff $(A) $(B)
+	$(if $(strip $(A)),,$(error make diff: A is empty; e.g. `make diff A=HEAD~3 B=results` (folders, docs/run or git revisions)))
+	$(if $(strip $(B)),,$(error make diff: B is empty; e.g. `make diff A=HEAD~3 B=results` (folders, docs/run or git revisions)))
+	$(BIN)/icml25-diff "$(A)" "$(B)"
 
 # How one claim's verdict follows from its numbers: the criterion with each seed's values put in, every
 # null's substitution and outcome, the premise, the rule. RUN defaults to results (else docs/run).

@@ -1,7 +1,8 @@
 // AMX-INT8 path of the int4 and 2:4+int4 linear ops for batches (from 8 rows by default): tiles of 16 weight rows x
 // 16 activation rows, 64 columns per tile product.
 //
-// Exactness as in vnni.h: the activations are quantized per (row, scale group) to int16, q = round(x / a), and each
+// Exactness as in vnni.h: the activations are quantized per (row, scale group) to int16 by its helper
+// (quantize_group_scalar), q = round(x / a), and each
 // q = 256 h + l is split into its signed high byte h and unsigned low byte l; the weight nibbles u (0..15) become
 // bytes. Per group, TDPBUSD (unsigned A x signed B) sums u h and TDPBUUD (unsigned x unsigned) sums u l, so
 // sum_k u_k q_k = 256 (u . h) + (u . l) exactly in int32 (|sum| <= 15 * 32767 * gs < 2^31 for gs <= 4096), and the
@@ -197,21 +198,17 @@ inline AmxAct amx_act(const float* x, int64_t m0, int64_t mc, int64_t K, int64_t
   at::parallel_for(0, r.GF, std::max<int64_t>(1, 16384 / (gs * 16)), [&](int64_t g0, int64_t g1) {
     for (int64_t g = g0; g < g1; ++g)
       for (int64_t m = 0; m < mc; ++m) {
-        const float* xg = x + (m0 + m) * K + g * gs;
-        float amax = 0.f;
-        for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
-        const float inv = amax > 0.f ? 32767.f / amax : 0.f;
-        int64_t qs = 0;
         const int64_t c = m / 16, lane = m % 16;
-        for (int64_t k = 0; k < gs; ++k) {
-          const int q = static_cast<int>(std::max(-32767.f, std::min(32767.f, std::nearbyint(xg[k] * inv))));
-          const int64_t col = g * gs + k;
-          const int64_t at = ((c * (r.KF / 4) + col / 4) * 16 + lane) * 4 + col % 4;
-          r.hb[at] = static_cast<uint8_t>(static_cast<int8_t>(q >> 8));  // q = 256 h + l, h signed, l in 0..255
-          r.lb[at] = static_cast<uint8_t>(q & 255);
-          qs += q;
-        }
-        r.asc[g * L + m] = amax / 32767.f;
+        int64_t qs = 0;
+        r.asc[g * L + m] = quantize_group_scalar(
+            x + (m0 + m) * K + g * gs, gs,
+            [&](int64_t k, int16_t q) {
+              const int64_t col = g * gs + k;
+              const int64_t at = ((c * (r.KF / 4) + col / 4) * 16 + lane) * 4 + col % 4;
+              r.hb[at] = static_cast<uint8_t>(static_cast<int8_t>(q >> 8));  // q = 256 h + l, h signed, l in 0..255
+              r.lb[at] = static_cast<uint8_t>(q & 255);
+            },
+            qs);
         r.asum[g * L + m] = r.asc[g * L + m] * static_cast<float>(qs);
       }
   });

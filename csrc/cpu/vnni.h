@@ -127,6 +127,23 @@ inline float quantize_group(const float* xg, int64_t gs, int16_t* q, int64_t& qs
   return amax / 32767.f;
 }
 
+// The same quantization of one group, scalar, for the layouts that scatter q (the k-major chunks below, the AMX
+// tiles of amx.h): q_k = round(x_k / a) clamped to [-32767, 32767] (nearest even), a = max|x| / 32767; store(k, q_k)
+// places each q; returns a and sets qsum = sum_k q_k. One definition, so the paths cannot drift apart.
+template <class Store>
+inline float quantize_group_scalar(const float* xg, int64_t gs, Store&& store, int64_t& qsum) {
+  float amax = 0.f;
+  for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
+  const float inv = amax > 0.f ? 32767.f / amax : 0.f;
+  qsum = 0;
+  for (int64_t k = 0; k < gs; ++k) {
+    const int16_t q = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, std::nearbyint(xg[k] * inv))));
+    store(k, q);
+    qsum += q;
+  }
+  return amax / 32767.f;
+}
+
 inline QAct quantize_act(const float* x, int64_t M, int64_t K, int64_t gs, int64_t GF, ActLayout layout) {
   QAct r;
   r.GF = GF;
@@ -383,17 +400,9 @@ struct KAct {
     at::parallel_for(0, K / gs, std::max<int64_t>(1, 16384 / (gs * MP)), [&](int64_t g0, int64_t g1) {
       for (int64_t g = g0; g < g1; ++g)
         for (int64_t m = 0; m < mc; ++m) {
-          const float* xg = x + (m0 + m) * K + g * gs;
-          float amax = 0.f;
-          for (int64_t k = 0; k < gs; ++k) amax = std::max(amax, std::fabs(xg[k]));
-          const float inv = amax > 0.f ? 32767.f / amax : 0.f;
           int64_t qs = 0;
-          for (int64_t k = 0; k < gs; ++k) {
-            const int16_t q = static_cast<int16_t>(std::max(-32767.f, std::min(32767.f, std::nearbyint(xg[k] * inv))));
-            qt[(g * gs + k) * MP + m] = q;
-            qs += q;
-          }
-          as[g * MP + m] = amax / 32767.f;
+          as[g * MP + m] = quantize_group_scalar(
+              x + (m0 + m) * K + g * gs, gs, [&](int64_t k, int16_t q) { qt[(g * gs + k) * MP + m] = q; }, qs);
           su[g * MP + m] = as[g * MP + m] * static_cast<float>(qs);
         }
     });

@@ -90,3 +90,23 @@ def test_a_version_1_row_reads_its_null_as_one_null():
     del new["null"]
     assert D.definition(old)["nulls"] == D.definition(new)["nulls"] == [{"a": "b"}]
     assert D.definition_changes(old, {**new, "setting": "toy"}) == ["setting"]
+
+
+def test_an_empty_spec_is_named_not_read_as_the_current_folder():
+    with pytest.raises(SystemExit, match="A or B is empty"):
+        D.load_run("")
+
+
+@pytest.mark.parametrize(
+    "doc,field",
+    [
+        ({"paper": "demo"}, "`claims`"),
+        ({"claims": [{"id": "x", "verdict": "reproduced"}]}, r"`claims\[0\].measured`"),
+        ({"claims": [{"id": "x", "verdict": "passed", "measured": {"t": 1.0}}]}, r"`claims\[0\].measured.t`"),
+        ({"claims": [], "provenance": {"commit": "c", "dirty": False, "scale": "tiny"}}, "`provenance.host`"),
+    ],
+)
+def test_another_layout_names_the_file_and_the_missing_field(tmp_path, doc, field):
+    write_json(tmp_path / "run" / "demo" / "claims.json", doc)
+    with pytest.raises(SystemExit, match=rf"run/demo/claims.json: .*lacks {field}"):
+        D.load_run(str(tmp_path / "run"))

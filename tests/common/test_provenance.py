@@ -56,3 +56,32 @@ def test_the_environment_digest_is_of_the_installed_packages():
     names = [p.split("==")[0].lower() for p in packages]
     assert "numpy" in names and names == sorted(names)
     assert P.environment_digest(packages) == P.environment_digest() != P.environment_digest(packages[1:])
+
+
+def test_result_environment_names_every_override_and_whether_the_kernels_ran_compiled(monkeypatch):
+    """ICML25_KERNELS=reference turned slim's layer speedup from 2.61x to 0.01x with nothing in the provenance."""
+    import sys
+
+    from methods.common import provenance as P
+
+    monkeypatch.setenv("ICML25_KERNELS", "reference")
+    monkeypatch.setenv("ICML25_CPU_TUNING", "off")
+    monkeypatch.setenv("ICML25_CACHE_DIR", "/tmp/anywhere")  # where plans are cached: no effect on a number
+    fake = type(sys)("methods.kernels")
+    fake.extension_available = lambda: False
+    monkeypatch.setitem(sys.modules, "methods.kernels", fake)
+    env = P.result_environment()
+    assert env["ICML25_KERNELS"] == "reference" and env["ICML25_CPU_TUNING"] == "off"
+    assert "ICML25_CACHE_DIR" not in env and env["kernels"] == "reference"
+
+
+def test_publishing_refuses_a_run_with_reference_kernels_or_an_override():
+    from methods.common import report as R
+
+    docs = {
+        "slim": {"provenance": {"environment": {"kernels": "reference", "ICML25_KERNELS": "reference"}}},
+        "alspec": {"provenance": {"environment": {"kernels": "compiled"}}},
+        "timemcl": {"provenance": {}},
+    }
+    problems = R.environment_problems(docs)
+    assert len(problems) == 2 and all(p.startswith("slim: ") for p in problems), problems

@@ -120,3 +120,10 @@ def test_a_premise_never_hides_a_refutation(docs):
         for row in doc["claims"]:
             if row["per_seed"] and all(o is False for o in row["per_seed"]) and not row.get("refuted_if"):
                 assert row["verdict"] in ("not_reproduced", "failed"), f"{slug}/{row['id']}"
+
+
+def test_every_published_row_is_what_claims_yaml_declares_at_the_run_commit(docs, repo_root):
+    """Checked against the declarations, not against the rows themselves: a row whose criterion, nulls, setting
+    or kind differ from claims.yaml at the run's commit, a claim dropped, or a verdict that declaration does not
+    compute from the row's values, fails here (and `make readme-table` refuses it: report.run_problems)."""
+    assert R.run_problems(docs, repo_root) == []

@@ -265,3 +265,51 @@ def test_save_merges_plans_of_another_process(fresh, ext):
     tuned_call(ext, n=48)
     shapes = {e["n"] for e in json.loads(tuning.cache_file().read_text())["plans"]}
     assert shapes == {40, 48}
+
+
+def test_bad_cached_plan_is_dropped_with_a_warning_naming_the_file(fresh, ext):
+    """A plan the op refuses (nr 3: no such tile) must not crash every call of that batch bucket."""
+    need_vnni(False)
+    tuned_call(ext)
+    f = tuning.cache_file()
+    data = json.loads(f.read_text())
+    data["plans"][0]["path"], data["plans"][0]["nr"] = "rows", 3
+    f.write_text(json.dumps(data))
+    tuning.reset()
+    with pytest.warns(UserWarning, match=rf"{f}: cached CPU plan \('rows', 3\).*invalid"):
+        w, x, y = tuned_call(ext)
+    xq, _ = quantized_act(x, 512, 128)
+    close(y, R.int4_linear(xq, w.packed, w.scales, w.zeros, 128, 512), rel=1e-5)
+    assert json.loads(f.read_text())["plans"][0]["nr"] != 3  # re-tuned and saved
+
+
+def test_unwritable_cache_keeps_plans_in_memory_with_one_warning(fresh, ext, monkeypatch):
+    """A cache folder that cannot be created (here: under a file; on a cluster, a read-only $HOME)."""
+    need_vnni(False)
+    blocker = fresh / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("ICML25_CACHE_DIR", str(blocker / "cache"))
+    tuning.reset()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        tuned_call(ext, m=8)
+        tuned_call(ext, m=16)  # another bucket: tuned, kept in memory, no second warning
+        tuned_call(ext, m=8)
+    about_cache = [w for w in seen if "cannot write the CPU tuning cache" in str(w.message)]
+    assert len(about_cache) == 1 and str(blocker) in str(about_cache[0].message)
+    assert tuning._memo, "the plans were not kept in memory"
+
+
+def test_emulated_amx_neither_tunes_nor_writes_the_cache(fresh, ext, monkeypatch):
+    need_vnni(False)
+    monkeypatch.setenv("ICML25_CPU_AMX", "emulate")
+    monkeypatch.setattr(tuning, "tune", lambda *a, **k: pytest.fail("tuned under the emulated AMX backend"))
+    tuned_call(ext)
+    assert not tuning.cache_file().exists()
+
+
+def test_plan_validation_is_relative_to_the_output_scale():
+    want = torch.full((4, 8), 1e-3)
+    assert not tuning.agrees(want * 1.01, want), "a 1 % error on a small output passed"
+    assert tuning.agrees(want * (1 + 1e-7), want)
+    assert tuning.agrees(torch.zeros(2, 2), torch.zeros(2, 2))

@@ -117,7 +117,9 @@ def test_dvc_yaml_is_generated_and_current():
         assert slug in stages, f"paper {slug} has no DVC stage"
         st = stages[slug]
         assert f"results/{slug}" in st["outs"] and f"workflow/rules/{slug}.smk" in st["deps"]
-        assert st["params"] == [{"config.yaml": [slug]}]
+        assert st["params"] == [{"config.yaml": [slug, "scale"]}]
+        # what builds every job's DAG and environment, outside the paper's own code
+        assert {"Snakefile", "workflow/rules/common.smk"} <= set(st["deps"]), slug
         assert st["cmd"].endswith(f"-- {slug}")
     for shared in (ROOT / "workflow" / "rules" / "shared").glob("*.smk"):
         if shared.stem in stages:
@@ -130,9 +132,9 @@ def test_dvc_yaml_is_generated_and_current():
         st = stages[f"{slug}_full"]
         assert f"results_full/{slug}" in st["outs"] and not any(o.startswith("resources") for o in st["outs"])
         assert st["cmd"].startswith("snakemake --configfile config/full.yaml") and st["cmd"].endswith(f"-- {slug}")
-        assert {"config.yaml": [slug]} in st["params"]
+        assert {"config.yaml": [slug, "scale"]} in st["params"]
         if slug in full_cfg:
-            assert {"config/full.yaml": [slug]} in st["params"]
+            assert {"config/full.yaml": [slug, "scale"]} in st["params"]
     assert "report_full" in stages
 
 
@@ -160,6 +162,21 @@ def test_paper_stage_depends_on_the_shared_substrate_it_reads():
     assert f"results/{shared}" in stages[paper]["deps"] and stages[shared]["outs"] == [f"results/{shared}"]
     assert "--allowed-rules" in stages[paper]["cmd"]  # Snakemake must not rerun the substrate's jobs
     assert f"results/{paper}" in stages["report"]["deps"]
+
+
+def test_kernels_stage_depends_on_the_csrc_sources_its_build_reads():
+    """A committed change to csrc/cpu/vnni.h must make `dvc status` call the kernels stage changed (and so
+    `make pull` refuse it and everything reading it): the build job reads the sources, no job writes them."""
+    vnni, ops = ROOT / "csrc" / "cpu" / "vnni.h", ROOT / "csrc" / "cpu" / "ops.cpp"
+    jobs = [
+        _job("kernels_build", ["results/kernels/build.txt"], [str(vnni), str(ops)]),
+        _job("slim_speed", ["results/slim/speed.json"], ["results/kernels/build.txt"]),
+    ]
+    stages = dvc_stages.build(ROOT, jobs=jobs, full_jobs=[])["stages"]
+    assert {"csrc/cpu/vnni.h", "csrc/cpu/ops.cpp"} <= set(stages["kernels"]["deps"]), stages["kernels"]["deps"]
+    assert "results/kernels" in stages["slim"]["deps"]
+    committed = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert "csrc/cpu/vnni.h" in committed["kernels"]["deps"] and "Snakefile" in committed["kernels"]["deps"]
 
 
 def test_two_stages_owning_one_output_is_refused_naming_both():
@@ -286,6 +303,18 @@ def test_pull_refusal_names_the_changed_key_path(origin, tmp_path):
     proc = make_pull(repo, check=False)
     assert proc.returncode != 0
     assert f"config key {PAPER}.prm.n_instances: 20 -> 19" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_pull_refuses_results_made_before_a_change_to_the_workflow_files(origin, tmp_path):
+    """common.smk and the Snakefile shape every job (config validation, input functions, environment); a
+    committed change to them leaves no pulled result current."""
+    repo = clone(origin["repo"], tmp_path / "workflow_change", origin["store"])
+    common = repo / "workflow" / "rules" / "common.smk"
+    common.write_text(common.read_text() + "\n# a change every job's DAG goes through\n")
+    run(repo, *GIT, "commit", "-qam", "edit common.smk")
+    proc = make_pull(repo, check=False)
+    assert proc.returncode != 0 and "workflow/rules/common.smk" in proc.stderr, proc.stderr[-2000:]
+    assert not (repo / "results" / PAPER / "claims.json").exists()
 
 
 def test_tampered_object_on_an_added_remote_is_refused_naming_the_file(origin, tmp_path):

@@ -30,12 +30,59 @@ from .provenance import REPO_ROOT
 PUBLISHED = "docs/run"
 
 
+# what the comparison reads of a claims document; a file lacking one is named with the field, not a traceback
+CLAIM_FIELDS = ("id", "verdict", "measured")
+PROVENANCE_FIELDS = ("commit", "dirty", "scale", "host")
+
+
+def checked_doc(doc, where: str) -> dict:
+    """`doc` if it has every field the comparison reads (claims with id, verdict and measured values, each a
+    summary with a mean; provenance, where present, with commit, dirty, scale, host); else SystemExit naming
+    `where` and the missing field."""
+
+    def missing(field: str):
+        raise SystemExit(
+            f"{where}: not a claims file this diff can read: it lacks {field}; compare results folders, "
+            f"docs/run or git revisions made by `make reproduce` (rerun the paper's claims step to rewrite it)"
+        )
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+        missing("`claims` (a list)")
+    for i, claim in enumerate(doc["claims"]):
+        for field in CLAIM_FIELDS:
+            if not isinstance(claim, dict) or field not in claim:
+                missing(f"`claims[{i}].{field}`")
+        for name, summary in claim["measured"].items():
+            if not isinstance(summary, dict) or not {"mean", "std", "values"} <= set(summary):
+                missing(f"`claims[{i}].measured.{name}` as {{mean, std, values}}")
+    prov = doc.get("provenance")
+    if prov is not None:
+        for field in PROVENANCE_FIELDS:
+            if not isinstance(prov, dict) or field not in prov:
+                missing(f"`provenance.{field}`")
+        if not isinstance(prov["host"], dict) or "cpu" not in prov["host"]:
+            missing("`provenance.host.cpu`")
+    return doc
+
+
+def _read(path: Path) -> dict:
+    try:
+        return checked_doc(read_json(path), str(path))
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"{path}: cannot be read as JSON ({e})") from None
+
+
 def load_run(spec: str, root: Path = REPO_ROOT) -> dict[str, dict]:
     """{paper: claims document} of a run given as a results folder, a published folder or a git revision."""
+    if not spec or not spec.strip():
+        raise SystemExit(
+            "make diff: A or B is empty; give each a results folder (results), a published run (docs/run) or a "
+            "git revision, e.g. `make diff A=HEAD~3 B=results`"
+        )
     path = Path(spec)
     if path.is_dir():
-        nested = {p.parent.name: read_json(p) for p in sorted(path.glob("*/claims.json"))}
-        flat = {p.name.removesuffix(".claims.json"): read_json(p) for p in sorted(path.glob("*.claims.json"))}
+        nested = {p.parent.name: _read(p) for p in sorted(path.glob("*/claims.json"))}
+        flat = {p.name.removesuffix(".claims.json"): _read(p) for p in sorted(path.glob("*.claims.json"))}
         if nested or flat:
             return nested or flat
         raise SystemExit(f"{spec}: a folder with no <paper>/claims.json or <paper>.claims.json in it")
@@ -56,7 +103,11 @@ def load_run(spec: str, root: Path = REPO_ROOT) -> dict[str, dict]:
                 text=True,
                 check=True,
             ).stdout
-            docs[name.removesuffix(".claims.json")] = json.loads(text)
+            where = f"{spec}:{PUBLISHED}/{name}"
+            try:
+                docs[name.removesuffix(".claims.json")] = checked_doc(json.loads(text), where)
+            except ValueError as e:
+                raise SystemExit(f"{where}: cannot be read as JSON ({e})") from None
     if not docs:
         raise SystemExit(f"{spec}: {PUBLISHED}/ at this revision holds no claims file")
     return docs

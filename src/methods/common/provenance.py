@@ -125,10 +125,37 @@ def host() -> dict:
     }
 
 
+# ICML25_* variables that change no number: where files are cached, what the workflow passes itself
+ENV_WITHOUT_EFFECT = {CONFIG_DIGESTS_ENV, "ICML25_DAG_ONLY", "ICML25_DOWNLOAD_CACHE", "ICML25_CACHE_DIR"}
+
+
+def result_environment() -> dict[str, str]:
+    """The environment that can change a result or a timing: every ICML25_* variable set (ICML25_KERNELS,
+    ICML25_CPU_VNNI, ICML25_CPU_AMX, ICML25_CPU_TUNING, the CUDA switches, ...) except the cache locations, and,
+    where this process imported methods.kernels, whether its ops ran compiled or as the PyTorch reference
+    (`kernels`): a timing measured on the reference ops says nothing about the paper's kernels."""
+    env = {k: v for k, v in sorted(os.environ.items()) if k.startswith("ICML25_") and k not in ENV_WITHOUT_EFFECT}
+    kernels = sys.modules.get("methods.kernels")
+    if kernels is not None:
+        env["kernels"] = "compiled" if kernels.extension_available() else "reference"
+    return env
+
+
+def _schema_records_environment() -> bool:
+    """Whether the claims schema has provenance.environment (workflow/schemas/claims.schema.json: it forbids
+    unknown keys, so the environment is recorded from the schema version that declares it)."""
+    try:
+        schema = json.loads((REPO_ROOT / "workflow" / "schemas" / "claims.schema.json").read_text())
+        return "environment" in schema["properties"]["provenance"]["properties"]
+    except (OSError, ValueError, KeyError):
+        return False
+
+
 def provenance(paper: str, scale: str, libraries: Iterable[str] = ()) -> dict:
-    """Commit (and dirtiness), package versions, scale, config digest and host of this run."""
+    """Commit (and dirtiness), package versions, scale, config digest and host of this run (and the environment
+    that changes results, result_environment, where the claims schema records it)."""
     digests = json.loads(os.environ.get(CONFIG_DIGESTS_ENV, "{}"))
-    return {
+    out = {
         **git_state(),
         "packages": package_versions([*CORE_PACKAGES, *libraries]),
         "environment_digest": environment_digest(),
@@ -136,6 +163,9 @@ def provenance(paper: str, scale: str, libraries: Iterable[str] = ()) -> dict:
         "config_digest": digests.get(paper),
         "host": host(),
     }
+    if _schema_records_environment():
+        out["environment"] = result_environment()
+    return out
 
 
 def huggingface_token() -> str | None:

@@ -13,6 +13,16 @@ software environment), so a later config or code change reruns exactly the affec
 touch of a file reruns nothing. Finally `dvc status` must call every pulled stage current.
 What was refused, and why, is printed; the exit status is 1 when anything was refused.
 
+dvc.lock arrives with other people's commits, so nothing in it is trusted to name a path: before DVC runs,
+every out and dep path of every stage must be relative, free of `..` and resolve (symlinks followed) inside
+the checkout, else the pull stops naming the stage and the path; and the only files a pull ever removes are
+files inside the outs that dvc.yaml (not the lock) declares for the stage it restores.
+
+Pulled outputs that stand for something built on the producer's machine are not taken for it: when the
+shared `kernels` stage is pulled, the compiled extension is built here (`python -m methods.kernels.build`,
+cached in csrc/build/), since its build stamp names a library on the producer's disk; the pull fails if
+that build fails. Shared stages (workflow/rules/shared/) are recorded for Snakemake like papers.
+
   python -m methods.common.pull [--remote NAME] [STAGE ...]     (make pull [REMOTE=...] [TARGETS=...])
 """
 
@@ -106,11 +116,54 @@ def config_changes(root: Path, stage: str, lock: dict) -> list[str]:
     return out
 
 
+def escaping_paths(root: Path, lock: dict) -> list[str]:
+    """'stage: path (why)' for every out or dep path of dvc.lock that could reach outside the checkout: an
+    absolute path, a `..` component, or one whose resolved location (symlinks followed) lies outside `root`."""
+    bad = []
+    top = root.resolve()
+    for stage, record in (lock.get("stages") or {}).items():
+        for field in ("outs", "deps"):
+            for entry in (record or {}).get(field) or []:
+                path = entry.get("path") if isinstance(entry, dict) else entry
+                why = None
+                if not isinstance(path, str) or not path:
+                    why = "not a path"
+                elif Path(path).is_absolute() or path.startswith("~"):
+                    why = "absolute"
+                elif ".." in Path(path).parts:
+                    why = "contains '..'"
+                elif not (root / path).resolve().is_relative_to(top):
+                    why = "resolves outside the checkout through a symlink"
+                if why:
+                    bad.append(f"{stage}: {field} {path!r} ({why})")
+    return bad
+
+
+def read_lock(root: Path) -> dict:
+    """dvc.lock, refused (SystemExit naming the entries) when any path in it could reach outside the checkout."""
+    lock_path = root / "dvc.lock"
+    if not lock_path.exists():
+        raise SystemExit(
+            "make pull: nothing to pull: this checkout has no dvc.lock (no results were pushed for it); "
+            "check out a commit whose dvc.lock records pushed results, or compute them with `snakemake`"
+        )
+    lock = yaml.safe_load(lock_path.read_text()) or {}
+    if not isinstance(lock.get("stages"), dict):
+        raise SystemExit(f"make pull: {lock_path} has no `stages` mapping; nothing to pull")
+    bad = escaping_paths(root, lock)
+    if bad:
+        raise SystemExit(
+            f"make pull: {lock_path} names paths outside the checkout, which a pull must never touch: "
+            + "; ".join(bad)
+            + ". Nothing was pulled; fix or revert dvc.lock (`git log -p dvc.lock` shows who changed it)."
+        )
+    return lock
+
+
 def plan(root: Path, targets: list[str]) -> tuple[list[str], dict[str, list[str]]]:
     """(stages to pull, {refused stage: reasons}) for the targets (all locked stages when empty)."""
     stages, upstream = stage_graph(root)
-    lock_path = root / "dvc.lock"
-    lock = yaml.safe_load(lock_path.read_text()) if lock_path.exists() else {"stages": {}}
+    lock = read_lock(root)
     locked = set(lock["stages"])
     unknown = [t for t in targets if t not in stages]
     if unknown:
@@ -148,6 +201,12 @@ def plan(root: Path, targets: list[str]) -> tuple[list[str], dict[str, list[str]
         if bad and s not in refused:
             refused[s] = [f"it reads the outputs of {', '.join(bad)}, which will be recomputed"]
     return [s for s in wanted if s not in refused], refused
+
+
+def _rules_of(path: Path) -> list[str]:
+    from .dvc_stages import rules_in
+
+    return rules_in(path)
 
 
 def md5_of(path: Path) -> str:
@@ -188,6 +247,17 @@ def unverified_files(root: Path, stages: list[str], cache_dir: Path) -> list[tup
     return bad
 
 
+def removable(root: Path, path: Path, stages: list[str], cache_dir: Path) -> bool:
+    """Whether the pull may delete `path`: a file inside an out that dvc.yaml declares for one of the restored
+    `stages`, or an object of the local DVC cache. Paths are compared after resolving symlinks."""
+    declared = stage_graph(root)[0]
+    target = path.resolve()
+    top = root.resolve()
+    outs = [(root / o).resolve() for s in stages for o in declared.get(s, {}).get("outs", [])]
+    inside_out = any(target == o or target.is_relative_to(o) for o in outs if o.is_relative_to(top))
+    return inside_out or target.is_relative_to(cache_dir.resolve())
+
+
 def _dvc_value(root: Path, *args: str) -> str:
     return _run([_bin("dvc"), *args], root, capture=True).stdout.strip()
 
@@ -199,6 +269,49 @@ def remote_description(root: Path, remote: str) -> str:
     except SystemExit:
         url = "?"
     return f"remote '{name}' ({url})"
+
+
+def _run_status(cmd: list[str], root: Path) -> subprocess.CompletedProcess:
+    """`cmd` with its output captured, whatever its exit status (the caller explains a failure)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(cmd, cwd=root, env=env, text=True, capture_output=True)
+
+
+def _pull_failed(root: Path, remote: str, pull: list[str], proc: subprocess.CompletedProcess) -> int:
+    """Explain a failed `dvc pull`: every file of the pulled stages that is not as dvc.lock records it, with
+    its md5 and the remote it should have come from (a remote with `verify = true` refuses an altered object
+    and DVC then only says that the checkout failed)."""
+    sys.stderr.write(proc.stdout[-2000:] + proc.stderr[-2000:])
+    try:
+        cache_dir = Path(_dvc_value(root, "cache", "dir"))
+        cache = cache_dir if cache_dir.is_absolute() else root / cache_dir
+        bad = unverified_files(root, pull, cache)
+    except (SystemExit, OSError, ValueError):
+        bad = []
+    where = remote_description(root, remote)
+    for path, expected, actual in bad:
+        shown = path.relative_to(root) if path.is_relative_to(root) else path
+        state = "was not restored" if actual == "missing" else f"does not match (got md5 {actual})"
+        print(
+            f"make pull: {shown} {state}: its object md5 {expected} on {where} is missing, altered or "
+            f"corrupted (a remote with `verify = true` refuses an object whose hash differs).",
+            file=sys.stderr,
+        )
+    print(
+        f"make pull: `dvc pull` failed (exit {proc.returncode}); nothing was marked current. Fix: ask whoever "
+        f"pushed these results to push them again (`dvc push`), or recompute them with `snakemake {' '.join(pull)}`.",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def build_kernels_here(root: Path) -> str | None:
+    """Build the compiled extension in this checkout (the pulled stamp names the producer's library); None on
+    success, else why not."""
+    proc = _run_status([sys.executable, "-m", "methods.kernels.build"], root)
+    if proc.returncode == 0:
+        return None
+    return (proc.stdout[-1500:] + proc.stderr[-1500:]).strip() or f"exit {proc.returncode}"
 
 
 def main(argv=None) -> int:
@@ -213,9 +326,12 @@ def main(argv=None) -> int:
         print(f"make pull: not pulling {s}: " + "; ".join(why) + f". `snakemake {s}` recomputes it.", file=sys.stderr)
     if not pull:
         return 1 if refused else 0
-    _run([_bin("dvc"), "pull", *(["-r", args.remote] if args.remote else []), *pull], root)
+    fetched = _run_status([_bin("dvc"), "pull", *(["-r", args.remote] if args.remote else []), *pull], root)
+    if fetched.returncode != 0:
+        return _pull_failed(root, args.remote, pull, fetched)
     cache_dir = Path(_dvc_value(root, "cache", "dir"))
-    bad = unverified_files(root, pull, cache_dir if cache_dir.is_absolute() else root / cache_dir)
+    cache = cache_dir if cache_dir.is_absolute() else root / cache_dir
+    bad = unverified_files(root, pull, cache)
     if bad:
         where = remote_description(root, args.remote)
         for path, expected, actual in bad:
@@ -225,8 +341,11 @@ def main(argv=None) -> int:
                 f"removed, nothing was marked current.",
                 file=sys.stderr,
             )
-            path.unlink(missing_ok=True)
-            _cache_object(cache_dir if cache_dir.is_absolute() else root / cache_dir, expected).unlink(missing_ok=True)
+            for victim in (path, _cache_object(cache, expected)):
+                if removable(root, victim, pull, cache):
+                    victim.unlink(missing_ok=True)
+                else:
+                    print(f"make pull: {victim} is outside the stages' outs; left as it is", file=sys.stderr)
         print(
             "make pull: fix: ask whoever pushed these results to push them again (`dvc push`), or recompute them "
             f"with `snakemake {' '.join(pull)}`.",
@@ -252,6 +371,25 @@ def main(argv=None) -> int:
             _run(cmd, root, capture=True)
         elif papers:
             _run([*cmd, "--", *papers], root, capture=True)
+        shared = [
+            s.removesuffix(suffix)
+            for s in scale_stages
+            if (root / "workflow" / "rules" / "shared" / f"{s.removesuffix(suffix)}.smk").exists()
+        ]
+        if shared:  # by rule, as their dvc.yaml command runs them: a paper target need not reach every job
+            rules = [r for s in shared for r in _rules_of(root / "workflow" / "rules" / "shared" / f"{s}.smk")]
+            _run([*cmd, "--until", *rules], root, capture=True)
+    if any(s.removesuffix("_full") == "kernels" for s in pull):
+        why = build_kernels_here(root)
+        if why:
+            print(
+                "make pull: the kernels stage was restored, but the compiled extension could not be built here "
+                f"(its build stamp names the library on the machine that pushed it, not one here):\n{why}\n"
+                "make pull: fix the build (`python -m methods.kernels.build`) before running jobs that use the ops; "
+                "nothing further was checked.",
+                file=sys.stderr,
+            )
+            return 1
     status = json.loads(_run([_bin("dvc"), "status", "--json", *pull], root, capture=True).stdout or "{}")
     stale = {s: mismatches(v, set()) or [json.dumps(v)] for s, v in status.items() if v}
     if stale:

@@ -7,17 +7,28 @@ parallel run and less than that of a serial one.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
+import yaml
 
-from .claims import SETTINGS, claims_table_markdown, validate_claims
+from .claims import (
+    SETTINGS,
+    claims_table_markdown,
+    evaluate_claim,
+    expand_claims,
+    load_declaration,
+    validate_claims,
+)
 from .diff import moves_markdown
 from .io import atomic_path, read_json, write_json
-from .provenance import environment_digest, installed_packages
+from .provenance import environment_digest, installed_packages, paper_config_digest
 
 
 def markers(block: str) -> tuple[str, str]:
@@ -216,8 +227,10 @@ def published_docs(run_dir: str | Path) -> dict[str, dict]:
 def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[str] | None = None) -> list[str]:
     """Publish one tiny run: copy every paper's claims.json, its job time and peak memory, and its claims'
     figures into docs/run/, write the papers table there, fill the README's papers table and each paper
-    README's claims table and moved verdicts from them, and rebuild the site (methods.common.website). Refuses a run whose papers come from different commits or a dirty tree, so
-    every number the READMEs quote comes from one run of one commit. Returns the files written."""
+    README's claims table and moved verdicts from them, and rebuild the site (methods.common.website).
+    Refuses a run whose papers come from different commits or a dirty tree, so every number the READMEs
+    quote comes from one run of one commit, a run that does not match that commit (run_problems: its config
+    digest, its rows against claims.yaml) and one made in another environment. Returns the files written."""
     results, root = Path(results), Path(root)
     papers = (
         list(papers)
@@ -239,6 +252,12 @@ def publish_run(results: str | Path, root: str | Path = ".", papers: Iterable[st
         raise SystemExit(
             f"{results}: the papers ran at {sorted(map(str, commits))}; publish one run of one clean "
             f"commit (rerun the stale papers from a clean checkout)"
+        )
+    problems = run_problems(docs, root)
+    if problems:
+        raise SystemExit(
+            f"{results}: not published; the run does not match its commit "
+            f"{next(iter(commits))[0]}:\n- " + "\n- ".join(problems)
         )
     packages = installed_packages()
     digests = {d["provenance"]["environment_digest"] for d in docs.values()}
@@ -298,6 +317,170 @@ def _with_block(text: str, block: str) -> str:
         return text
     claims_end = markers("claims-table")[1]
     return text.replace(claims_end, f"{claims_end}\n\n{begin}\n{end}", 1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Publishing checks: a run is compared with the commit it names, not with itself. Its recorded config digest
+# must be that of the committed config.yaml (an overlay or an uncommitted edit leaves the tree clean), and
+# every row must be what the committed claims.yaml declares, with the verdict that declaration computes.
+
+# the declaration keys a row carries back; a row differing from its declaration in any of them is refused
+DECLARED_ROW_KEYS = ("kind", "criterion", "refuted_if", "testable_if", "setting", "family", "deterministic")
+NULL_DECLARATION_KEYS = ("name", "kind", "sub", "unequal_budget")
+
+
+def committed_text(root: Path, commit: str, path: str) -> str | None:
+    """`path` as committed at `commit` in the repository at `root`; None when it is not there."""
+    proc = subprocess.run(["git", "-C", str(root), "show", f"{commit}:{path}"], capture_output=True, text=True)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def committed_config(root: Path, commit: str) -> dict:
+    """config.yaml at `commit`, completed with the defaults of that commit's config schema as the workflow does
+    (workflow/rules/common.smk) before it records each paper's config digest."""
+    text = committed_text(root, commit, "config.yaml")
+    if text is None:
+        raise SystemExit(f"{root}: no config.yaml at commit {commit}; publish from the repository that made the run")
+    config = yaml.safe_load(text) or {}
+    listing = subprocess.run(
+        ["git", "-C", str(root), "ls-tree", "-r", "--name-only", commit, "workflow/schemas"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    if "workflow/schemas/config.schema.yaml" in listing:
+        from .config import validate_config
+
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in listing:
+                target = Path(tmp) / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(committed_text(root, commit, name) or "")
+            validate_config(config, Path(tmp) / "workflow" / "schemas" / "config.schema.yaml")
+    return config
+
+
+def config_digest_problems(docs: dict[str, dict], root: Path) -> list[str]:
+    """Papers whose recorded config digest is not that of their section of the committed config at the run's
+    scale: the run used an overlay (--configfile, --config) or an uncommitted config."""
+    problems, configs = [], {}
+    for paper, doc in docs.items():
+        prov = doc["provenance"]
+        commit = prov["commit"]
+        if commit not in configs:
+            configs[commit] = committed_config(root, commit)
+        cfg = configs[commit]
+        expected = paper_config_digest(cfg, paper)
+        if prov.get("config_digest") != expected:
+            problems.append(
+                f"{paper}: config digest {prov.get('config_digest')} is not {expected}, the digest of the `{paper}` "
+                f"section of config.yaml at {commit[:12]} (scale {cfg.get('scale')}): the run was made with another "
+                f"config (an overlay, --config, or an uncommitted edit); rerun it with the committed config.yaml"
+            )
+    return problems
+
+
+def _for_each_values(template: dict, row_ids: list[str]) -> list[str]:
+    """The values a `for_each` template was expanded over, read back from the run's claim ids."""
+    head, _, tail = template["id"].partition("{" + template["for_each"] + "}")
+    pattern = re.compile(re.escape(head) + r"(.+)" + re.escape(tail))
+    values = [m.group(1) for i in row_ids if (m := pattern.fullmatch(i))]
+    return list(dict.fromkeys(values))
+
+
+def committed_claims(root: Path, commit: str, paper: str, row_ids: list[str]) -> dict[str, dict]:
+    """{claim id: declaration} of src/methods/<paper>/claims.yaml at `commit`, templates expanded over the
+    values the run's ids show. ValueError when the file is absent or breaks the claims contract."""
+    path = f"src/methods/{paper}/claims.yaml"
+    text = committed_text(root, commit, path)
+    if text is None:
+        raise ValueError(f"{path} does not exist at {commit[:12]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "claims.yaml"
+        f.write_text(text)
+        try:
+            decl = load_declaration(f)
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path} at {commit[:12]}: {str(e).replace(f'{f}: ', '')}") from None
+    over: dict[str, list[str]] = {}
+    for c in decl["claims"]:
+        if c.get("for_each"):
+            values = over.setdefault(c["for_each"], [])
+            values += [v for v in _for_each_values(c, row_ids) if v not in values]
+    return {c["id"]: c for c in expand_claims(decl["claims"], over)}
+
+
+def _declared_nulls(claim: dict) -> list[dict]:
+    return [{k: n.get(k) for k in NULL_DECLARATION_KEYS} for n in claim.get("nulls") or [] if n.get("kind") != "family"]
+
+
+def row_problems(paper: str, row: dict, declared: dict, commit: str) -> list[str]:
+    """How a claims.json row departs from its declaration: a declaration key, a null, or a verdict (or per-seed
+    outcome) other than what the declaration computes from the row's measured values."""
+    where = f"{paper}/{row['id']}"
+    out = []
+    for key in DECLARED_ROW_KEYS:
+        if row.get(key) != declared.get(key):
+            out.append(f"{where}: {key} is {row.get(key)!r} in the run, {declared.get(key)!r} in claims.yaml")
+    if _declared_nulls(row) != _declared_nulls(declared):
+        out.append(f"{where}: its nulls differ from those claims.yaml declares at {commit[:12]}")
+    measured = {k: [math.nan if v is None else v for v in m["values"]] for k, m in (row.get("measured") or {}).items()}
+    try:
+        again = evaluate_claim(declared, measured, row.get("scale", "tiny"))
+    except (KeyError, ValueError, TypeError, ZeroDivisionError) as e:
+        return out + [f"{where}: its declaration cannot be evaluated on the recorded values: {e}"]
+    if again["verdict"] != row.get("verdict") or again["per_seed"] != row.get("per_seed"):
+        out.append(
+            f"{where}: reads {row.get('verdict')!r} (per seed {row.get('per_seed')}), but claims.yaml at "
+            f"{commit[:12]} computes {again['verdict']!r} (per seed {again['per_seed']}) from its measured values"
+        )
+    return out
+
+
+def declaration_problems(docs: dict[str, dict], root: Path) -> list[str]:
+    """Every departure of the run's rows from the claims.yaml of the run's commit: claims dropped or added, and
+    each row's declaration keys, nulls and verdict (row_problems)."""
+    problems = []
+    for paper, doc in docs.items():
+        commit = doc["provenance"]["commit"]
+        rows = {c["id"]: c for c in doc["claims"]}
+        try:
+            declared = committed_claims(root, commit, paper, list(rows))
+        except ValueError as e:
+            problems.append(f"{paper}: {e}")
+            continue
+        dropped = [i for i in declared if i not in rows]
+        added = [i for i in rows if i not in declared]
+        if dropped:
+            problems.append(f"{paper}: claims.yaml at {commit[:12]} declares {dropped}, which the run lacks")
+        if added:
+            problems.append(f"{paper}: the run has claims {added}, which claims.yaml at {commit[:12]} does not declare")
+        for cid, row in rows.items():
+            if cid in declared:
+                problems += row_problems(paper, row, declared[cid], commit)
+    return problems
+
+
+def environment_problems(docs: dict[str, dict]) -> list[str]:
+    """Papers run with an ICML25_* override that changes results or timings, or whose kernels ran as the PyTorch
+    reference (provenance.environment, where recorded): the published run is the default environment's."""
+    problems = []
+    for paper, doc in docs.items():
+        env = dict(doc["provenance"].get("environment") or {})
+        if env.pop("kernels", "compiled") != "compiled":
+            problems.append(
+                f"{paper}: its kernels ran as the PyTorch reference (extension not built or ICML25_KERNELS="
+                f"reference), so its timings are not the kernels'; build them (`python -m methods.kernels.build`) "
+                f"and rerun"
+            )
+        if env:
+            problems.append(f"{paper}: run with {env}; rerun without these overrides to publish")
+    return problems
+
+
+def run_problems(docs: dict[str, dict], root: str | Path) -> list[str]:
+    """Everything that keeps a run of one clean commit from being published (empty when it may be)."""
+    root = Path(root)
+    return config_digest_problems(docs, root) + environment_problems(docs) + declaration_problems(docs, root)
 
 
 def published_table(run_dir: str | Path) -> str:

@@ -15,8 +15,13 @@ use), so that a product's result does not either: the paths differ in the order 
 Cache: one JSON file per CPU model under $ICML25_CACHE_DIR/cpu-tuning/ (default ~/.cache/icml25-repro/cpu-tuning/),
 holding its key (CPU model name, the CPU flags that matter, torch version, the extension's build hash) and the
 plans; a file whose key differs (another torch, a rebuilt extension) is discarded and re-tuned. A file that does not
-parse is ignored with a warning naming it (and overwritten by the next tuning). Writes go to a temporary file and
-``os.replace``.
+parse is ignored with a warning naming it (and overwritten by the next tuning); a cached plan the op refuses (a
+tile count it does not have) is dropped with a warning naming the file, and that shape is re-tuned. Writes go to a
+temporary file and ``os.replace``; where the cache folder cannot be written (a read-only $HOME on a cluster), the
+plans stay in this process's memory, with one warning. The tuning never makes an op call fail.
+
+Under ``ICML25_CPU_AMX=emulate`` (the scalar emulation of AMX, for tests) nothing is timed and nothing is cached:
+the emulation's speed says nothing about the CPU's, and its plans would land under the real hardware's key.
 
 Override: ``ICML25_CPU_TUNING=off`` sets no plan (the default choice, no timing); ``ICML25_CPU_TUNING=<file.json>``
 takes the plans from that file, ``{"plans": [{"op": "int4", "batch_lo": 5, "batch_hi": 8, "path": "rows", "nr": 4},
@@ -46,6 +51,7 @@ _memo: dict[tuple, tuple[str, int]] = {}  # (op, n, k, gs, lo, hi) -> plan
 _applied: dict[tuple, tuple[str, int]] = {}  # (op, n, k, gs, lo, hi) -> plan now set in the C++ table
 _mode: str | None = None
 _disk: dict | None = None  # the cache file's plans, loaded once per process
+_unwritable: list[str] = []  # the cache folder that could not be written (warned about once)
 
 
 def cpu_info() -> dict:
@@ -114,6 +120,7 @@ def reset() -> None:
     global _mode, _disk
     _memo.clear()
     _applied.clear()
+    _unwritable.clear()
     _mode, _disk = None, None
     if hasattr(torch.ops, "icml25") and hasattr(torch.ops.icml25, "clear_cpu_plans"):
         torch.ops.icml25.clear_cpu_plans()
@@ -203,6 +210,15 @@ def _save() -> None:
     os.replace(tmp, f)
 
 
+def agrees(y: torch.Tensor, want: torch.Tensor, rel: float = 1e-5) -> bool:
+    """Whether a candidate's result equals the default's within `rel` of the output's scale (its largest |y|):
+    relative, so that a 1 % error on a small output is not taken for a difference in float summation order."""
+    if not want.numel():
+        return True
+    scale = want.abs().max().item()
+    return (y - want).abs().max().item() <= rel * (scale if scale > 0 else 1.0)
+
+
 def tune(op: str, call, n: int, k: int, gs: int, m: int, reps: int = 5) -> tuple[tuple[str, int], dict]:
     """Time the candidates of batch m on ``call()`` (the op on the real operands), each set for m's bucket in turn;
     returns the chosen plan and {plan: median seconds}. A candidate whose result differs from the default's by more
@@ -219,7 +235,7 @@ def tune(op: str, call, n: int, k: int, gs: int, m: int, reps: int = 5) -> tuple
         if want is None:
             want = y
             reps = reps if time.perf_counter() - t0 < 0.02 else 3  # long calls (prefill batches): fewer
-        elif (y - want).abs().max().item() > 1e-5 * (1 + want.abs().max().item()):
+        elif not agrees(y, want):
             warnings.warn(f"cpu tuning: {op} plan {plan} disagrees with the default at {n}x{k} batch {m}; not used")
             continue
         ts = []
@@ -250,21 +266,54 @@ def plan_for(op: str, call, n: int, k: int, gs: int, m: int) -> tuple[str, int] 
         if mode not in ("", "on", "off"):
             _load_override(mode)  # a bad file raises here, and again at the next call
         _mode = mode
-    if mode == "off" or mode not in ("", "on"):
+    if mode == "off" or mode not in ("", "on") or os.environ.get("ICML25_CPU_AMX", "") == "emulate":
         return None
     lo, hi = bucket(m)
     key = (op, n, k, gs, lo, hi)
     plan = _memo.get(key)
     if plan is None:
         plan = _disk_plans().get(key)
+        if plan is not None and not _applies(key, plan):
+            plan = None
         if plan is None:
             plan, _ = tune(op, call, n, k, gs, m)
             _disk_plans()[key] = plan
-            _save()
+            _save_or_keep_in_memory()
         _memo[key] = plan
     if _applied.get(key) != plan:
         _set(op, n, k, gs, lo, hi, plan)
     return plan
+
+
+def _applies(key: tuple, plan: tuple[str, int]) -> bool:
+    """Set a cached plan; one the op refuses (e.g. a tile count it does not have) is dropped from the cache with
+    a warning naming the file, and False tells the caller to re-tune."""
+    try:
+        _set(*key, plan)
+        return True
+    except RuntimeError as err:
+        _disk_plans().pop(key, None)
+        warnings.warn(
+            f"{cache_file()}: cached CPU plan {plan} for {key[0]} {key[1]}x{key[2]} (group size {key[3]}, batches "
+            f"{key[4]}-{key[5]}) is invalid ({str(err).splitlines()[0]}); dropped, that shape is re-tuned",
+            stacklevel=4,
+        )
+        return False
+
+
+def _save_or_keep_in_memory() -> None:
+    """Write the cache; where its folder cannot be written, keep the plans in this process with one warning."""
+    if _unwritable:
+        return
+    try:
+        _save()
+    except OSError as err:
+        _unwritable.append(str(cache_file().parent))
+        warnings.warn(
+            f"{cache_file().parent}: cannot write the CPU tuning cache ({err}); the plans stay in this process's "
+            f"memory (set ICML25_CACHE_DIR to a writable folder to keep them)",
+            stacklevel=4,
+        )
 
 
 def describe() -> str:
