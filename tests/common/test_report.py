@@ -107,6 +107,12 @@ def test_paper_reference_links_only_arxiv_ids():
     assert paper_reference("ICML 2025 (PMLR 267:6291-6318)") == "ICML 2025 (PMLR 267:6291-6318)"
 
 
+@pytest.fixture(autouse=True)
+def no_commit_checks(monkeypatch):
+    """These trees are no git repositories: the checks against the run's commit are tested in test_publish_checks."""
+    monkeypatch.setattr(R, "run_problems", lambda docs, root: [])
+
+
 def _tree(tmp_path, commits):
     """A repository-shaped tree with one finished tiny run of papers demo and other."""
     root = tmp_path / "repo"

@@ -167,7 +167,7 @@ def paper_page(doc: dict, figures: list[dict], differ: str) -> str:
     checks = [c for c in doc["claims"] if c["kind"] == "check"]
     counts = {v: sum(c["verdict"] == v for c in headline) for v in VERDICTS}
     figs = "".join(
-        f'<figure><img src="../{_e(f["file"])}" alt="{_e(f["caption"])}" loading="lazy">'
+        f'<figure><img src="../{_e(f["file"])}" alt="{_e(f["caption"])}">'
         f"<figcaption>{_e(f['caption'])}</figcaption></figure>"
         for f in figures
     )
