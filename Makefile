@@ -5,12 +5,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= all
 STAMP  := $(VENV)/.installed
+# Where torch comes from: empty = the configured index (public PyPI: the CUDA build); the CPU build is on
+# PyTorch's CPU index, TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
 
 .PHONY: reproduce test venv lint readme-table dvc-yaml pull diff lock
 
 $(STAMP): pyproject.toml requirements/cpu.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements/cpu.txt torch
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements/cpu.txt $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements/cpu.txt -e '.[test]'
 	touch $@
 

@@ -346,8 +346,8 @@ def hf_token_for(model):
         if not huggingface_token() and not os.environ.get(DAG_ONLY_ENV):
             raise PermissionError(
                 f"{model} is gated on the Hugging Face Hub: accept its licence on its model page, create a "
-                f"read token (huggingface.co/settings/tokens) and set HF_TOKEN, or run `huggingface-cli login` "
-                f"on the submit host and on the nodes (a shared home directory carries the token)."
+                f"read token (huggingface.co/settings/tokens) and set HF_TOKEN, or run `hf auth login` "
+                f"on the submit host (the token is stored under HF_HOME, which the nodes must share)."
             )
         return []
 
