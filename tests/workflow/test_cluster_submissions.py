@@ -140,3 +140,25 @@ def test_empty_partition_fails_the_dry_run():
     )
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "slurm_gpu_partition ($ICML25_SLURM_GPU_PARTITION) is empty" in out, out[-3000:]
+
+
+@pytest.mark.parametrize(
+    "profile, expected",
+    [
+        (("--workflow-profile", "profiles/slurm-full"), "is the compute node itself once the job runs on the cluster"),
+        (("--cores", "1", "--configfile", "config/full.yaml"), "nothing answers at http://127.0.0.1:"),
+    ],
+)
+def test_hypothesaes_endpoint_must_answer_where_the_jobs_run(profile, expected):
+    """hypothesaes_run calls its LLM endpoint for hours: 127.0.0.1 is refused when the jobs go to a cluster (it
+    is the node itself), and an endpoint that does not answer from the submit host stops the dry run."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", *profile, "--", "hypothesaes"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(ICML25_DAG_ONLY=None, OPENAI_API_KEY="test-key"),
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and expected in out and "hypothesaes.interpreter.llm.endpoint" in out, out[-3000:]
