@@ -5,12 +5,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= all
 STAMP  := $(VENV)/.installed
+# Where torch comes from: empty = the configured index (public PyPI: the CUDA build); the CPU build is on
+# PyTorch's CPU index, TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
 
-.PHONY: reproduce test venv lint readme-table dvc-yaml pull diff explain site
+.PHONY: reproduce test venv lint readme-table dvc-yaml pull diff explain site lock
 
 $(STAMP): pyproject.toml requirements/cpu.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements/cpu.txt torch
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements/cpu.txt $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements/cpu.txt -e '.[test]'
 	touch $@
 
@@ -23,6 +26,14 @@ reproduce: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m methods.kernels.build  # compiled kernels (cached in csrc/build/; ~15 s when sources changed)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
+
+# requirements/full.lock: the paper-scale environment (CUDA torch from PyPI, every package pinned with its
+# sha256) that containers/Dockerfile installs; torch at the version of requirements/cpu.txt. Rerun after a
+# change to pyproject.toml's dependencies (tests/workflow/test_container.py fails when it is stale).
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra full -c requirements/cpu.txt --python-version 3.11 \
+		--python-platform x86_64-manylinux_2_28 --generate-hashes --custom-compile-command "make lock" \
+		-o requirements/full.lock
 
 # `snakemake --lint` itself is checked by tests/workflow/test_lint.py (one lint is accepted).
 lint: $(STAMP)

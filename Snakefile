@@ -4,13 +4,18 @@
 # `snakemake --lint` asks for a conda environment or container per rule. We deliberately use one
 # Python environment for the whole workflow (pyproject.toml, installed by `make`), because every
 # rule imports the same `methods` library and torch; per-rule environments would install torch
-# a dozen times. That is the only lint we accept.
+# a dozen times. That is the only lint we accept. At paper scale the same environment, locked
+# (requirements/full.lock), is also an image (containers/) that every job runs in with
+# `--software-deployment-method apptainer`: the global `container:` below.
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
 configfile: "config.yaml"
+
+
+container: config["container"]
 
 
 report: "workflow/report/workflow.rst"
@@ -23,6 +28,8 @@ include: "workflow/rules/common.smk"
 # `.<name>.*.part` file behind; the next run removes them before any job starts (never in a dry run).
 onstart:
     from methods.common.io import remove_orphaned_parts
+
+    check_gpu_limit()
 
     remove_orphaned_parts([OUTDIR, RESOURCES])
 
@@ -47,6 +54,10 @@ for _slug in PAPERS:
 
 
 include: "workflow/rules/report.smk"
+
+
+# On a cluster, GPU jobs go to the GPU partition and every runtime stays within its partition's limit.
+assign_partitions(workflow.rules)
 
 
 rule all:

@@ -8,6 +8,7 @@ Everything runs in copies of the working tree in tmp dirs; the main tree's resul
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import time
@@ -119,6 +120,50 @@ def test_smoke_paper_through_slurm_equals_local_run(slurm, tree):
     b = (tree / "out_local" / "outcome_process" / "claims.json").read_bytes()
     assert a == b
     print(f"slurm smoke outcome_process: {submitted} sbatch jobs, {wall:.1f} s wall")
+
+
+def _squeue_partitions():
+    out = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i %P"], capture_output=True, text=True, timeout=10)
+    return dict(line.split() for line in out.stdout.splitlines() if line.strip())
+
+
+def test_full_profile_submits_groups_and_gpu_jobs_to_the_gpu_partition(slurm, tree):
+    """profiles/slurm-full on the smoke config: outcome_process's simulations go as one group job to the CPU
+    partition; its figures, made to ask for a GPU, go to the GPU partition (one counted GPU on the test node)."""
+    before = set(_squeue_partitions())
+    proc = snakemake(
+        tree,
+        "--workflow-profile",
+        "profiles/slurm-full",
+        *FAST,
+        "--cores",
+        "2",  # the test node's CPUs (the profile's 8 is a group's width on a real node)
+        "--retries",
+        "0",
+        "--configfile",
+        "config/smoke.yaml",
+        "--config",
+        "outdir=out_full_profile",
+        "--set-resources",
+        "outcome_process_figures:gpu=1",
+        "--until",
+        "outcome_process_figures",
+        "--",
+        "outcome_process",
+        timeout=900,
+        env=_env(ICML25_SLURM_GPU_PARTITION=slurm_cluster.GPU_PARTITION),
+    )
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    ids = re.findall(r"has been submitted with SLURM jobid (\d+) \(log: \S*/group_(\w+?)_outcome_process", log)
+    groups = {group: jobid for jobid, group in ids}
+    assert set(groups) == {"outcome_process_sims", "outcome_process_report"}, log[-4000:]
+    assert len(ids) == 2, f"expected two submissions (the group of simulations, the figures): {ids}"
+    partitions = _squeue_partitions()
+    assert set(groups.values()) <= set(partitions) - before
+    assert partitions[groups["outcome_process_sims"]] == slurm_cluster.PARTITION
+    assert partitions[groups["outcome_process_report"]] == slurm_cluster.GPU_PARTITION
+    assert (tree / "out_full_profile" / "outcome_process" / "figures" / "rate.png").exists()
 
 
 def _toy(tmp_path, body):

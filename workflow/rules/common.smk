@@ -186,15 +186,10 @@ def group_seeds(group, seeds):
     return [seed]
 
 
-# The longest job a cluster partition is assumed to allow (profiles/slurm-full states it); a step that
-# needs longer checkpoints and resumes, so a job killed at the limit continues in its resubmission.
-PARTITION_MAX_MINUTES = 2880
-
-
 def per_attempt(tiny, full=None, cap=None):
     """mem_mb or runtime: the scale's value (`full` at paper scale, else `tiny`) times the attempt number,
     so a job killed for memory or time is resubmitted (`retries` in the SLURM profiles) with more;
-    `cap` bounds it (runtime: PARTITION_MAX_MINUTES)."""
+    `cap` bounds it."""
     base = full if (full is not None and SCALE == "full") else tiny
 
     def value(wildcards, attempt):
@@ -205,8 +200,120 @@ def per_attempt(tiny, full=None, cap=None):
 
 
 def runtime_per_attempt(tiny, full=None):
-    """runtime (minutes) per_attempt, capped at the partition limit."""
-    return per_attempt(tiny, full, cap=PARTITION_MAX_MINUTES)
+    """runtime (minutes) per_attempt, capped at the time limit of the partition the job is submitted to
+    (the SLURM profile's slurm_max_runtime / slurm_gpu_max_runtime; see assign_partitions). A step that
+    can outlast it checkpoints and resumes, so a job killed at the limit continues in its resubmission.
+    """
+    value = per_attempt(tiny, full)
+    value.partition_capped = True
+    return value
+
+
+def in_container():
+    """Whether jobs run in the image (config key `container`, --software-deployment-method apptainer)."""
+    from snakemake_interface_executor_plugins.settings import DeploymentMethod
+
+    methods = workflow.deployment_settings.deployment_method or ()
+    return DeploymentMethod.APPTAINER in methods
+
+
+def job_python():
+    """The interpreter of a shell rule: the image's `python` in the container, else this Snakemake's."""
+    return "python" if in_container() else sys.executable
+
+
+# The image holds the environment, not the code: jobs import `methods` from this checkout (the container
+# sees the working directory; its environment passes through).
+if in_container():
+    _src = str(Path(workflow.basedir) / "src")
+    os.environ.update(
+        PYTHONPATH=os.pathsep.join(
+            [_src]
+            + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        )
+    )
+
+
+# ---- Cluster submission: what the SLURM profiles (profiles/slurm*/config.yaml) leave to the workflow ----
+
+
+def _profile_defaults():
+    """{name: raw value} of the default resources (the profile's default-resources, --default-resources)."""
+    defaults = workflow.resource_settings.default_resources
+    return {name: res.raw for name, res in defaults.items()} if defaults else {}
+
+
+def _expanded(raw):
+    """A default resource as Snakemake evaluates it: environment variables expanded."""
+    return os.path.expandvars(raw) if isinstance(raw, str) else raw
+
+
+def check_slurm_variables(defaults):
+    """A `$VARIABLE` in a slurm_* default resource that is not exported reaches sbatch literally (or, for the
+    account, is mistaken for a name) and fails at the first submission, after the DAG was built and the
+    downloads ran; stop here, in the dry run already, naming the variable. An empty account is allowed
+    (clusters without accounts); an empty partition is not (give the same one for CPU and GPU jobs).
+    """
+    import re
+
+    problems = []
+    for name, raw in sorted(defaults.items()):
+        if not (name.startswith("slurm_") and isinstance(raw, str)):
+            continue
+        unset = re.findall(r"\$\{?(\w+)", _expanded(raw))
+        if unset:
+            problems.append(
+                f"default resource {name} comes from ${unset[0]}, which is not set: export {unset[0]}=<value>"
+            )
+        elif "partition" in name and not _expanded(raw).strip():
+            problems.append(
+                f"default resource {name} ({raw}) is empty: set it to a partition (`sinfo -s`)"
+            )
+    if problems:
+        raise ValueError(
+            "SLURM profile settings missing, nothing was submitted:\n  "
+            + "\n  ".join(problems)
+            + '\n(README "Full scale and SLURM"; ICML25_SLURM_ACCOUNT may be set empty where the cluster has no accounts)'
+        )
+
+
+def _int_resource(r, name):
+    res = r.resources.get(name)
+    value = getattr(res, "raw", None) if res is not None else None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    return value if isinstance(value, int) else 0
+
+
+def assign_partitions(rules):
+    """Route each job to its partition and cap its runtime at that partition's limit, from the default
+    resources of the SLURM profile: a job that asks for a GPU goes to slurm_gpu_partition (limit
+    slurm_gpu_max_runtime), the others stay on slurm_partition (limit slurm_max_runtime). Many sites reject
+    a job on a GPU partition that asks for no GPU, and a runtime above the limit at the first sbatch. A
+    rule's own --set-resources slurm_partition wins. Without these resources (local runs) nothing changes.
+    """
+    from snakemake.resources import Resource
+
+    defaults = _profile_defaults()
+    overrides = workflow.resource_settings.overwrite_resources or {}
+    for r in rules:
+        gpu = _int_resource(r, "gpu") > 0
+        gpu_partition = defaults.get("slurm_gpu_partition")
+        if gpu and gpu_partition and "slurm_partition" not in overrides.get(r.name, {}):
+            r.resources["slurm_partition"] = Resource.from_cli_expression(
+                "slurm_partition", gpu_partition
+            )
+        limit = _expanded(
+            defaults.get("slurm_gpu_max_runtime" if gpu else "slurm_max_runtime")
+        )
+        runtime = r.resources.get("runtime")
+        evaluator = getattr(runtime, "_evaluator", None)
+        if limit and getattr(evaluator, "partition_capped", False):
+            r.resources["runtime"] = per_attempt(evaluator.base, cap=int(limit))
+
+
+if not workflow.remote_exec:
+    check_slurm_variables(_profile_defaults())
 
 
 # Set by tools that only read the DAG's shape (dvc.yaml generation, the consistency tests): prerequisites
@@ -239,12 +346,61 @@ def hf_token_for(model):
         if not huggingface_token() and not os.environ.get(DAG_ONLY_ENV):
             raise PermissionError(
                 f"{model} is gated on the Hugging Face Hub: accept its licence on its model page, create a "
-                f"read token (huggingface.co/settings/tokens) and set HF_TOKEN, or run `huggingface-cli login` "
-                f"on the submit host and on the nodes (a shared home directory carries the token)."
+                f"read token (huggingface.co/settings/tokens) and set HF_TOKEN, or run `hf auth login` "
+                f"on the submit host (the token is stored under HF_HOME, which the nodes must share)."
             )
         return []
 
     return check
+
+
+def check_gpu_limit():
+    """For `onstart` (a real run, not a dry run): at paper scale on one machine every job that asks for a
+    GPU would start at once on it (Snakemake counts an undeclared resource as unlimited) and run out of
+    GPU memory; require `--resources gpu=N`, N the GPUs to use at a time. A cluster schedules GPUs itself."""
+    if SCALE != "full" or not workflow.local_exec or workflow.remote_exec:
+        return
+    if "gpu" not in workflow.global_resources:
+        raise ValueError(
+            "paper scale on this machine: pass --resources gpu=N (N = GPU jobs at a time, 1 per GPU) and a "
+            "memory cap, e.g. `snakemake --cores all --configfile config/full.yaml --resources gpu=1 "
+            "mem_mb=64000`, or jobs that ask for a GPU all start at once on it."
+        )
+
+
+def submits_to_cluster():
+    """Whether this run hands its jobs to SLURM (a SLURM profile's default resources are set)."""
+    return "slurm_partition" in _profile_defaults() and not workflow.remote_exec
+
+
+def endpoint_reachable(url, key):
+    """For an input function: a network service that jobs call (an LLM server) must be reachable from where
+    they run, or hours of a job's retries fail. Checked on the submit host, in the dry run already: an
+    address that is the node itself (127.0.0.1, localhost) when the jobs go to a cluster, and one that does
+    not accept a connection here, stop the DAG naming the config `key` and the fix."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if os.environ.get(DAG_ONLY_ENV):
+        return
+    parts = urlsplit(url)
+    host, port = (
+        parts.hostname,
+        parts.port or (443 if parts.scheme == "https" else 80),
+    )
+    loopback = host in ("localhost", "::1") or (host or "").startswith("127.")
+    if loopback and submits_to_cluster():
+        raise ConnectionError(
+            f"config {key}: {url} is the compute node itself once the job runs on the cluster, where no server "
+            f"listens. Set {key} to an address the nodes reach (e.g. http://<submit host>:{port}/v1, or a hosted API)."
+        )
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as err:
+        raise ConnectionError(
+            f"config {key}: nothing answers at {url} from this host ({err}); start the server or set {key} "
+            f"to one that runs, before submitting jobs that call it for hours."
+        ) from err
 
 
 def all_targets():

@@ -14,7 +14,7 @@
 # Few, large jobs at tiny scale: Python and torch start once per domain or task. At paper scale one job
 # per pre-trained model and per (task, seed), each on a GPU; pre-training and fine-tuning save a
 # checkpoint every `checkpoint_every` steps and a resubmitted job resumes from it
-# (methods.graphgpt.checkpoint), so each fits a 48-hour partition (PARTITION_MAX_MINUTES).
+# (methods.graphgpt.checkpoint), so each fits its partition (slurm_gpu_max_runtime of profiles/slurm-full).
 #
 # Paper-scale cost, estimated for one H100/H200-class GPU (TF32 matmuls), Base model (86M parameters):
 # pre-training 200k steps x 1024 PCQM4Mv2 sequences (~50 padded positions) ~ 0.25-1 s/step -> 14-55 h per

@@ -49,11 +49,33 @@ def _prune_stale(keep: Path) -> None:
             shutil.rmtree(d, ignore_errors=True)
 
 
+def missing_cuda_message() -> str:
+    """Why the CUDA ops would be left out of the build here, and the fix."""
+    import torch
+
+    if torch.version.cuda is None:
+        why = f"torch {torch.__version__} is a CPU build"
+    else:
+        why = f"torch {torch.__version__} has CUDA {torch.version.cuda} but nvcc is not on PATH and CUDA_HOME is unset"
+    return (
+        f"{NAME}: the CUDA ops cannot be built on this host ({why}); the GPU jobs would fall back to the "
+        f"PyTorch reference ops. Build on a GPU node with the CUDA toolkit: the container (containers/) has it, "
+        f"or `module load cuda` / set CUDA_HOME in the venv route."
+    )
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--stamp", type=Path, help="write the library path to this file after a successful build")
+    ap.add_argument(
+        "--require-cuda",
+        action="store_true",
+        help="fail instead of building the C++ ops alone when torch has no CUDA or nvcc is missing (paper scale)",
+    )
     args = ap.parse_args(argv)
+    if args.require_cuda and not with_cuda():
+        raise SystemExit(missing_cuda_message())
     t0 = time.time()
     existed = library_path().exists()
     path = build(verbose=args.verbose)

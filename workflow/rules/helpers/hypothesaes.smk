@@ -118,8 +118,9 @@ def hypothesaes_seeds(wc):
 
 
 def hypothesaes_llm_key(wc):
-    """An input function (no file): at paper scale the LLM interpreter's key must be set, or the dry run
-    stops here, naming the variable (not on the cluster, hours into the job)."""
+    """An input function (no file): at paper scale the LLM interpreter's key must be set and its endpoint
+    reachable (common.smk: endpoint_reachable), or the dry run stops here, naming the variable or the
+    config key (not on the cluster, hours into the job)."""
     if HYPOTHESAES["interpreter"]["kind"] != "llm" or os.environ.get(DAG_ONLY_ENV):
         return []
     var = HYPOTHESAES["interpreter"]["llm"].get("api_key_env")
@@ -130,6 +131,10 @@ def hypothesaes_llm_key(wc):
             f"{HYPOTHESAES['interpreter']['llm']['endpoint']}> on the submit host (SLURM passes the environment "
             f"to the jobs), or remove api_key_env for a local server that needs no key."
         )
+    endpoint_reachable(
+        HYPOTHESAES["interpreter"]["llm"]["endpoint"],
+        "hypothesaes.interpreter.llm.endpoint",
+    )
     return []
 
 

@@ -6,10 +6,11 @@
 # Config keys read: none (outdir only).
 #
 # Paper scale: the library's cache key holds the build host's CPU flags (-march=native) and whether CUDA
-# (nvcc) was found, and the jobs look the library up under their own host's key. Build it where the jobs
-# run: on a GPU node (`python -m methods.kernels.build` once there, or this rule submitted to the GPU
-# partition); a job that finds no library for its host falls back to the PyTorch reference ops (correct,
-# slower) with a warning. The build itself is a few minutes of CPU.
+# (nvcc) was found, and the jobs look the library up under their own host's key. So the rule asks for a
+# GPU at paper scale, which sends it to the GPU partition where the jobs that use it run (nvcc compiles for
+# the GPU it sees), and fails (--require-cuda) instead of building the C++ ops alone where torch has no
+# CUDA or nvcc is missing. A job that finds no library for its host falls back to the PyTorch reference
+# ops (correct, slower) with a warning. The build itself is a few minutes of CPU.
 
 
 include: "../helpers/kernels.smk"
@@ -28,7 +29,9 @@ rule kernels_build:
     resources:
         mem_mb=per_attempt(4000, 8000),
         runtime=runtime_per_attempt(15, 30),
+        gpu=at_scale(0, 1),
     params:
-        python=sys.executable,
+        python=job_python(),
+        require_cuda=at_scale("", "--require-cuda"),
     shell:
-        "{params.python:q} -m methods.kernels.build --stamp {output:q} > {log:q} 2>&1"
+        "{params.python:q} -m methods.kernels.build --stamp {output:q} {params.require_cuda} > {log:q} 2>&1"

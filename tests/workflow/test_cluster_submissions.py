@@ -1,0 +1,164 @@
+"""What profiles/slurm-full submits for the whole paper-scale DAG, as the executor plugin would be handed it.
+
+methods.common.submissions runs the profile's dry run with the dry-run executor recording each submission (a
+job or a group of jobs, with the group's merged resources). From that plan:
+- the full DAG is at most 300 submissions (sites cap a user's queue at 500-1,000 jobs);
+- a submission asks for a GPU exactly when it goes to the GPU partition, for at most one GPU;
+- each runtime fits its partition's limit, a group's even when resubmitted with its jobs' runtimes x3;
+- the profile's groups name existing rules, and its `cores` cover every rule's threads (else silently capped);
+- a profile variable left unset stops the dry run, naming it, before anything is built or submitted.
+"""
+
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from methods.common import dvc_stages
+
+pytestmark = pytest.mark.workflow
+
+ROOT = Path(__file__).resolve().parents[2]
+PROFILE = yaml.safe_load((ROOT / "profiles" / "slurm-full" / "config.yaml").read_text())
+MAX_SUBMISSIONS = 300
+ENV = {
+    "ICML25_SLURM_PARTITION": "cpu",
+    "ICML25_SLURM_GPU_PARTITION": "gpu",
+    "ICML25_SLURM_ACCOUNT": "",
+    "ICML25_DAG_ONLY": "1",
+}
+
+
+def _env(**overrides):
+    env = {**os.environ, **ENV, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.update(overrides)
+    return {k: v for k, v in env.items() if v is not None}
+
+
+@functools.lru_cache(maxsize=1)
+def plan():
+    out = ROOT / ".snakemake" / "submissions_test.json"
+    out.parent.mkdir(exist_ok=True)
+    cmd = [sys.executable, "-m", "methods.common.submissions", "--json", str(out)]
+    proc = subprocess.run(
+        [*cmd, "--workflow-profile", "profiles/slurm-full"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(),
+    )
+    assert proc.returncode == 0 and out.exists(), proc.stderr[-4000:]
+    data = json.loads(out.read_text())
+    out.unlink()
+    return data
+
+
+def test_full_dag_submits_at_most_300_jobs():
+    summary = plan()["summary"]
+    print(f"paper-scale DAG: {summary['submissions']} submissions carry {summary['jobs_submitted']} jobs")
+    assert summary["jobs_submitted"] > 1000, "the plan lost jobs: the full DAG has well over 1,000"
+    assert summary["submissions"] <= MAX_SUBMISSIONS, (
+        f"{summary['submissions']} submissions > {MAX_SUBMISSIONS}; group more seconds-long jobs in "
+        f"profiles/slurm-full (groups, group-components). Largest: {list(summary['per_group_or_rule'].items())[:8]}"
+    )
+
+
+def test_gpu_jobs_go_to_the_gpu_partition_and_the_others_do_not():
+    for sub in plan()["submitted"]:
+        res, what = sub["resources"], sub["group"] or sub["rules"][0]
+        gpus = int(res.get("gpu") or 0)
+        assert gpus <= 1, f"{what}: asks for {gpus} GPUs; a group must use its one GPU in turn"
+        expected = ENV["ICML25_SLURM_GPU_PARTITION"] if gpus else ENV["ICML25_SLURM_PARTITION"]
+        assert res.get("slurm_partition") == expected, f"{what}: gpu={gpus} but partition {res.get('slurm_partition')}"
+
+
+def test_every_submission_fits_its_partition_time_limit_even_resubmitted():
+    defaults = PROFILE["default-resources"]
+    attempts = PROFILE["retries"] + 1
+    for sub in plan()["submitted"]:
+        res, what = sub["resources"], sub["group"] or sub["rules"][0]
+        limit = defaults["slurm_gpu_max_runtime" if int(res.get("gpu") or 0) else "slurm_max_runtime"]
+        # a single job's runtime is capped at the limit on every attempt (runtime_per_attempt); a group's is the
+        # sum of its jobs' in turn, each of which grows with the attempt
+        worst = res["runtime"] * (attempts if sub["group"] else 1)
+        assert worst <= limit, f"{what}: {worst} min on attempt {attempts} > the partition's {limit}; make it smaller"
+
+
+def test_downloads_and_other_local_jobs_stay_on_the_submit_host():
+    local = {s["rules"][0] for s in plan()["local"]}
+    assert {"all", "lm_download"} <= local
+    assert not local & {r for s in plan()["submitted"] for r in s["rules"]}
+
+
+def test_profile_groups_name_existing_rules_and_cores_cover_every_rules_threads():
+    rules = set(dvc_stages.rule_blocks(ROOT))
+    unknown = sorted(set(PROFILE["groups"]) - rules)
+    assert not unknown, f"profiles/slurm-full groups name no rule: {unknown}"
+    assert set(PROFILE["group-components"]) <= set(PROFILE["groups"].values())
+    most = max(s["resources"]["threads"] for s in plan()["submitted"] if not s["group"])
+    assert most <= PROFILE["cores"], "a rule asks for more threads than the profile's cores, which caps them"
+
+
+@pytest.mark.parametrize(
+    "unset, named",
+    [
+        ("ICML25_SLURM_PARTITION", "slurm_partition"),
+        ("ICML25_SLURM_GPU_PARTITION", "slurm_gpu_partition"),
+        ("ICML25_SLURM_ACCOUNT", "slurm_account"),
+    ],
+)
+def test_unset_profile_variable_fails_the_dry_run_naming_it(unset, named):
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--workflow-profile", "profiles/slurm-full"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(**{unset: None}),
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, f"the dry run passed with {unset} unset"
+    assert re.search(rf"{named} comes from \${unset}, which is not set: export {unset}=", out), out[-3000:]
+    assert "Job stats" not in out, "the DAG was built before the check"
+
+
+def test_empty_partition_fails_the_dry_run():
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--workflow-profile", "profiles/slurm-full"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(ICML25_SLURM_GPU_PARTITION=""),
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "slurm_gpu_partition ($ICML25_SLURM_GPU_PARTITION) is empty" in out, out[-3000:]
+
+
+@pytest.mark.parametrize(
+    "profile, expected",
+    [
+        (("--workflow-profile", "profiles/slurm-full"), "is the compute node itself once the job runs on the cluster"),
+        (("--cores", "1", "--configfile", "config/full.yaml"), "nothing answers at http://127.0.0.1:"),
+    ],
+)
+def test_hypothesaes_endpoint_must_answer_where_the_jobs_run(profile, expected):
+    """hypothesaes_run calls its LLM endpoint for hours: 127.0.0.1 is refused when the jobs go to a cluster (it
+    is the node itself), and an endpoint that does not answer from the submit host stops the dry run."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", *profile, "--", "hypothesaes"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(ICML25_DAG_ONLY=None, OPENAI_API_KEY="test-key"),
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and expected in out and "hypothesaes.interpreter.llm.endpoint" in out, out[-3000:]
