@@ -45,7 +45,13 @@ def test_train_then_evaluate_on_the_given_device_then_tidy_rows(tmp_path):
         seed=0,
         metrics_path=tmp_path / "recall.json",
         device=torch.device("cpu"),
+        n_draws=2,
     )
+    # two data draws: disjoint halves of the examples; equal halves average to the pooled rates
+    assert len(doc["draws"]) == 2 and all(d["exact"]["n_sequences"] == 2 for d in doc["draws"])
+    for mode in doc["modes"]:
+        halves = [d[mode]["hit_rate"] for d in doc["draws"]]
+        assert sum(halves) / 2 == pytest.approx(doc["modes"][mode]["hit_rate"])
     assert json.loads((tmp_path / "recall.json").read_text())["modes"].keys() == doc["modes"].keys()
     assert set(doc["modes"]) == {"exact", "static", "alspec_0.05", "alspec_0.10"}
     rows = quality_rows([doc], LAMS)
@@ -55,3 +61,16 @@ def test_train_then_evaluate_on_the_given_device_then_tidy_rows(tmp_path):
     write_rows(rows, tmp_path / "quality.csv")
     back = list(csv.DictReader(open(tmp_path / "quality.csv")))
     assert len(back) == 2 and float(back[0]["alspec"]) == pytest.approx(rows[0]["alspec"])
+
+
+def test_per_repeat_speedups_pair_repeat_r_with_repeat_r():
+    from methods.alspec.results import _per_repeat_speedups
+
+    measured = {
+        "sequential_all_s": [2.0, 2.0, 4.0, 4.0],
+        "by_hit_rate": [
+            {"hit_rate": 0.0, "alspec_all_s": [2.0, 2.0, 4.0, 4.0]},
+            {"hit_rate": 1.0, "alspec_all_s": [1.0, 1.0, 1.0, 1.0]},
+        ],
+    }
+    assert _per_repeat_speedups(measured, 2) == {0.0: [1.0, 1.0], 1.0: [2.0, 4.0]}

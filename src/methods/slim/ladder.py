@@ -104,9 +104,7 @@ def lm_ladder(
     # the trivial predictors on the same test windows (nulls of the perplexity claims)
     from methods.common.lm.baselines import trivial_perplexities
 
-    trivial = trivial_perplexities(
-        splits, dense.config.vocab_size, evaluation["seq_len"], evaluation["max_windows"]
-    )
+    trivial = trivial_perplexities(splits, dense.config.vocab_size, evaluation["seq_len"], evaluation["max_windows"])
     log("trivial perplexities: " + ", ".join(f"{k} {v:.2f}" for k, v in trivial.items()))
     for name, recipe in _recipes(recipes, names).items():
         t0 = time.perf_counter()
