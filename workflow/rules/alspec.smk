@@ -78,6 +78,7 @@ rule alspec_evaluate:
         granularity=ALSPEC["granularity"],
         eval=ALSPEC["eval"],
         seed=ALSPEC["seed"],
+        draws=ALSPEC.get("draws", 4),
     script:
         "../scripts/alspec/evaluate.py"
 
@@ -106,6 +107,7 @@ rule alspec_evaluate_lm:
         lams=ALSPEC["lams"],
         granularity=ALSPEC["granularity"],
         lm=ALSPEC["lm"],
+        draws=ALSPEC.get("draws", 4),
     script:
         "../scripts/alspec/evaluate_lm.py"
 

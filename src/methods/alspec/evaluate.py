@@ -92,6 +92,26 @@ def task_metrics(batch: Batch, decoded: dict, kind: str) -> dict:
     return rows
 
 
+def _row_slice(decoded: dict, idx: slice) -> dict:
+    """The decoded tensors of rows `idx` (logits / pred / gen have rows first, hits / approx rows last)."""
+    first = ("logits", "pred", "gen")
+    return {name: {k: (v[idx] if k in first else v[..., idx]) for k, v in r.items()} for name, r in decoded.items()}
+
+
+def draw_metrics(batch: Batch, decoded: dict, kind: str, n_draws: int) -> list[dict]:
+    """`task_metrics` on `n_draws` disjoint blocks of the examples (independent data draws: the examples are
+    drawn independently, the LM windows are disjoint stretches of text), so that a claim can put an interval
+    over draws on its margin. Fewer blocks if there are fewer examples than draws."""
+    n = batch.ids.shape[0]
+    k = max(1, min(int(n_draws), n))
+    bounds = [round(i * n / k) for i in range(k + 1)]
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        sub = Batch(batch.ids[a:b], batch.answer[a:b], batch.decode_start)
+        out.append(task_metrics(sub, _row_slice(decoded, slice(a, b)), kind))
+    return out
+
+
 def lm_batch(test_ids: torch.Tensor, n: int, context: int, decode: int) -> Batch:
     """LM continuation: the first `n` non-overlapping windows of `context` tokens of the test split;
     the last `decode` tokens of each window are decoded one by one."""
@@ -127,6 +147,7 @@ def evaluate_task(
     metrics_path,
     threads: int = 1,
     device="cpu",
+    n_draws: int = 1,
 ) -> dict:
     """The alspec_evaluate step: exact / static / ALSpec on held-out examples of one synthetic task, on `device`."""
     torch.set_num_threads(threads)
@@ -137,6 +158,7 @@ def evaluate_task(
         load_llama(model_dir, device), batch, mode_specs(lams, sink, window, granularity), batch_size
     )
     rows = task_metrics(batch, decoded, "accuracy")
+    draws = draw_metrics(batch, decoded, "accuracy", n_draws)
     for name, m in rows.items():
         log(
             f"{task} {name}: accuracy {m['accuracy']:.3f} hit {m['hit_rate']:.3f} agree {m['agreement_generation']:.3f}"
@@ -149,6 +171,7 @@ def evaluate_task(
         "window": window,
         "decode_start": batch.decode_start,
         "modes": rows,
+        "draws": draws,
         "seconds": time.time() - t0,
     }
     write_json(metrics_path, doc)
@@ -169,6 +192,7 @@ def evaluate_lm(
     metrics_path,
     threads: int = 1,
     device="cpu",
+    n_draws: int = 1,
 ) -> dict:
     """The alspec_evaluate_lm step: exact / static / ALSpec on continuations of the shared LM's test split
     (perplexity, agreement), on `device`."""
@@ -180,6 +204,7 @@ def evaluate_lm(
     t0 = time.time()
     decoded = decode_modes(model, batch, mode_specs(lams, sink, window, granularity), batch_size)
     rows = task_metrics(batch, decoded, "perplexity")
+    draws = draw_metrics(batch, decoded, "perplexity", n_draws)
     for name, m in rows.items():
         log(f"lm {name}: ppl {m['perplexity']:.3f} hit {m['hit_rate']:.3f} agree {m['agreement_generation']:.3f}")
     doc = {
@@ -190,6 +215,7 @@ def evaluate_lm(
         "window": window,
         "decode_start": batch.decode_start,
         "modes": rows,
+        "draws": draws,
         "seconds": time.time() - t0,
     }
     write_json(metrics_path, doc)

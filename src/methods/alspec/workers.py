@@ -230,6 +230,8 @@ def time_two_workers(
         rows.append({"hit_rate": float(h), "alspec_s": lat, "speedup": seq / lat, "alspec_all_s": raw["alspec"][h]})
     return {
         "context": context,
+        "n_steps": n_steps,
+        "repeats": repeats,
         "sequential_s": seq,
         "sequential_all_s": raw["sequential"],
         "comm_round_trip_s": statistics.median(raw["ping_pong"]),

@@ -20,11 +20,19 @@ import torch
 from methods.common.io import log, set_seed, write_json
 
 from .model import linear_names, quantize_kv, quantize_linears
-from .quant import ldlq, nestquant, nestquant_rate, random_hadamard, rotate, rtn, rtn_rate
+from .quant import ldlq, nestquant, nestquant_rate, random_hadamard, rotate, rtn, rtn_levels_rate, rtn_rate
 
 FP = "fp"
-METHODS = ("rtn", "hadrtn", "hadrtn_ldlq", "nestquant", "nestquant_ldlq")  # the quantized configurations
-ROTATED = {"hadrtn", "hadrtn_ldlq", "nestquant", "nestquant_ldlq"}
+# the quantized configurations; hadrtn17*: Hadamard + RTN on a 17-level grid (log2 17 = 4.09 bits per entry, no
+# less than NestQuant's 4.06 at q = 14): the lattice replaced by a scalar quantizer at NestQuant's bits (the
+# equal-budget mechanism ablation; hadrtn* is QuaRot's 4-bit analogue at 4.00 bits)
+METHODS = ("rtn", "hadrtn", "hadrtn_ldlq", "hadrtn17", "hadrtn17_ldlq", "nestquant", "nestquant_ldlq")
+ROTATED = {"hadrtn", "hadrtn_ldlq", "hadrtn17", "hadrtn17_ldlq", "nestquant", "nestquant_ldlq"}
+WIDE_LEVELS = 17  # levels of the hadrtn17 methods
+
+
+def _levels(method: str) -> int | None:
+    return WIDE_LEVELS if method.startswith("hadrtn17") else None
 
 
 def _row_scaled(w: torch.Tensor, scale: torch.Tensor, quantize):
@@ -35,7 +43,7 @@ def _row_scaled(w: torch.Tensor, scale: torch.Tensor, quantize):
 def _weight_quantizer(method: str, q: int, betas: list[float], bits: int):
     if method.startswith("nestquant"):
         return lambda w: nestquant(w, q, betas)
-    return lambda w: rtn(w, bits)
+    return lambda w: rtn(w, bits, levels=_levels(method))
 
 
 def ldlq_weights(
@@ -44,7 +52,9 @@ def ldlq_weights(
     """LDLQ-quantized rotated weights W R^T per linear, from the Hessian of rotated inputs R H R^T.
     Seeds and rotations match those `quantize_linears` gives the same names (seed + index)."""
     out = {}
-    qmax = 2 ** (bits - 1) - 1
+    levels = _levels(method)
+    qmax = 2 ** (bits - 1) - 1 if levels is None else (levels - 1) // 2
+    lo = -qmax - 1 if levels is None else -qmax
     for i, name in enumerate(names):
         lin = model.get_submodule(name)
         signs = random_hadamard(lin.in_features, seed + i)
@@ -57,7 +67,7 @@ def ldlq_weights(
             block_q = _row_scaled(w, scale, lambda b: nestquant(b, q, betas, scale_rows=False))
         else:  # per-channel absmax scale of the rotated row, as GPTQ fixes it before the sweep
             scale = (w.abs().amax(1, keepdim=True) / qmax).half().float().clamp_min(1e-8)
-            block_q = _row_scaled(w, scale, lambda b: torch.clamp(torch.round(b), -qmax - 1, qmax))
+            block_q = _row_scaled(w, scale, lambda b: torch.clamp(torch.round(b), lo, qmax))
         out[name] = ldlq(w, h_rot, block_q)
     return out
 
@@ -120,10 +130,23 @@ def rates(cfg: dict, k: int, head_dim: int) -> dict[str, dict[str, float]]:
     return {
         "nestquant": {"weights": nestquant_rate(q, nb, k), "kv": nestquant_rate(q, nb, head_dim)},
         "rtn": {"weights": rtn_rate(bits, None, k), "kv": rtn_rate(bits, None, head_dim)},
+        "hadrtn17": {
+            "weights": rtn_levels_rate(WIDE_LEVELS, k),
+            "kv": rtn_levels_rate(WIDE_LEVELS, head_dim),
+        },
     }
 
 
 # --- the causal LM -------------------------------------------------------------------------------
+
+
+def _trivial(splits: dict, vocab_size: int, evaluation: dict) -> dict:
+    """Uniform, unigram and bigram next-token perplexity on the evaluation windows (nulls of the LM claims)."""
+    from methods.common.lm.baselines import trivial_perplexities
+
+    out = trivial_perplexities(splits, vocab_size, evaluation["seq_len"], evaluation["max_windows"])
+    log("trivial perplexities: " + ", ".join(f"{k} {v:.2f}" for k, v in out.items()))
+    return out
 
 
 def lm_eval(
@@ -169,6 +192,7 @@ def lm_eval(
     )
     results = {FP: {"perplexity": ppl(model)}}
     log(f"fp perplexity {results[FP]['perplexity']:.3f}")
+    trivial = _trivial(splits, cfg.vocab_size, evaluation)
     for setting in settings:
         results[setting] = {}
         for method in METHODS:
@@ -204,6 +228,7 @@ def lm_eval(
             "head_dim": head_dim,
             "rates": rates(quant, cfg.hidden_size, head_dim),
             "results": results,
+            "trivial": trivial,
         },
     )
 
@@ -237,6 +262,7 @@ def _lm_eval_layerwise(
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     results = {FP: {"perplexity": ppl(model)}}
     log(f"fp perplexity {results[FP]['perplexity']:.3f} (layerwise, {dtype})")
+    trivial = _trivial(splits, cfg.vocab_size, evaluation)
     del model
     for setting in settings:
         results[setting] = {}
@@ -278,6 +304,7 @@ def _lm_eval_layerwise(
             "dtype": str(dtype),
             "rates": rates(quant, cfg.hidden_size, head_dim),
             "results": results,
+            "trivial": trivial,
         },
     )
 
@@ -303,6 +330,7 @@ def minilm_eval(
         corpus_sentences,
         embedding_fidelity,
         load_minilm,
+        mean_embedding_fidelity,
         word_similarity_spearman,
     )
 
@@ -325,6 +353,9 @@ def minilm_eval(
         return out
 
     results = {FP: quality(dense)}
+    # the constant embedding (normalised mean of the calibration sentences' fp embeddings): a null
+    trivial = {"fidelity_mean": mean_embedding_fidelity(dense, tok, calib, eval_sent)}
+    log(f"minilm constant (mean) embedding fidelity {trivial['fidelity_mean']:.4f}")
     for method in METHODS:
         m = quantize_model(
             dense,
@@ -343,7 +374,9 @@ def minilm_eval(
             f"minilm {method}: "
             + ", ".join(f"{k} {'undefined' if v is None else f'{v:.4f}'}" for k, v in results[method].items())
         )
-    write_json(out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results})
+    write_json(
+        out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results, "trivial": trivial}
+    )
 
 
 # --- layer by layer (paper scale: an 8B model in one GPU's memory) -------------------------------
@@ -387,7 +420,7 @@ def _activation_quantizer(method: str, setting: str, q: int, betas: dict, bits: 
     return (
         (lambda x: nestquant(x, q, betas["activations"]))
         if method.startswith("nestquant")
-        else (lambda x: rtn(x, bits))
+        else (lambda x: rtn(x, bits, levels=_levels(method)))
     )
 
 
@@ -402,7 +435,7 @@ def _quantize_kv_cache(
         kv_q = (
             (lambda x, b=betas[kind]: nestquant(x, q, b))
             if method.startswith("nestquant")
-            else (lambda x: rtn(x, bits))
+            else (lambda x: rtn(x, bits, levels=_levels(method)))
         )
         quantize_kv(model, kv_q, head_dim, seed + offset, rotate_heads=rotated, names=suffixes)
 

@@ -32,6 +32,12 @@ def claims_metrics(synthetic_files: list[str], lm_files: list[str], minilm_files
                 for name, err in errors_at_rate(curves, claim_q, key).items():
                     put(f"synth_{dist}_{key}_{name}", err)
                 put(f"synth_{dist}_{key}_gain_db_vs_uniform_clipped_null", 0.0)  # the baseline against itself
+                # a scalar quantizer's gain over the clipped uniform one at NestQuant's rate (the lattice removed)
+                errs = errors_at_rate(curves, claim_q, key)
+                power = 1 if key == "mse" else 2
+                for name in ("rtn", "hadrtn"):
+                    gain = 10 * power * math.log10(errs["uniform_clipped"] / errs[name])
+                    put(f"synth_{dist}_{key}_gain_db_{name}_vs_uniform_clipped", gain)
                 put(
                     f"synth_{dist}_{key}_best_scalar",
                     min(v for n, v in errors_at_rate(curves, claim_q, key).items() if n != "nestquant"),
@@ -48,7 +54,10 @@ def claims_metrics(synthetic_files: list[str], lm_files: list[str], minilm_files
         for method, r in run["rates"].items():
             for kind, v in r.items():
                 put(f"rate_{method}_{kind}", v)
+        for key, v in run["trivial"].items():  # uniform / unigram / bigram next-token perplexity
+            put(f"lm_perplexity_{key}", v)
     for f in minilm_files:
+        put("minilm_fidelity_mean", read_json(f)["trivial"]["fidelity_mean"])  # the constant embedding
         res = read_json(f)["results"]
         for method, r in res.items():
             for key, v in r.items():
@@ -60,8 +69,9 @@ def claims_metrics(synthetic_files: list[str], lm_files: list[str], minilm_files
             ("hadrtn_ldlq", "nestquant_ldlq"),
             ("hadrtn", "nestquant"),
             ("rtn", "nestquant_ldlq"),
+            ("hadrtn_ldlq", "hadrtn17_ldlq"),
             ("hadrtn_ldlq", "hadrtn_ldlq"),
-        ):  # the last: the baseline against itself (the null)
+        ):  # hadrtn17_ldlq: a scalar quantizer at NestQuant's bits; the last: the baseline against itself
             measured[f"lm_{setting}_gap_reduction_{nq}_vs_{base}"] = list((p(base) - p(nq)) / (p(base) - fp))
     return measured
 

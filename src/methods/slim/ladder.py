@@ -101,6 +101,11 @@ def lm_ladder(
 
     results = {DENSE: {"perplexity": ppl(dense)}}
     log(f"dense perplexity {results[DENSE]['perplexity']:.3f}")
+    # the trivial predictors on the same test windows (nulls of the perplexity claims)
+    from methods.common.lm.baselines import trivial_perplexities
+
+    trivial = trivial_perplexities(splits, dense.config.vocab_size, evaluation["seq_len"], evaluation["max_windows"])
+    log("trivial perplexities: " + ", ".join(f"{k} {v:.2f}" for k, v in trivial.items()))
     for name, recipe in _recipes(recipes, names).items():
         t0 = time.perf_counter()
         model, errors, losses = _compress_and_tune(
@@ -118,7 +123,10 @@ def lm_ladder(
             f"{name}: perplexity {results[name]['perplexity']:.3f}, output error "
             f"{results[name]['output_error']:.4f} ({results[name]['seconds']:.1f} s)"
         )
-    write_json(out_json, {"model": "small_llama", "seed": seed, "device": str(device), "results": results})
+    write_json(
+        out_json,
+        {"model": "small_llama", "seed": seed, "device": str(device), "results": results, "trivial": trivial},
+    )
 
 
 # --- MiniLM ---------------------------------------------------------------------------------------
@@ -154,6 +162,7 @@ def minilm_ladder(
         corpus_sentences,
         embedding_fidelity,
         load_minilm,
+        mean_embedding_fidelity,
         word_similarity_spearman,
     )
 
@@ -188,6 +197,9 @@ def minilm_ladder(
         return out
 
     results = {DENSE: quality(dense)}
+    # the constant-embedding predictor (the mean of the calibration sentences' dense embeddings): a null
+    trivial = {"fidelity_mean": mean_embedding_fidelity(dense, tok, calib_sent, eval_sent)}
+    log(f"constant (mean) embedding fidelity {trivial['fidelity_mean']:.4f}")
     for name, recipe in _recipes(recipes, names).items():
         t0 = time.perf_counter()
         model, errors, losses = _compress_and_tune(
@@ -202,4 +214,6 @@ def minilm_ladder(
             "seconds": time.perf_counter() - t0,
         }
         log(f"{name}: fidelity {results[name]['fidelity']:.4f}, output error {results[name]['output_error']:.4f}")
-    write_json(out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results})
+    write_json(
+        out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results, "trivial": trivial}
+    )

@@ -33,6 +33,11 @@ def claims_metrics(lm_files: list[str], minilm_files: list[str], speed_json: str
             measured[f"{prefix}_{key}_{name}"] = [num(r[name][key]) for r in runs]
             if name != DENSE:
                 measured[f"{prefix}_error_{name}"] = [num(r[name]["output_error"]) for r in runs]
+    # trivial alternatives (nulls): uniform / unigram / bigram next-token perplexity on the same test windows,
+    # the constant (mean) embedding's fidelity
+    for key in ("uniform", "unigram", "bigram"):
+        measured[f"lm_perplexity_{key}"] = [num(read_json(f)["trivial"][key]) for f in lm_files]
+    measured["minilm_fidelity_mean"] = [num(read_json(f)["trivial"]["fidelity_mean"]) for f in minilm_files]
     for name in mini[0]:
         for key in ("wordsim353", "simlex999"):
             if key in mini[0][name]:

@@ -23,4 +23,5 @@ evaluate_task(
     metrics_path=snakemake.output.metrics,
     threads=snakemake.threads,
     device=job_device(snakemake.resources),
+    n_draws=p.draws,
 )

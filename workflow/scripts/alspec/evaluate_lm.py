@@ -22,4 +22,5 @@ evaluate_lm(
     metrics_path=snakemake.output.metrics,
     threads=snakemake.threads,
     device=job_device(snakemake.resources),
+    n_draws=p.draws,
 )

@@ -122,3 +122,17 @@ def evaluate_model(model_dir, tokens, eval_cfg: dict, metrics_path, device="cpu"
         f" (unigram {metrics['validation_unigram_ppl']:.2f})"
     )
     return metrics
+
+
+def trivial_perplexities(splits: dict, vocab_size: int, seq_len: int, max_windows: int | None = None) -> dict:
+    """The trivial next-token predictors a reviewer tries first, scored on the same test windows and positions
+    as `perplexity` (so they compare with a compressed model's number): `uniform` (every token equally likely:
+    the vocabulary size, exactly), `unigram` (add-one train-split frequencies, no context) and `bigram` (the
+    previous token only; interpolation weight best on validation). Seconds on the CPU."""
+    bigram, _, _, uni = bigram_baseline(splits["train"], splits["validation"], vocab_size, seq_len)
+    test = splits["test"]
+    return {
+        "uniform": float(vocab_size),
+        "unigram": unigram_perplexity(uni, test, seq_len, max_windows),
+        "bigram": ngram_perplexity(bigram, test, seq_len, max_windows),
+    }

@@ -121,3 +121,12 @@ def word_similarity_spearman(model, tokenizer, pairs_file: str | Path) -> float 
             "recorded as null"
         )
     return rho
+
+
+@torch.no_grad()
+def mean_embedding_fidelity(model, tokenizer, reference_sentences: list[str], sentences: list[str]) -> float:
+    """The constant-embedding predictor's fidelity: mean cosine between the reference model's embedding of each of
+    `sentences` and one fixed vector, the normalised mean of its embeddings of `reference_sentences` (the
+    calibration sentences). What an 'embedding' that ignores its input scores under `embedding_fidelity`."""
+    centre = F.normalize(embed(model, tokenizer, reference_sentences).mean(0), dim=-1)
+    return float((embed(model, tokenizer, sentences) @ centre).mean())
