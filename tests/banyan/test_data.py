@@ -202,3 +202,40 @@ def test_seed_groups_merge_into_the_all_seeds_metrics(tmp_path):
         {"banyan": [str(tmp_path / f"seed{s}.json") for s in (2, 0, 1)]}, str(tmp_path / "minilm.json")
     )
     assert split == together and split["sts_mean_banyan"] == [0.0, 0.1, 0.2]
+
+
+def test_trivial_nulls_bag_of_words_and_untrained_metrics(tmp_path):
+    """The claims' trivial nulls: the count bag of words (cosine of token counts against gold) and the untrained
+    network's scores, named <metric>_bow and untrained_<metric>_<variant> for claims.yaml."""
+    from methods.banyan.minilm import bow_scores, bow_vectors
+    from methods.banyan.results import claims_metrics
+    from methods.common.io import write_json
+    from methods.common.lm.minilm import spearman
+
+    vocab = ["<unk>", "a", "b", "c", "d"]
+    v = bow_vectors(encode_texts(["a a b", "d"], vocab), len(vocab))
+    assert v.tolist() == [[0, 2, 1, 0, 0], [0, 0, 0, 0, 1]]
+    a, b = ["a b", "a b", "a c", "d"], ["a b", "a c", "b d", "a"]
+    gold = [1.0, 0.5, 0.2, 0.0]
+    doc = bow_scores({"vocab": vocab, "sentence_sets": {"toy": {"a": a, "b": b, "gold": gold}}})
+    cos = [1.0, 0.5, 0.0, 0.0]  # count cosines of the four pairs
+    assert doc["bow_sts_toy"] == pytest.approx(spearman(np.array(cos), gold))
+    assert doc["bow_sts_mean"] == doc["bow_sts_toy"]
+    write_json(
+        tmp_path / "banyan.json", {"variant": "banyan", "seeds": [0], "sts_mean": [0.4], "untrained_sts_mean": [0.1]}
+    )
+    write_json(tmp_path / "minilm.json", {"sts_mean": [0.5], "bow_sts_mean": [0.3]})
+    m = claims_metrics({"banyan": [str(tmp_path / "banyan.json")]}, str(tmp_path / "minilm.json"))
+    assert m["sts_mean_bow"] == [0.3] and m["sts_mean_minilm"] == [0.5] and m["untrained_sts_mean_banyan"] == [0.1]
+    assert "bow_sts_mean_minilm" not in m
+
+
+def test_untrained_null_is_the_network_training_starts_from():
+    """run_variant scores the untrained network of each seed; with no training step it is the trained one."""
+    from methods.banyan.train import run_variant
+
+    data = prepare(_grammar_cfg(), {}, seeds=[0])
+    cfg = {"channels": 4, "channel_size": 2, "dropout": 0.1}
+    for variant in ("banyan", "mean"):
+        metrics, _ = run_variant(variant, data, cfg, {"lr": 1e-3, "batch_size": 64, "epochs": 0}, [0], 50)
+        assert metrics["untrained_sts_mean"] == pytest.approx(metrics["sts_mean"])

@@ -65,3 +65,9 @@ def test_short_training_approaches_the_quantizer_and_scores_the_cells():
     assert 0.95 < doc["distortion_ratio"] < 1.3
     assert doc["min_win_rate"] > 0.3  # two heads share the windows (the optimum is 1/2 each by symmetry)
     assert doc["score_mass_gap_mean"] < 0.1
+    # the nulls: win rates on the same test windows without the reference, uniform scores 1/K against the
+    # same cells (K = 2 symmetric cells: a gap near 0, so this null is weak here), x0 over the window
+    assert official_toy.win_rates(model, CFG, seed=0).tolist() == pytest.approx(doc["win_rates"])
+    gaps = [max(abs(1 / CFG["n_hypotheses"] - m) for m in masses) for masses in doc["masses"]]
+    assert doc["uniform_score_gap_mean"] == pytest.approx(np.mean(gaps))
+    assert doc["naive_distortion_ratio"] > doc["distortion_ratio"]  # one point cannot beat two at the optimum

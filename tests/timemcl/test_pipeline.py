@@ -80,6 +80,9 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
                                 "annealed": _method(0.5, 2.0),
                                 "deepar": _method(0.8, 1.0),
                                 "seasonal_naive": _method(2.0),
+                                "k1": _method(0.9),
+                                "untrained": _method(3.0, collapsed=15),
+                                "train_mean": _method(4.0),
                             },
                         }
                         for seed in group
@@ -103,8 +106,18 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
                                 "annealed": 1.0,
                                 "wta": 1.0,
                                 "deepar": 2.0,
+                                "k1": 2.5,
+                                "untrained": 3.0,
+                                "naive": 2.6,
                                 "reference": 0.9,
-                                "ratio_to_reference": {"annealed": ratio, "wta": ratio, "deepar": 2.2},
+                                "ratio_to_reference": {
+                                    "annealed": ratio,
+                                    "wta": ratio,
+                                    "deepar": 2.2,
+                                    "k1": 2.7,
+                                    "untrained": 3.3,
+                                    "naive": 2.8,
+                                },
                             },
                         }
                         for seed in group
@@ -136,6 +149,9 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
                     "min_win_rate": 0.05,
                     "score_mass_gap_mean": 0.02,
                     "untrained": {"distortion_ratio": 9.0, "min_win_rate": 0.0, "score_mass_gap_mean": 0.4},
+                    "uniform_score_gap_mean": 0.3,
+                    "naive_distortion_ratio": 5.0,
+                    "wta": {"min_win_rate": 0.0},
                 }
                 for s in (1, 0)
             ]
@@ -160,16 +176,38 @@ def test_claims_metrics_names_match_the_declaration(tmp_path):
     m["collapsed_relaxed"] = [0.0, 0.0]
     doc = evaluate_claims(decl, m, "smoke", expand_over={"dataset": datasets})
     verdicts = {c["id"]: c["verdict"] for c in doc["claims"]}
+    # the nulls' metrics: K = 1, untrained and training mean on the real data, the toy's, the official toy's
+    assert m["distortion_d1_k1"] == [0.9, 0.9] and m["tv_d2_train_mean"] == [20.0, 20.0]
+    assert m["collapsed_untrained"] == [30.0, 30.0]
+    assert m["toy_k1_worst_ratio"] == pytest.approx([2.7, 2.7]) and m["toy_naive_distortion"] == [2.6, 2.6]
+    assert m["official_toy_uniform_score_gap"] == [0.3, 0.3] and m["official_toy_wta_min_win_rate"] == [0.0, 0.0]
+    assert m["official_toy_naive_ratio"] == [5.0, 5.0]
+    rows = {c["id"]: c for c in doc["claims"]}
+    # K = 1 (0.9) does not beat DeepAR (0.8): the multiple hypotheses are needed; every null fails, but the
+    # margin over the strongest null is the same on both seeds (no spread), an interval of width zero above 0
     assert verdicts["distortion_below_deepar_d1"] == "reproduced"
+    assert rows["distortion_below_deepar_d1"]["strongest_null"] == "k1"
+    assert {n["name"]: n["kind"] for n in rows["distortion_below_deepar_d1"]["nulls"]} == {
+        "k1": "ablation",
+        "seasonal_naive": "trivial",
+        "train_mean": "trivial",
+        "untrained": "trivial",
+    }
+    assert not any(n["self_tie"] for n in rows["distortion_below_deepar_d1"]["nulls"])
     assert verdicts["toy_heads_quantize"] == "not_reproduced"  # 1.3 >= 1.25 on both seeds
+    # the untrained network's 15 collapsed heads per dataset are more than WTA's 1: every null fails
     assert verdicts["relaxations_reduce_collapse"] == "reproduced"
     assert verdicts["light_inference_cost"] == "passed"  # a check
     assert verdicts["official_toy_near_quantizer"] == "inconclusive"  # 1.05 on seed 0, 2.05 on seed 1
-    assert verdicts["official_toy_every_head_wins"] == "reproduced"  # 0.05 * 10 >= 0.25; untrained 0
-    nulls = {c["id"]: c.get("null_verdict") for c in doc["claims"]}
-    assert nulls["distortion_below_deepar_d1"] == "not_reproduced"  # DeepAR in place of TimeMCL: a tie
+    assert verdicts["official_toy_every_head_wins"] == "reproduced"  # 0.05 * 10 >= 0.25; WTA and untrained 0
     assert verdicts["crps_sum_below_deepar_d1"] == "reproduced"  # annealed 1.0 vs DeepAR 1.6
+    # a constant forecast (the training mean, TV 20 here) is not smoother than DeepAR's samples (TV 4)
     assert verdicts["smoother_than_samples_d1"] == "reproduced"  # TV 2.5 vs 4.0
+    # a null that beats the comparator turns the claim inconclusive: K = 1 below DeepAR
+    m["distortion_d1_k1"] = [0.7, 0.7]
+    doc = evaluate_claims(decl, m, "smoke", expand_over={"dataset": datasets})
+    row = {c["id"]: c for c in doc["claims"]}["distortion_below_deepar_d1"]
+    assert row["verdict"] == "inconclusive" and row["strongest_null"] == "k1"
 
 
 def _ramp_csv(path, T=100):
@@ -244,6 +282,50 @@ def test_train_and_evaluate_with_lags(tmp_path):
     m = doc["evaluations"][1]["methods"]
     assert set(m) == {"annealed", "deepar", "seasonal_naive"} and "train_seconds" in m["deepar"]
     assert m["annealed"]["n_hypotheses"] == 3 and np.isfinite(m["annealed"]["distortion"])
+    # at the main K the step also measures the nulls: the K = 1 model, the untrained network, the training mean
+    train.train_model(
+        str(tmp_path / "s.csv"),
+        spec,
+        "annealed",
+        1,
+        [0, 1],
+        {"hidden": 6, "layers": 2},
+        train_params,
+        str(tmp_path / "k1.pt"),
+        str(tmp_path / "k1.json"),
+    )
+    evaluate.evaluate_models(
+        "demo",
+        str(tmp_path / "s.csv"),
+        spec,
+        {"annealed": ckpts[0]},
+        ckpts[1],
+        3,
+        [0, 1],
+        str(tmp_path / "eval_nulls.json"),
+        hists,
+        primary="annealed",
+        single_ckpt=str(tmp_path / "k1.pt"),
+        single_history=str(tmp_path / "k1.json"),
+    )
+    m = read_json(tmp_path / "eval_nulls.json")["evaluations"][1]["methods"]
+    assert set(m) == {"annealed", "deepar", "seasonal_naive", "k1", "untrained", "train_mean"}
+    assert m["k1"]["n_hypotheses"] == 1 and m["untrained"]["n_hypotheses"] == 3
+    # equal budget: the K = 1 ablation trained the method's steps
+    assert m["k1"]["train_steps"] == m["annealed"]["train_steps"] == train_params["steps"]
+    # the untrained null is the network the trained model started from
+    trained = train.load_group(ckpts[0])[1][1]
+    untrained = evaluate.untrained_like(trained, 1)
+    torch.manual_seed(1)
+    fresh = type(trained)(trained.cfg)
+    for a, b in zip(untrained.state_dict().values(), fresh.state_dict().values()):
+        assert torch.equal(a, b)
+    # the training-mean forecast: the mean of the training targets per dimension, constant over the horizon
+    ctx, tgt = data.load_windows(str(tmp_path / "s.csv"), spec)["train"]
+    level = evaluate.training_mean(tgt)
+    np.testing.assert_allclose(level, tgt.double().mean(dim=(0, 1)).numpy())
+    hyps, w = evaluate.predict("constant", level, ctx[:3], horizon=2)
+    assert hyps.shape == (3, 1, 2, 2) and np.allclose(hyps, level.astype(np.float32)) and np.all(w == 1)
 
 
 def test_a_seed_trains_the_same_model_alone_or_in_a_group(tmp_path):
@@ -264,7 +346,10 @@ def test_run_toy_trains_the_one_shot_model(tmp_path, monkeypatch):
 
     def spy(*args, **kw):
         kinds.append(kw.get("kind", "timemcl"))
+        budgets.append((args[2].n_hypotheses, args[3].steps, args[3].batch_size, args[3].loss, args[3].seed))
         return real(*args, **kw)
+
+    budgets = []
 
     monkeypatch.setattr(experiments, "train_timemcl", spy)
     toy_cfg = {
@@ -288,10 +373,13 @@ def test_run_toy_trains_the_one_shot_model(tmp_path, monkeypatch):
         ["wta", "relaxed"],
         str(tmp_path / "toy.json"),
         str(tmp_path / "toy.npz"),
+        primary="relaxed",
     )
-    assert kinds == ["timemcl_oneshot", "timemcl_oneshot"]
+    assert kinds == ["timemcl_oneshot"] * 3  # two variants and the K = 1 ablation
+    # equal budget: the K = 1 ablation is the primary variant's training with one hypothesis
+    assert budgets == [(3, 3, 16, "wta", 0), (3, 3, 16, "relaxed", 0), (1, 3, 16, "relaxed", 0)]
     doc = read_json(tmp_path / "toy.json")["runs"][0]
-    assert set(doc["distortion"]["ratio_to_reference"]) == {"wta", "relaxed", "deepar"}
+    assert set(doc["distortion"]["ratio_to_reference"]) == {"wta", "relaxed", "deepar", "k1", "untrained", "naive"}
     z = np.load(tmp_path / "toy.npz")
     P = 7  # round(0.5 * 11) + 1 observed grid points
     assert z["past"].shape == (P,) and z["heads_wta"].shape == (3, 12 - P) and z["deepar"].shape == (3, 12 - P)

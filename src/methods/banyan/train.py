@@ -116,6 +116,27 @@ def run_variant(
         draw = draw_for(data, seed)
         corpus = unpack(draw["train_tokens"], draw["train_offsets"])
         vocab = draw["vocab"]
+        # the claims' trivial null: the network this seed's training starts from (train_model's seeding and
+        # build), scored untrained; for the mean variant a bag of random embeddings
+        set_seed(seed)
+        untrained = build_model(
+            variant, len(vocab), model_cfg["channels"], model_cfg["channel_size"], model_cfg["dropout"]
+        ).to(device)
+        sts = sentence_scores(untrained, draw["sentence_sets"], vocab)
+        words = word_scores(untrained, draw["word_sets"], vocab)
+        metrics.setdefault("untrained_sts_mean", []).append(float(np.mean([r["spearman"] for r in sts.values()])))
+        metrics.setdefault("untrained_word_mean", []).append(
+            word_mean(
+                {
+                    **{f"word_{n}": [r["spearman"]] for n, r in words.items()},
+                    **{f"word_{n}_covered": r["covered"] for n, r in words.items()},
+                },
+                list(words),
+                min_word_pairs,
+                1,
+            )[0]
+        )
+        del untrained
         t0 = time.perf_counter()
         model, losses, nodes = train_model(variant, corpus, len(vocab), model_cfg, train_cfg, seed, device)
         metrics["train_seconds"].append(time.perf_counter() - t0)
@@ -134,7 +155,7 @@ def run_variant(
             + ", ".join(
                 f"{k}={v[-1]:.4f}"
                 for k, v in metrics.items()
-                if k.startswith(("sts_", "word_")) and isinstance(v, list)
+                if k.startswith(("sts_", "word_", "untrained_")) and isinstance(v, list)
             )
         )
     names = list(draw["sentence_sets"])

@@ -4,7 +4,9 @@ kind "timemcl" (either TimeMCL class: the autoregressive real-data model or the 
 model, both map contexts to (hyps, score_logits)): its K hypotheses weighted by
 sigmoid(score) / sum_k sigmoid(score_k) (the authors' normalisation of the score heads; for the
 autoregressive model sigmoid(score) is the time-averaged per-step probability); "deepar":
-n_samples ancestral samples, weights 1/n; "seasonal_naive": one trajectory, weight 1.
+n_samples ancestral samples, weights 1/n; "seasonal_naive": one trajectory, weight 1; "constant": one
+trajectory at a fixed level per dimension (the `model` argument: the training-mean level), weight 1. One
+trajectory of weight 1 scores exactly as K copies of it with weights 1/K (distortion, CRPS, total variation).
 Contexts are (N, L + C, D): max(lags) steps of history before the C unrolled ones. Models run on the
 `device` the caller passes (the DAG step: the job's); forecasts come back as numpy arrays.
 `evaluate_models` is the DAG step (timemcl_evaluate): every model of one seed group on the test windows.
@@ -12,6 +14,7 @@ Contexts are (N, L + C, D): max(lags) steps of history before the C unrolled one
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -24,7 +27,7 @@ from .data import load_windows
 from .model import DeepARGaussian, TimeMCL, TimeMCLOneShot, count_parameters, seasonal_naive
 from .train import load_group
 
-FORECASTERS = ("timemcl", "deepar", "seasonal_naive")
+FORECASTERS = ("timemcl", "deepar", "seasonal_naive", "constant")
 
 
 def score_weights(score_logits: torch.Tensor) -> torch.Tensor:
@@ -85,8 +88,13 @@ def predict(
             assert n_samples is not None and n_samples >= 1, "deepar needs n_samples >= 1"
             h = model.sample(part.to(device), n_samples, generator=gen).cpu()
             w = torch.full(h.shape[:2], 1.0 / n_samples)
-        else:
+        elif kind == "seasonal_naive":
             h = seasonal_naive(part, _naive_horizon(model, horizon, season), season)
+            w = torch.ones(h.shape[:2])
+        else:
+            assert horizon is not None, "constant needs the horizon"
+            level = torch.as_tensor(model, dtype=torch.float32).reshape(1, 1, 1, -1)
+            h = level.expand(len(part), 1, int(horizon), level.shape[-1]).clone()
             w = torch.ones(h.shape[:2])
         hyps.append(h)
         weights.append(w)
@@ -122,7 +130,7 @@ def evaluate_forecaster(
         "mixture_rmse": metrics.mixture_rmse(hyps, weights, targets_np),
         "total_variation": metrics.total_variation(hyps),
         "inference_seconds": seconds / len(targets_np),
-        "n_parameters": count_parameters(model) if kind != "seasonal_naive" else 0,
+        "n_parameters": count_parameters(model) if kind in ("timemcl", "deepar") else 0,
         "n_hypotheses": int(hyps.shape[1]),
         "n_windows": int(len(targets_np)),
     }
@@ -134,6 +142,18 @@ def evaluate_forecaster(
 
 
 # --- the DAG step: every model of one seed group on the test windows ----------------------------
+
+
+def untrained_like(model: TimeMCL, seed: int) -> TimeMCL:
+    """The claims' "untrained" null: a TimeMCL of the same configuration at the initialisation its training
+    started from (train._setup seeds torch with the training seed right before building the model)."""
+    torch.manual_seed(seed)
+    return type(model)(dataclasses.replace(model.cfg)).eval()
+
+
+def training_mean(targets: torch.Tensor) -> np.ndarray:
+    """The "train_mean" null's level: the mean of the training targets per dimension, (N, H, D) -> (D,)."""
+    return np.asarray(targets, dtype=np.float64).reshape(-1, np.shape(targets)[-1]).mean(axis=0)
 
 
 def other_rollout_metrics(model, ctx: torch.Tensor, tgt: torch.Tensor, device: torch.device | None = None) -> dict:
@@ -159,17 +179,42 @@ def evaluate_seed(
     seed: int,
     histories: list[dict] = (),
     device: torch.device | None = None,
+    primary: str | None = None,
+    single=None,
+    train_mean=None,
+    single_histories: list[dict] = (),
 ) -> dict:
     """Metrics of every TimeMCL variant ({variant: model}), DeepAR (K samples) and seasonal naive on the test
-    windows for one seed; `histories` (that seed's training histories) add each model's training time."""
+    windows for one seed; `histories` (that seed's training histories) add each model's training time.
+
+    The claims' nulls, when given: `single` ("k1", the primary variant trained with K = 1 hypothesis: the
+    same backbone, loss and steps without the multiple hypotheses), `train_mean` ("train_mean", the
+    training targets' mean per dimension as a constant forecast) and, with `primary`, "untrained" (the
+    primary variant's network at the initialisation its training started from, `untrained_like`; measured
+    with `single`, i.e. at the main K).
+    The other rollout rule (`other_rollout_metrics`) is measured for the primary variant only (all of
+    them when `primary` is None)."""
     results = {}
     for variant, model in timemcl.items():
         results[variant] = evaluate_forecaster("timemcl", model, ctx, tgt, device=device)
-        results[variant]["other_rollout"] = other_rollout_metrics(model, ctx, tgt, device)
+        if primary is None or variant == primary:
+            results[variant]["other_rollout"] = other_rollout_metrics(model, ctx, tgt, device)
     results["deepar"] = evaluate_forecaster("deepar", deepar, ctx, tgt, n_samples=K, seed=seed, device=device)
     results["seasonal_naive"] = evaluate_forecaster("seasonal_naive", None, ctx, tgt, season=spec["season"])
+    if single is not None:
+        assert single.cfg.n_hypotheses == 1, f"the K = 1 null has {single.cfg.n_hypotheses} hypotheses"
+        results["k1"] = evaluate_forecaster("timemcl", single, ctx, tgt, device=device)
+    if train_mean is not None:
+        results["train_mean"] = evaluate_forecaster("constant", train_mean, ctx, tgt)
+    if single is not None and primary is not None:
+        untrained = untrained_like(timemcl[primary], seed)
+        results["untrained"] = evaluate_forecaster("timemcl", untrained, ctx, tgt, device=device)
     for hist in histories:
         results[hist["method"]]["train_seconds"] = hist["train_seconds"]
+        results[hist["method"]]["train_steps"] = len(hist["loss"])
+    for hist in single_histories:
+        results["k1"]["train_seconds"] = hist["train_seconds"]
+        results["k1"]["train_steps"] = len(hist["loss"])
     for name, m in results.items():
         log(
             f"seed {seed} {name:>15}: distortion {m['distortion']:.4g}  crps_sum {m['crps_sum']:.4g}  "
@@ -190,14 +235,24 @@ def evaluate_models(
     histories: list[str] = (),
     threads: int = 1,
     device: torch.device | None = None,
+    primary: str | None = None,
+    single_ckpt: str | None = None,
+    single_history: str | None = None,
 ) -> None:
     """Step timemcl_evaluate: one seed group's models ({variant: group checkpoint}, the DeepAR group
-    checkpoint) on the test windows; writes {"dataset", "K", "seeds", "evaluations": [one per seed]}."""
+    checkpoint) on the test windows; writes {"dataset", "K", "seeds", "evaluations": [one per seed]}.
+
+    At the main K the step also gets `single_ckpt` (the primary variant's K = 1 group checkpoint) and
+    measures the claims' nulls (`evaluate_seed`: k1, untrained, train_mean)."""
     torch.set_num_threads(threads)
-    ctx, tgt = load_windows(series_csv, spec)["test"]
+    windows = load_windows(series_csv, spec)
+    ctx, tgt = windows["test"]
     variants = {v: load_group(path) for v, path in timemcl_ckpts.items()}
     deepar = load_group(deepar_ckpt)
     hists = [h for path in histories for h in read_json(path)["histories"]]
+    single = load_group(single_ckpt) if single_ckpt else None
+    single_hists = read_json(single_history)["histories"] if single_history else []
+    level = training_mean(windows["train"][1]) if single_ckpt else None
     docs = []
     for seed in seeds:
         models = {v: group[int(seed)][1] for v, group in variants.items()}
@@ -213,6 +268,10 @@ def evaluate_models(
                 int(seed),
                 [h for h in hists if h["seed"] == int(seed)],
                 device,
+                primary=primary,
+                single=single[int(seed)][1] if single else None,
+                train_mean=level,
+                single_histories=[h for h in single_hists if h["seed"] == int(seed)],
             )
         )
     write_json(out_json, {"dataset": dataset, "K": K, "seeds": [int(s) for s in seeds], "evaluations": docs})

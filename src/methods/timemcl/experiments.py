@@ -3,6 +3,8 @@ seed group per job) and the authors' Brownian toy (timemcl_official_toy)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 
@@ -10,7 +12,7 @@ from methods.common.io import atomic_path, log, set_seed, write_json
 
 from . import metrics, official_toy, toy
 from .evaluate import predict
-from .model import ModelConfig
+from .model import ModelConfig, TimeMCLOneShot
 from .train import TrainConfig, train_deepar, train_timemcl
 
 
@@ -31,10 +33,16 @@ def run_toy(
     train_params: dict,
     variants: list[str],
     device: torch.device | None = None,
+    primary: str | None = None,
 ) -> tuple[dict, dict]:
     """Train every variant (one-shot TimeMCL heads, as in the paper's toy code) and DeepAR on simulated
     paths of one seed; compare with the optimal conditional quantizer. Returns (metrics, the first test
     path's heads for the figure).
+
+    With `primary` (the claims' primary variant) also the claims' nulls: "k1", the primary variant trained
+    with K = 1 (same loss, steps, batch and seed: the multiple hypotheses removed), "untrained", the
+    primary variant's network at the initialisation its training starts from, and "naive", the last
+    observed value repeated over the horizon (one trajectory: K copies of it score the same).
 
     For each test path the distortion of a forecaster (min over its K trajectories of the RMSE,
     averaged) is measured against fresh draws of the true conditional future, and so is that of
@@ -59,11 +67,21 @@ def run_toy(
     models["deepar"], _ = train_deepar(
         ctx, tgt, model_cfg, TrainConfig.from_dict({**train_params, "seed": seed}), device=device
     )
+    if primary is not None:
+        tc = TrainConfig.from_dict({**train_params, "loss": primary, "seed": seed})
+        single_cfg = dataclasses.replace(model_cfg, n_hypotheses=1)
+        models["k1"], _ = train_timemcl(ctx, tgt, single_cfg, tc, kind="timemcl_oneshot", device=device)
+        torch.manual_seed(seed)  # train._setup's seeding right before it builds the model
+        models["untrained"] = TimeMCLOneShot(model_cfg).eval()
 
     test = _toy_paths(process, toy_cfg["n_test"], toy_cfg, gen)[:, :P]
     kw = dict(coeffs=toy_cfg["ar_coeffs"], noise_std=toy_cfg["ar_noise_std"]) if process == "ar" else {}
     forecasts = {v: predict("timemcl", models[v], test, device=device)[0] for v in variants}
     forecasts["deepar"] = predict("deepar", models["deepar"], test, n_samples=K, seed=seed, device=device)[0]
+    if primary is not None:
+        for name in ("k1", "untrained"):
+            forecasts[name] = predict("timemcl", models[name], test, device=device)[0]
+        forecasts["naive"] = test[:, -1:, None, :].expand(-1, 1, n_steps - P, -1).numpy()  # (N, 1, H, 1)
     per_path = {name: [] for name in [*forecasts, "reference"]}
     references = []
     for i in range(len(test)):
@@ -101,13 +119,14 @@ def toy_job(
     out_npz: str,
     threads: int = 1,
     device: torch.device | None = None,
+    primary: str | None = None,
 ) -> None:
     """Step timemcl_toy: one synthetic process for one seed group (`{seeds}` wildcard); writes
     {"process", "seeds", "runs": [one per seed]} and the heads of the group's first seed (the figure's)."""
     torch.set_num_threads(threads)
     runs, first_heads = [], None
     for seed in seeds:
-        doc, heads = run_toy(process, int(seed), toy_cfg, model_params, train_params, variants, device)
+        doc, heads = run_toy(process, int(seed), toy_cfg, model_params, train_params, variants, device, primary)
         runs.append(doc)
         first_heads = heads if first_heads is None else first_heads
     write_json(out_json, {"process": process, "seeds": [int(s) for s in seeds], "runs": runs})
@@ -129,6 +148,10 @@ def run_official_toy(cfg: dict, seeds: list[int], out_json: str, threads: int = 
         # the claims' null: the same network at its initialisation (train_toy's first draws), untrained
         untrained = official_toy.evaluate_toy(official_toy.untrained_toy(cfg, seed), cfg, seed)
         doc["untrained"] = {k: untrained[k] for k in ("distortion_ratio", "min_win_rate", "score_mass_gap_mean")}
+        # the mechanism ablation of the win-rate claim: plain WTA (eps = 0), the same steps, batches and seed
+        wta, _ = official_toy.train_toy({**cfg, "eps": 0.0}, seed)
+        wins = official_toy.win_rates(wta, cfg, seed)
+        doc["wta"] = {"win_rates": wins.tolist(), "min_win_rate": float(wins.min()), "steps": cfg["steps"]}
         log(
             f"official toy seed {seed}: distortion {doc['distortion_timemcl']:.5f} vs quantizer "
             f"{doc['distortion_quantizer']:.5f} (ratio {doc['distortion_ratio']:.3f}), min win rate "

@@ -93,6 +93,18 @@ def train_toy(cfg: dict, seed: int, show_progress: bool = True) -> tuple[ToyMCL,
     return model.eval(), losses
 
 
+@torch.no_grad()
+def win_rates(model: ToyMCL, cfg: dict, seed: int) -> np.ndarray:
+    """Head win rates on the test windows `evaluate_toy(model, cfg, seed)` uses (the same draws), without
+    its k-means reference and score masses: (K,)."""
+    gen = torch.Generator().manual_seed(10_000 + seed)
+    sample_windows(cfg["n_reference"], cfg["n_grid"], cfg["window"], gen)  # the reference paths' draws
+    test = sample_windows(cfg["n_test"], cfg["n_grid"], cfg["window"], gen).double()
+    hyps, _ = model(test[:, 0].float())
+    best = ((hyps.double() - test[:, None]) ** 2).sum(dim=2).argmin(dim=1).numpy()
+    return np.bincount(best, minlength=cfg["n_hypotheses"]) / len(test)
+
+
 def min_mse(hyps: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Per window min_k mean_t (hyps_kt - y_t)^2: hyps (N, K, L), y (N, L) -> (N,)."""
     return ((hyps - y[:, None]) ** 2).mean(axis=2).min(axis=1)
@@ -128,13 +140,15 @@ def evaluate_toy(model: ToyMCL, cfg: dict, seed: int) -> dict:
     conds = np.linspace(-cfg["condition_range"], cfg["condition_range"], cfg["n_conditions"])
     h_c, logits = model(torch.from_numpy(conds).float())
     scores = torch.sigmoid(logits).double().numpy()
-    gaps, masses = [], []
+    gaps, uniform_gaps, masses = [], [], []
     for i, c in enumerate(conds):
         fut = sample_windows(cfg["n_mass_samples"], cfg["n_grid"], L, gen).double().numpy()
         fut = fut - fut[:, :1] + c  # the window given x0 = c
         m = voronoi_masses(h_c[i].double().numpy(), fut)
         masses.append(m.tolist())
         gaps.append(float(np.abs(scores[i] - m).max()))
+        uniform_gaps.append(float(np.abs(1.0 / K - m).max()))  # the null: every score 1/K, the same cells
+    d_naive = min_mse(x0[:, None, None] + np.zeros((1, 1, L)), test)  # the null: x0 over the whole window
     return {
         "seed": seed,
         "K": K,
@@ -148,6 +162,8 @@ def evaluate_toy(model: ToyMCL, cfg: dict, seed: int) -> dict:
         "min_win_rate": float(wins.min()),
         "score_mass_gap_mean": float(np.mean(gaps)),
         "score_mass_gap_max": float(np.max(gaps)),
+        "uniform_score_gap_mean": float(np.mean(uniform_gaps)),
+        "naive_distortion_ratio": float(d_naive.mean() / d_ref.mean()),
         "conditions": conds.tolist(),
         "scores": scores.tolist(),
         "masses": masses,

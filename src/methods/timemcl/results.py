@@ -23,6 +23,11 @@ METRIC_NAMES = {
 }
 
 
+# the real-data nulls measured at the main K (evaluate.evaluate_seed) and the toy's (experiments.run_toy)
+NULL_METHODS = ("k1", "untrained", "train_mean")
+TOY_NULLS = ("k1", "untrained", "naive")
+
+
 def per_seed_docs(files: list[str], key: str) -> list[dict]:
     """The per-seed documents of seed-group files ({"seeds", key: [one document per seed]})."""
     return [d for f in files for d in read_json(f)[key]]
@@ -54,7 +59,9 @@ def claims_metrics(
         ratios = []
         for ds, doc in docs.items():
             methods = {**doc["methods"], "timemcl": doc["methods"][primary]}
-            for name in [*variants, "timemcl", "deepar", "seasonal_naive"]:
+            # the claims' nulls (evaluate_seed): k1 (the primary variant with K = 1), untrained, train_mean
+            nulls = [n for n in NULL_METHODS if n in methods]
+            for name in [*variants, "timemcl", "deepar", "seasonal_naive", *nulls]:
                 for metric, short in METRIC_NAMES.items():
                     put(f"{short}_{ds}_{name}", methods[name][metric])
             ratios.append(methods[primary]["inference_seconds"] / methods["deepar"]["inference_seconds"])
@@ -62,7 +69,7 @@ def claims_metrics(
             if other is not None:  # the primary variant under the other rollout rule (not read by a claim)
                 put(f"distortion_{ds}_timemcl_other_rollout", other["distortion"])
                 put(f"crpssum_{ds}_timemcl_other_rollout", other["crps_sum"])
-        for v in variants:
+        for v in [*variants, *(["untrained"] if all("untrained" in d["methods"] for d in docs.values()) else [])]:
             put(f"collapsed_{v}", sum(doc["methods"][v]["collapsed_heads"] for doc in docs.values()))
         put("inference_ratio_to_deepar", math.exp(np.mean(np.log(ratios))))
 
@@ -73,6 +80,10 @@ def claims_metrics(
         put("toy_deepar_worst_ratio", max(d["distortion"]["ratio_to_reference"]["deepar"] for d in docs))
         put("toy_timemcl_distortion", np.mean([d["distortion"][primary] for d in docs]))
         put("toy_deepar_distortion", np.mean([d["distortion"]["deepar"] for d in docs]))
+        for name in TOY_NULLS:  # the toy's nulls (experiments.run_toy): k1, untrained, naive
+            if all(name in d["distortion"] for d in docs):
+                put(f"toy_{name}_worst_ratio", max(d["distortion"]["ratio_to_reference"][name] for d in docs))
+                put(f"toy_{name}_distortion", np.mean([d["distortion"][name] for d in docs]))
         for d in docs:
             put(f"toy_{d['process']}_ratio", d["distortion"]["ratio_to_reference"][primary])
 
@@ -86,6 +97,9 @@ def claims_metrics(
         put("official_toy_untrained_ratio", d["untrained"]["distortion_ratio"])
         put("official_toy_untrained_min_win_rate", d["untrained"]["min_win_rate"])
         put("official_toy_untrained_score_gap", d["untrained"]["score_mass_gap_mean"])
+        put("official_toy_uniform_score_gap", d["uniform_score_gap_mean"])
+        put("official_toy_naive_ratio", d["naive_distortion_ratio"])
+        put("official_toy_wta_min_win_rate", d["wta"]["min_win_rate"])
 
     table = read_json(sweep_json)["table"]
     rows = sorted((r for r in table if r["key"] == primary), key=lambda r: r["K"])

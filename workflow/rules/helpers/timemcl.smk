@@ -35,10 +35,13 @@ def timemcl_variants_at(K):
 
 
 def timemcl_evaluate_input(wc):
-    """The seed group's checkpoints (TimeMCL in the order of timemcl_variants_at) and training histories."""
+    """The seed group's checkpoints (TimeMCL in the order of timemcl_variants_at) and training histories;
+    at the main K also the primary variant's K = 1 model (`single`), the claims' mechanism ablation: the
+    same backbone, loss and steps with one hypothesis (on the sweep dataset it is the sweep's K = 1 model).
+    """
     models = f"{TIMEMCL_OUT}/models/{wc.dataset}"
     variants = timemcl_variants_at(wc.K)
-    return {
+    inputs = {
         "series": f"{TIMEMCL_OUT}/data/{wc.dataset}.csv",
         "deepar": f"{models}/deepar_{wc.seeds}.pt",
         "timemcl": [f"{models}/{v}_K{wc.K}_{wc.seeds}.pt" for v in variants],
@@ -46,6 +49,11 @@ def timemcl_evaluate_input(wc):
         "histories": [f"{models}/{v}_K{wc.K}_{wc.seeds}.history.json" for v in variants]
         + [f"{models}/deepar_{wc.seeds}.history.json"],
     }
+    if int(wc.K) == TIMEMCL["n_hypotheses"]:
+        single = f"{models}/{TIMEMCL['primary_variant']}_K1_{wc.seeds}"
+        inputs["single"] = f"{single}.pt"
+        inputs["single_history"] = f"{single}.history.json"
+    return inputs
 
 
 def timemcl_data_input(wc):

@@ -19,4 +19,7 @@ evaluate_models(
     histories=list(snakemake.input.histories),
     threads=snakemake.threads,
     device=job_device(snakemake.resources),
+    primary=snakemake.params.primary,
+    single_ckpt=snakemake.input.get("single") or None,
+    single_history=snakemake.input.get("single_history") or None,
 )

@@ -14,6 +14,7 @@ toy_job(
     model_params=snakemake.params.model,
     train_params=snakemake.params.train,
     variants=snakemake.params.variants,
+    primary=snakemake.params.primary,
     out_json=snakemake.output.metrics,
     out_npz=snakemake.output.heads,
     threads=snakemake.threads,
