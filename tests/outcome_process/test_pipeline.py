@@ -55,7 +55,9 @@ def test_steps_write_claims(tmp_path):
     )
     figures.make_figures(*args, pngs[0], tmp_path / "rate.csv", *pngs[1:])
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
-    assert (tmp_path / "rate.csv").read_text().splitlines()[0] == "family,n,outcome,process,oracle,naive,uniform,behaviour"
+    assert (tmp_path / "rate.csv").read_text().splitlines()[
+        0
+    ] == "family,n,outcome,process,oracle,naive,uniform,behaviour"
     claims.write_paper_claims(
         *args, list(SPECS), list(prm_specs), "smoke", tmp_path / "claims.json", tmp_path / "summary.json"
     )
