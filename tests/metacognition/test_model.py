@@ -116,3 +116,18 @@ def test_one_job_per_test_seed_gives_the_outcomes_and_curves_of_one_job_over_all
     curves = concat_arrays([str(tmp_path / f"s{s}.npz") for s in (0, 1, 2)])
     for k, v in concat_arrays([str(tmp_path / "all.npz")]).items():
         np.testing.assert_allclose(curves[k], v, rtol=1e-12, atol=0)
+
+
+def test_random_play_is_untuned_and_meets_the_same_worlds_for_the_same_steps():
+    """Random play (the trivial null): nothing to tune, the same worlds and steps as every other agent, and its
+    practice spread over the available families (no family gets more than half of the steps)."""
+    from methods.metacognition.jobs import candidates
+    from methods.metacognition.model import Agent, Environment, run
+
+    env, agent = Environment.from_dict(ENV), Agent.from_dict(AGENT)
+    out = run("random", env, agent, [0, 1, 2])
+    assert out["competence"].shape == run("metacognitive", env, agent, [0, 1, 2])["competence"].shape
+    assert out["on_distractor"].mean() < 0.5
+    assert candidates("random", AGENT, {"epsilon": [0.1, 0.2], "surprise_gain": [0, 1]}, env.n_strategies) == [
+        (AGENT, 0)
+    ]

@@ -75,5 +75,5 @@ def test_rate_experiment_shapes_and_the_reward_versions_datasets():
     assert np.array(out["subopt"]["preference"]).shape == (2, 2)
     # the learners it is compared with come from the rate experiment on the same seeds and n grid
     rate = run_rate("chain", spec, 0.5, [0, 1], [20, 40], 0.5, {"max_iter": 50, "tol": 1e-8})
-    assert set(rate["subopt"]) == {"outcome", "process", "oracle", "naive"}
+    assert set(rate["subopt"]) == {"outcome", "process", "oracle", "naive", "uniform", "behaviour"}
     assert rate["n_trajectories"] == out["n_trajectories"] and rate["seeds"] == out["seeds"]

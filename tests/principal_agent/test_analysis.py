@@ -105,11 +105,12 @@ def test_the_dag_steps_end_to_end(tmp_path):
     # the two-point one over its one learner
     assert len(doc["claims"]) == len(load_declaration(CL.DECLARATION)["claims"]) + 3
     assert {c["verdict"] for c in doc["claims"]} <= {"reproduced", "not_reproduced", "inconclusive", "passed", "failed"}
-    assert all(
-        c["null_verdict"] in ("reproduced", "not_reproduced", "inconclusive")
-        for c in doc["claims"]
-        if c["kind"] == "headline"
-    )
+    headline = [c for c in doc["claims"] if c["kind"] == "headline"]
+    assert all(c["nulls"] and c["strongest_null"] in {n["name"] for n in c["nulls"]} for c in headline)
+    # every rate claim has the trivial policies among its nulls
+    for c in headline:
+        if c["id"].startswith(("greedy_rate_", "multiarm_rate", "lipschitz_rate")):
+            assert {"uniform_play", "never_pay"} <= {n["name"] for n in c["nulls"] if n["kind"] == "trivial"}
     assert all((tmp_path / f"{n}.png").stat().st_size > 1000 for n in names)
     header = (tmp_path / "rate.csv").read_text().splitlines()[0].split(",")
     assert header[0] == "T" and {"exp3_linear_blocked", "naive_grid_adaptive", "bound_blocked"} <= set(header)
@@ -156,3 +157,37 @@ def test_uniform_play_value_is_the_mean_over_each_runs_own_actions():
     tables = [np.array([[1.0, 0.0], [0.5, 0.5]]), np.array([[0.3, 0.1, 0.2]])]
     counts = np.array([[2, 4], [10, 0]])
     assert uniform_play_value(tables, counts) == pytest.approx([2 * 0.5 + 4 * 0.5, 10 * 0.2])
+
+
+def test_rate_fit_records_each_seed_and_every_left_out_grid_point():
+    """rate_fit: per-seed slopes of exact power laws, leave-one-out slopes equal to the exponent, and the
+    left-out intervals' ends bracket the whole-grid interval's."""
+    x = np.array([10.0, 100.0, 1000.0, 10000.0])
+    per_seed = np.array([c * x**0.5 for c in (1.0, 2.0, 3.0)])
+    fit = A.rate_fit(x, per_seed, n_boot=50, level=0.95)
+    assert fit["seeds"] == pytest.approx([0.5, 0.5, 0.5])
+    assert fit["loo_min"] == pytest.approx(0.5) and fit["loo_max"] == pytest.approx(0.5)
+    noisy = per_seed * np.array([[1.0, 1.3, 0.9, 1.1], [1.2, 0.8, 1.0, 1.0], [0.9, 1.0, 1.2, 0.95]])
+    fit = A.rate_fit(x, noisy, n_boot=200, level=0.95)
+    assert fit["loo_min"] <= fit["loo_max"] and len(fit["seeds"]) == 3
+    assert fit["loo_lo_max"] >= min(fit["lo"], fit["loo_lo_max"]) and np.isfinite(fit["loo_hi_min"])
+    assert A.log_tolerance(1000.0, 1.0) == pytest.approx(1 / np.log(1000.0))
+
+
+def test_trivial_regrets_are_exact_on_the_learners_arrivals():
+    """Never paying books sum_j n_j U(0, j); uniform play the mean over the merged candidates; both regrets
+    are against the same comparator as the learner's, so never paying is 0 where incentive 0 is optimal."""
+    from methods.principal_agent import candidates as C
+    from methods.principal_agent.experiments import Run, trivial_regrets, uniform_play_value
+    from methods.principal_agent.model import greedy_utility, random_instance
+
+    inst = random_instance(np.random.default_rng(3), 3, 4)
+    table = greedy_utility(inst, C.known_greedy_candidates(inst, merge=True)).T  # (K, M)
+    run = Run(inst, 4, 3, 100, 0, table)
+    counts = np.array([[30, 50, 20]])
+    best = (counts @ table).max(axis=1).astype(float)
+    out = trivial_regrets([run], counts, best)
+    zero = greedy_utility(inst, np.zeros((1, 4)))[0]
+    assert out["regret_never_pay"][0] == pytest.approx(best[0] - counts[0] @ zero)
+    assert out["regret_uniform"][0] == pytest.approx(best[0] - uniform_play_value([table], counts)[0])
+    assert out["regret_never_pay"][0] >= -1e-9 and out["regret_uniform"][0] >= -1e-9

@@ -57,6 +57,14 @@ def run_simulations(
             f"{name}: human share {np.mean(per_seed[name]['human_share_early']):.2f} -> "
             f"{np.mean(per_seed[name]['human_share_late']):.2f}, retention {np.mean(per_seed[name]['retention_late']):.2f}"
         )
+    # the paper's mechanism removed: motivation frozen (no crowding-out, no crowding-in), same designs,
+    # population, seeds and rounds: what incentives alone do in the model
+    static_world = World.from_dict({**world, "kappa": 0.0, "rho": 0.0})
+    per_seed_static: dict[str, dict[str, list[float]]] = {name: {} for name in ds}
+    for name, design in ds.items():
+        for s in seeds:
+            for k, v in summarize(simulate(design, static_world, pop, s), window).items():
+                per_seed_static[name].setdefault(k, []).append(v)
     sweeps = {}
     for param, values in sweep["values"].items():
         if param not in world:
@@ -77,6 +85,7 @@ def run_simulations(
             "seeds": list(seeds),
             "window": window,
             "per_seed": per_seed,
+            "per_seed_static": per_seed_static,
             "sweep": {"designs": list(sweep["designs"]), "results": sweeps},
         },
     )

@@ -14,9 +14,10 @@ def merge_seed_groups(files: list[str]) -> dict:
     out = docs[0]
     for doc in docs[1:]:
         out["seeds"] = out["seeds"] + doc["seeds"]
-        for name, vals in doc["per_seed"].items():
-            for k, v in vals.items():
-                out["per_seed"][name][k] = out["per_seed"][name][k] + v
+        for key in ("per_seed", "per_seed_static"):
+            for name, vals in doc[key].items():
+                for k, v in vals.items():
+                    out[key][name][k] = out[key][name][k] + v
         for param, rows in doc["sweep"]["results"].items():
             for row, more in zip(out["sweep"]["results"][param], rows):
                 for name, v in more["human_share_late"].items():
@@ -46,6 +47,21 @@ def claims_metrics(doc: dict, reference: dict) -> dict:
         for k, v in vals.items():
             m[f"{k}_{name}"] = v
     a, b, c = reference["frontier_a"], reference["frontier_b"], reference["above"]
+    static = doc["per_seed_static"]  # motivation frozen (kappa = rho = 0): the mechanism's ablation
+    for name, vals in static.items():
+        for k, v in vals.items():
+            m[f"{k}_{name}_static"] = v
+    m["frontier_line_at_" + c + "_static"] = [
+        static[c]["human_share_late"][i]
+        - frontier_margin(
+            (static[c]["quantity"][i], static[c]["human_share_late"][i]),
+            (static[a]["quantity"][i], static[a]["human_share_late"][i]),
+            (static[b]["quantity"][i], static[b]["human_share_late"][i]),
+        )
+        for i in range(len(doc["seeds"]))
+    ]
+    others = [n for n in static if n != reference["unpaid"]]
+    m["least_other_quantity_static"] = [min(static[n]["quantity"][i] for n in others) for i in range(len(doc["seeds"]))]
     m["frontier_margin"] = [
         frontier_margin(
             (ps[c]["quantity"][i], ps[c]["human_share_late"][i]),

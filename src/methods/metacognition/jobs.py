@@ -37,6 +37,8 @@ def candidates(kind: str, agent: dict, grid: dict, n_strategies: int) -> list[tu
     """(agent settings, fixed strategy) pairs tried for one agent kind."""
     if kind in FIXED_LOOPS:
         return [(agent, s) for s in range(n_strategies)]
+    if kind == "random":  # random play has nothing to tune
+        return [(agent, 0)]
     keys = ["epsilon"] + (["surprise_gain"] if kind != "no_evaluation" else [])
     return [({**agent, **dict(zip(keys, values))}, 0) for values in itertools.product(*(grid[k] for k in keys))]
 

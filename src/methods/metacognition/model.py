@@ -28,7 +28,9 @@ import numpy as np
 
 from methods.common.config import check_keys
 
-AGENTS = ("round_robin", "weakest", "metacognitive", "no_knowledge", "no_planning", "no_evaluation")
+AGENTS = ("round_robin", "weakest", "metacognitive", "no_knowledge", "no_planning", "no_evaluation", "random")
+# "random": random play, a uniformly random available family and strategy every step, no self-model: the
+# trivial alternative a reviewer tries first (same steps, same worlds, nothing to tune)
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,7 @@ def run(agent_kind: str, env: Environment, agent: Agent, seeds: list[int], fixed
         noise_sd = np.where(env.distractor & (fam == K - 1), env.distractor_noise, env.obs_noise)
         score = c[rows, fam] + noise_sd * np.array([r.standard_normal() for r in rngs])
         gain = score - seen[rows, fam]
-        if agent_kind != "round_robin" and agent_kind != "weakest":
+        if agent_kind not in ("round_robin", "weakest", "random"):
             key_fam = np.zeros_like(fam) if agent_kind == "no_knowledge" else fam  # no per-family self-model
             predicted = lp[rows, key_fam, strat]
             lp[rows, key_fam, strat] = predicted + step * (gain - predicted)
@@ -168,6 +170,10 @@ def _choose(kind, t, avail, seen, lp, eps, rngs, fixed_strategy, S):
         masked = np.where(avail, seen, np.inf)
         return masked.argmin(axis=1), np.full(n, fixed_strategy)
     fam, strat = np.empty(n, dtype=int), np.empty(n, dtype=int)
+    if kind == "random":
+        for i, r in enumerate(rngs):
+            fam[i], strat[i] = r.choice(fams), r.integers(S)
+        return fam, strat
     for i, r in enumerate(rngs):
         if kind == "no_knowledge":  # one progress estimate per strategy, pooled over families
             fam[i] = fams[t % len(fams)] if r.random() >= eps[i] else r.choice(fams)

@@ -54,12 +54,25 @@ def coverage_summary(mdp: TabularMDP, mu: np.ndarray) -> dict[str, float]:
     }
 
 
-def learn_all(mdp: TabularMDP, data: Dataset, beta: float, lsq: dict, naive: bool = False) -> dict[str, float]:
+TRIVIAL = ("uniform", "behaviour")  # policies that learn nothing: the trivial nulls of the rate and sweep claims
+
+
+def trivial_suboptimality(mdp: TabularMDP, mu: np.ndarray) -> dict[str, float]:
+    """Sub-optimality of the policies a reviewer tries first, exact: uniform random play, and the behaviour
+    policy mu itself (what cloning the data would return); neither depends on the dataset."""
+    uniform = np.full((mdp.H, mdp.S, mdp.A), 1.0 / mdp.A)
+    return {"uniform": suboptimality(mdp, uniform), "behaviour": suboptimality(mdp, mu)}
+
+
+def learn_all(
+    mdp: TabularMDP, data: Dataset, beta: float, lsq: dict, naive: bool = False, mu: np.ndarray | None = None
+) -> dict[str, float]:
     """Sub-optimality of each learner on one dataset.
 
     process: PEVI on all n trajectories with their step labels. outcome: the reduction (fit on the
     first half, PEVI on the relabelled second half). oracle: PEVI on the same second half with the
     true mean step rewards. naive: the best observed trajectory (outcomes, no credit assignment).
+    With the behaviour policy `mu`, also the trivial policies (`trivial_suboptimality`).
     """
     A = mdp.A
     relabelled, _ = outcome_to_process(mdp, data, lsq)
@@ -71,6 +84,8 @@ def learn_all(mdp: TabularMDP, data: Dataset, beta: float, lsq: dict, naive: boo
     }
     if naive:
         out["naive"] = suboptimality(mdp, one_hot(best_observed_trajectory(mdp, data), A))
+    if mu is not None:
+        out.update(trivial_suboptimality(mdp, mu))
     return out
 
 
@@ -78,7 +93,7 @@ def run_rate(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list
     """Sub-optimality vs number of trajectories for one MDP family; arrays are (seed, n). Besides the
     outcome reduction, process supervision and the oracle, the trajectory-level learner (`naive`: replay
     the best observed trajectory), the null of the rate claims."""
-    methods = ("outcome", "process", "oracle", "naive")
+    methods = ("outcome", "process", "oracle", "naive", *TRIVIAL)
     sub = {m: np.zeros((len(seeds), len(n_grid))) for m in methods}
     cover = {k: [] for k in ("c_sa", "c_traj", "c_sa_star", "c_traj_star")}
     for i, seed in enumerate(seeds):
@@ -88,7 +103,7 @@ def run_rate(family: str, spec: dict, eps: float, seeds: list[int], n_grid: list
             cover[k].append(v)
         for j, n in enumerate(n_grid):
             data = Dataset(*sample_trajectories(mdp, mu, n, np.random.default_rng([seed, 1, n])))
-            for m, v in learn_all(mdp, data, beta, lsq, naive=True).items():
+            for m, v in learn_all(mdp, data, beta, lsq, naive=True, mu=mu).items():
                 sub[m][i, j] = v
         log(f"{family} seed {seed}: outcome {np.round(sub['outcome'][i], 3)} process {np.round(sub['process'][i], 3)}")
     return {
@@ -112,7 +127,7 @@ def run_sweep(
     arrays are (point, seed), each entry the mean over the repeats. Coverage coefficients are
     stored per (point, seed): for eps < 1 mu follows the worst policy of that draw.
     """
-    methods = ("outcome", "process", "oracle", "naive")
+    methods = ("outcome", "process", "oracle", "naive", *TRIVIAL)
     sub = {m: np.zeros((len(points), len(seeds))) for m in methods}
     cover = {k: np.zeros((len(points), len(seeds))) for k in ("c_sa", "c_traj", "c_sa_star", "c_traj_star")}
     for p, point in enumerate(points):
@@ -125,7 +140,7 @@ def run_sweep(
             for rep in range(repeats):
                 rng = np.random.default_rng([seed, 1, H, int(round(eps * 1e6)), rep])
                 data = Dataset(*sample_trajectories(mdp, mu, n, rng))
-                for m, v in learn_all(mdp, data, beta, lsq, naive=True).items():
+                for m, v in learn_all(mdp, data, beta, lsq, naive=True, mu=mu).items():
                     sub[m][p, i] += v / repeats
         log(
             f"{sweep} H={H} eps={eps}: "
@@ -153,7 +168,7 @@ def run_sample_complexity(
     From these the claims step reads, per learner and horizon, the number of trajectories needed to
     reach a per-step accuracy (`trajectories_to_reach`), and how that number scales with C_traj.
     """
-    methods = ("outcome", "process", "oracle", "naive")
+    methods = ("outcome", "process", "oracle", "naive", *TRIVIAL)
     sub = {m: np.zeros((len(points), len(seeds), len(n_grid))) for m in methods}
     cover = {k: np.zeros((len(points), len(seeds))) for k in ("c_sa", "c_traj")}
     for p, point in enumerate(points):
@@ -165,7 +180,7 @@ def run_sample_complexity(
             for j, n in enumerate(n_grid):
                 rng = np.random.default_rng([seed, 5, H, n])
                 data = Dataset(*sample_trajectories(mdp, mu, n, rng))
-                for m, v in learn_all(mdp, data, beta, lsq, naive=True).items():
+                for m, v in learn_all(mdp, data, beta, lsq, naive=True, mu=mu).items():
                     sub[m][p, i, j] = v
         log(f"samples H={H}: " + "; ".join(f"{m} {np.round(sub[m][p].mean(0) / H, 3)}" for m in methods))
     return {

@@ -91,3 +91,33 @@ def bound_exponent(records: list[dict], x: str, value_fn) -> float:
         by_x[r[x]].append(value_fn(r))
     xs = np.array(sorted(by_x), float)
     return loglog_slope(xs, np.array([np.mean(by_x[v]) for v in sorted(by_x)]))
+
+
+def rate_fit(x: np.ndarray, per_seed: np.ndarray, n_boot: int, level: float, seed: int = 0) -> dict:
+    """A rate's exponent with what a reviewer checks: `slope_with_interval` on the whole grid, the same fit
+    with each grid point left out (slopes `loo_min`/`loo_max`; `loo_lo_max`/`loo_hi_min`: the largest lower
+    and smallest upper end of the left-out fits' intervals, so an interval condition that holds on these holds
+    on every left-out fit), and `seeds`: each seed's own log-log slope (a seed is an independent instance
+    draw), the per-draw values a paired margin over seeds needs."""
+    full = slope_with_interval(x, per_seed, n_boot, level, seed)
+    if len(x) < 3:  # leaving a point out of two leaves no slope
+        loo = [full]
+    else:
+        loo = [
+            slope_with_interval(np.delete(x, i), np.delete(per_seed, i, axis=1), n_boot, level, seed)
+            for i in range(len(x))
+        ]
+    return {
+        **full,
+        "seeds": [loglog_slope(x, row) for row in per_seed],
+        "loo_min": float(min(c["slope"] for c in loo)),
+        "loo_max": float(max(c["slope"] for c in loo)),
+        "loo_lo_max": float(max(c["lo"] for c in loo)),
+        "loo_hi_min": float(min(c["hi"] for c in loo)),
+    }
+
+
+def log_tolerance(T_min: float, log_power: float) -> float:
+    """How much a factor (log T)^p lifts the local log-log exponent of a bound, at the grid's smallest T: p / ln T.
+    The allowance of a rate written O~(T^a) (hidden log factors); zero for a bound with no log T factor."""
+    return float(log_power / np.log(T_min))

@@ -17,6 +17,8 @@ LABELS = {
     "exp3_candidates": "EXP3 on raw candidates (K N + 1)",
     "exp3_merged": "EXP3 on merged candidates",
     "naive_grid": "EXP3 on a naive uniform grid",
+    "uniform": "uniform play (null)",
+    "never_pay": "never paying (null)",
     "lipschitz": "Tsallis-INF on the eps-grid",
 }
 
@@ -61,7 +63,13 @@ def plot_sweeps(sweep: dict, path) -> None:
             continue
         for alg, c in sweep[dim].items():
             if alg != "T":
-                _curve(ax, c, f"{LABELS.get(alg, alg)}, bound exp. {_fmt(c['theory'])}")
+                _curve(
+                    ax,
+                    c,
+                    f"{LABELS.get(alg, alg)}, bound exp. {_fmt(c['theory'])}"
+                    if "theory" in c
+                    else LABELS.get(alg, alg),
+                )
         ax.set(
             xscale="log",
             yscale="log",
