@@ -86,7 +86,8 @@ def test_baseline_statistics_in_claims_metrics(tmp_path):
     assert m["ushape_share"] == pytest.approx([2 / 3, 2 / 3]) and m["ushape_share_shuffled"] == [1.0, 1.0]
     assert m["spearman_loo_min_a"] == pytest.approx([0.6, -0.2])
     assert (m["cca_last_doubling_gain"], m["cca_first_doubling_gain"]) == (pytest.approx([0.1]), pytest.approx([0.4]))
-    assert m["cca_untrained_largest_width"] == [0.3]
+    assert m["cca_untrained_largest_width"] == [0.3] and m["cca_untrained_smallest_width"] == [0.1]
+    assert m["cca_untrained_last_doubling_gain"] == pytest.approx([0.1]) and "cca_pca" not in m
     # paper scale: one file per (dataset, seed) and per scaling seed, merged in seed order, same metrics
     per_seed = []
     for f in docs:
@@ -102,6 +103,13 @@ def test_baseline_statistics_in_claims_metrics(tmp_path):
         k: v for k, v in m.items() if not k.startswith("cca")
     }
     assert merged["cca_largest_width"] == [0.6, 0.9] and merged["cca_smallest_width"] == [0.1, 0.2]
+    sc1.write_text(
+        json.dumps({"cca": {"1": [0.2, 0.3, 0.9]}, "cca_untrained": {"1": [0.0, 0.1, 0.1]}, "cca_pca": {"1": 0.4}})
+    )
+    sc.write_text(
+        json.dumps({"cca": {"0": [0.1, 0.5, 0.6]}, "cca_untrained": {"0": [0.1, 0.2, 0.3]}, "cca_pca": {"0": 0.3}})
+    )
+    assert claims_metrics(per_seed, [str(sc1), str(sc)])["cca_pca"] == [0.3, 0.4]
 
 
 def test_correlations_of_a_dataset_use_the_robust_helper():

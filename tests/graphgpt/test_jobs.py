@@ -93,6 +93,32 @@ def test_finetuning_a_model_alone_or_with_others_gives_the_same_metrics(domain):
     for model in ("get_smtp", "get_scratch", "gin"):
         assert measured[f"triangles_{model}_test"] == many[model]["test"] and len(many[model]["test"]) == 2
     assert "triangles_majority_test_ood" in measured
+    # the untrained-encoder null: measured once per seed on the from-scratch run (at its random init, before
+    # any step), an accuracy; its evaluation draws from no generator, so the fine-tuned scratch run above
+    # matched the one without it in the other job
+    assert len(measured["triangles_untrained_test"]) == 2 and len(measured["triangles_untrained_test_ood"]) == 2
+    assert all(0.0 <= a <= 1.0 for a in measured["triangles_untrained_test"])
+    assert "untrained_test" not in many["get_smtp"] and "untrained_test" not in many["gin"]
+    # equal budgets: the pre-trained model and its from-scratch ablation fine-tune for the same steps
+    assert [len(h["loss"]) for h in many["get_smtp"]["history"]] == [FT["steps"]] * 2
+    assert [len(h["loss"]) for h in many["get_scratch"]["history"]] == [FT["steps"]] * 2
+
+
+def test_the_untrained_null_de_standardises_with_the_training_split():
+    """The regression untrained null reads the model's standardised outputs with the training split's mean and
+    std, as after fine-tuning: a head that outputs 0 is the training-mean predictor."""
+    import numpy as np
+
+    from methods.graphgpt.finetuning import untrained_metrics
+
+    class Const:
+        def predict(self, idx, mu, sd):
+            return np.zeros(len(idx)) * sd + mu  # a head that outputs 0 in standardised units
+
+    y = np.array([1.0, 2.0, 3.0, 10.0, 20.0])
+    split = {"train": np.array([0, 1, 2]), "test": np.array([3, 4])}
+    got = untrained_metrics(Const(), y, "regression", split)
+    assert got == {"untrained_test": float(np.mean(np.abs(y[[3, 4]] - 2.0)))}
 
 
 def test_a_pretrained_model_without_its_checkpoint_or_pool_is_named(domain):

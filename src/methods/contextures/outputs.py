@@ -24,10 +24,12 @@ def merge_datasets(paths: list[str]) -> list[dict]:
 
 
 def merge_scaling(paths: list[str]) -> dict:
-    """The scaling step's CCA by width over every seed group: {seed: [one value per width]}, in seed order."""
+    """The scaling step's CCA by width over every seed group: {seed: [one value per width]}, in seed order
+    (`cca_pca`, where the step wrote it: {seed: the PCA encoder's CCA})."""
     docs = [read_json(p) for p in paths]
-    out = {k: v for k, v in docs[0].items() if k not in ("cca", "cca_untrained")}
-    for key in ("cca", "cca_untrained"):
+    keys = [k for k in ("cca", "cca_untrained", "cca_pca") if k in docs[0]]
+    out = {k: v for k, v in docs[0].items() if k not in keys}
+    for key in keys:
         merged = {s: v for doc in docs for s, v in doc[key].items()}
         out[key] = {s: merged[s] for s in sorted(merged, key=int)}
     return out

@@ -37,7 +37,7 @@ def claims_metrics(dataset_jsons: list[str], scaling_jsons: list[str]) -> dict:
     """Per split seed, over the datasets of the current scale: the correlation statistics of tau vs err_{d*}
     over the paper's A = X contexts (no prefix), of the two baselines in place of tau (`decay_`, `shuffled_`)
     and of tau over all contexts including the label contexts (`all_contexts_`); the U-shape share and its
-    shuffled-order null; CCA by width, trained and untrained. The step outputs come one file per seed group
+    shuffled-order null; CCA by width, trained and untrained, and of the PCA encoder. The step outputs come one file per seed group
     (`outputs.merge_datasets`, `outputs.merge_scaling`)."""
     docs = merge_datasets(dataset_jsons)
     n_seeds = len(docs[0]["runs"])
@@ -60,7 +60,10 @@ def claims_metrics(dataset_jsons: list[str], scaling_jsons: list[str]) -> dict:
     cca = np.array([sc["cca"][s] for s in sorted(sc["cca"], key=int)])  # (seeds, widths)
     cca0 = np.array([sc["cca_untrained"][s] for s in sorted(sc["cca_untrained"], key=int)])
     m["cca_smallest_width"], m["cca_largest_width"] = cca[:, 0].tolist(), cca[:, -1].tolist()
-    m["cca_untrained_largest_width"] = cca0[:, -1].tolist()
+    m["cca_untrained_largest_width"], m["cca_untrained_smallest_width"] = cca0[:, -1].tolist(), cca0[:, 0].tolist()
+    m["cca_untrained_last_doubling_gain"] = (cca0[:, -1] - cca0[:, -2]).tolist()
+    if "cca_pca" in sc:  # the trivial linear encoder: the inputs' top-d principal components
+        m["cca_pca"] = [float(sc["cca_pca"][s]) for s in sorted(sc["cca_pca"], key=int)]
     m["cca_last_doubling_gain"] = (cca[:, -1] - cca[:, -2]).tolist()
     m["cca_first_doubling_gain"] = (cca[:, 1] - cca[:, 0]).tolist()
     return m

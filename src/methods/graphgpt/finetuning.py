@@ -12,7 +12,7 @@ from .checkpoint import Checkpoints, fingerprint, no_checkpoints, resume_path
 from .data import domain_vocab
 from .model import GET, GETConfig, model_spec
 from .serialize import Vocab
-from .train import GETTask, GINTask, TrainConfig, Views, fit_and_test, on_device
+from .train import GETTask, GINTask, TrainConfig, Views, fit_and_test, metric, on_device
 
 
 def _seed_split(task: dict, val_fraction: float, seed: int) -> dict:
@@ -46,6 +46,21 @@ def _gin_graphs(doc: dict, task_name: str, vocab: Vocab):
             )
         )
     return out
+
+
+def untrained_metrics(task: GETTask, y: np.ndarray, kind: str, split: dict) -> dict:
+    """The trivial null "the untrained model": the encoder and head at their random initialisation, not
+    fine-tuned, predicting the test sets (regression outputs de-standardised with the training split's mean
+    and std, as after fine-tuning). Evaluation only (fixed views, no dropout), so it draws from no generator
+    and leaves the fine-tuning run that follows unchanged."""
+    mu, sd = (
+        (float(y[split["train"]].mean()), float(y[split["train"]].std() + 1e-8)) if kind == "regression" else (0.0, 1.0)
+    )
+    return {
+        f"untrained_{name}": metric(task.predict(split[name], mu, sd), y[split[name]], kind)
+        for name in ("test", "test_ood")
+        if name in split
+    }
 
 
 def _finetune_one(
@@ -102,7 +117,9 @@ def _finetune_one(
                 )
             views = Views(pool["tasks"][task_name], vocab.n_node_ids, spec["reindex"])
             t = GETTask(backbone, views, kind, task["n_out"], cfg, seed, device)
+            untrained = untrained_metrics(t, y, kind, split) if ckpt is None else {}
             runs.append(fit_and_test(t, y, kind, split, cfg, np.random.default_rng(seed), checkpoints, name))
+            runs[-1].update(untrained)
         if done is None:
             checkpoints.finish(name, runs[-1])
         msg = ", ".join(f"{k} {runs[-1][k]:.4f}" for k in ("val", "test", "test_ood") if k in runs[-1])
@@ -114,7 +131,7 @@ def _finetune_one(
         "metric": "mae" if kind == "regression" else "accuracy",
         "seeds": list(seeds),
     }
-    for k in ("val", "test", "test_ood", "best_step", "seconds"):
+    for k in ("val", "test", "test_ood", "best_step", "seconds", "untrained_test", "untrained_test_ood"):
         if k in runs[0]:
             out[k] = [r[k] for r in runs]
     out["history"] = [r["history"] for r in runs]
