@@ -44,7 +44,12 @@ def _mixture_doc(ess_hi, ess_lo, energy1, energy_last):
         "denoise": {"0.25": den, "2.0": den},
         "mixing": {"0.25": {"langevin": ess_hi, "two_stage": ess_hi}, "2.0": {"langevin": ess_lo, "two_stage": ess_lo}},
         "quality": {
-            "learned": {"1": {"energy": energy1, "weight_tv": 0.3}, "3": {"energy": energy_last, "weight_tv": 0.1}}
+            "learned": {
+                "1": {"energy": energy1, "weight_tv": 0.3},
+                "3": {"energy": energy_last, "weight_tv": 0.1},
+                "1_equal_budget": {"energy": energy1, "weight_tv": 0.3},
+                "marginals": {"energy": 0.5, "weight_tv": 0.35},
+            }
         },
     }
 
@@ -64,6 +69,8 @@ def _write_run(tmp_path, energy_last):
                 "quality": {
                     "1": {"energy": 0.4, "classifier_score": 0.5},
                     "3": {"energy": energy_last, "classifier_score": 0.7},
+                    "1_equal_budget": {"energy": 0.4, "classifier_score": 0.5},
+                    "marginals": {"energy": 0.5, "classifier_score": 0.3},
                 },
             },
         )
@@ -103,7 +110,28 @@ def test_every_claim_reads_measured_metrics_and_no_headline_holds_under_its_null
     assert verdicts["mh_is_exact"] == "passed" and verdicts["rate_within_theory"] == "passed"
     for c in doc["claims"]:
         if c["kind"] == "headline":
-            assert c["null_verdict"] != "reproduced", c["id"]
+            assert c["nulls"] and not any(n["holds"] for n in c["nulls"]), c["id"]
+            # a self-tie only as the mechanism's own ablation (contract V3)
+            assert all(n["kind"] == "ablation" for n in c["nulls"] if n["self_tie"]), c["id"]
+
+
+def test_multi_measurement_claims_compare_at_equal_budget_and_have_a_trivial_null():
+    decl = {c["id"]: c for c in load_declaration(DECLARATION_PATH)["claims"]}
+    for cid in ("more_measurements_better_mixture", "more_measurements_better_{dataset}"):
+        c = decl[cid]
+        assert "m1eq" in c["criterion"] and "_m1_" not in c["criterion"], cid
+        kinds = {n["kind"] for n in c["nulls"]}
+        assert {"ablation", "trivial"} <= kinds, cid
+        assert not any(n.get("unequal_budget") for n in c["nulls"]), cid
+
+
+def test_marginals_null_matters(tmp_path):
+    """A trivial sampler that beats m_max's samples makes the claim inconclusive, not reproduced."""
+    measured = _write_run(tmp_path, energy_last=0.2)
+    measured["energy_marginals_digits8"] = [0.1, 0.1, 0.1]
+    measured["cscore_marginals_digits8"] = [0.9, 0.9, 0.9]
+    verdicts, _ = _verdicts(measured)
+    assert verdicts["more_measurements_better_digits8"] == "inconclusive"
 
 
 def test_more_measurements_is_not_reproduced_when_m_max_is_worse(tmp_path):

@@ -91,3 +91,34 @@ def test_multi_measurement_returns_binary_samples_for_every_m():
     out = multi_measurement(50, D, ALPHA, 3, 2, step, lambda h: mix.posterior_mean(h.double()), g)
     assert sorted(out) == [1, 2, 3]
     assert all(set(v.unique().tolist()) <= {-1.0, 1.0} and v.shape == (50, D) for v in out.values())
+
+
+def test_equal_budget_null_runs_the_method_sampler_for_as_many_steps():
+    """The one-measurement null of the multi-measurement claims gets m_max * steps_per_measurement sampler steps
+    (= denoiser evaluations), the same as m_max measurements."""
+    from methods.binary_denoising.experiments import equal_budget_one_measurement
+
+    calls = {"method": 0, "null": 0}
+
+    def counting(key):
+        def step(y, s):
+            calls[key] += 1
+            return y
+
+        return step
+
+    den = lambda h: torch.tanh(h)  # noqa: E731
+    multi_measurement(8, 5, 0.5, 6, 15, counting("method"), den, torch.Generator().manual_seed(0))
+    out = equal_budget_one_measurement(8, 5, 0.5, 6, 15, counting("null"), den, torch.Generator().manual_seed(0))
+    assert calls["method"] == calls["null"] == 90
+    assert out.shape == (8, 5) and set(out.unique().tolist()) <= {-1.0, 1.0}
+
+
+def test_product_of_marginals_matches_the_training_means():
+    from methods.binary_denoising.experiments import product_of_marginals
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.where(torch.rand(500, 6, generator=g) < torch.tensor([0.1, 0.3, 0.5, 0.7, 0.9, 1.0]), 1.0, -1.0)
+    out = product_of_marginals(20000, x, g)
+    assert set(out.unique().tolist()) <= {-1.0, 1.0}
+    assert torch.allclose(out.mean(0), x.mean(0), atol=0.03)

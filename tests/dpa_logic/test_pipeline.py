@@ -43,7 +43,9 @@ def test_steps_write_claims(tmp_path):
         for d in ("dpo_strict", "orpo_strict", "orpo_lenient")
     }
     for c in headline:
-        assert c["setting"] == "stand-in" and c["null_verdict"] != "reproduced"
+        assert c["setting"] == "toy" and {n["name"] for n in c["nulls"]} == {"reference_policy", "random_predictor"}
+        assert all(n["kind"] == "trivial" and not n["self_tie"] for n in c["nulls"])
+        assert "testable_if" not in c
     assert "strict_variant_raises_winner_free_dpo_strict" in by_id
     assert by_id["lenient_variant_lowers_winner_shared_orpo_lenient"]["kind"] == "check"
     assert not any(i.startswith(("compiled_equals_closed", "lattice_size")) for i in by_id)

@@ -37,3 +37,11 @@ def test_training_lowers_the_loss_and_reports_metrics():
 def test_sft_raises_the_winner():
     t = tabular.make_task(2, **TASK)
     assert tabular.train_policy(t, "sft", {}, steps=20, lr=0.05, log_every=5)["delta_logp_w"] > 0
+
+
+def test_random_predictor_is_a_fair_coin_of_its_own_stream():
+    from methods.dpa_logic.tabular import random_pair_accuracy
+
+    accs = [random_pair_accuracy(640, s) for s in range(50)]
+    assert all(0.0 <= a <= 1.0 for a in accs) and random_pair_accuracy(640, 3) == accs[3]
+    assert abs(sum(accs) / len(accs) - 0.5) < 0.01  # 50 x 640 coins: sd 0.0028

@@ -64,12 +64,17 @@ def claims_metrics(mixture_files: list[str], digits_files: dict, exact_files: li
     for key in ("energy", "weight_tv"):
         out[f"{key}_m1_mixture"] = [m["quality"]["learned"]["1"][key] for m in mix]
         out[f"{key}_mlast_mixture"] = [m["quality"]["learned"][last][key] for m in mix]
+        # nulls: one measurement at m_max's sampler budget, independent bits with the training marginals
+        out[f"{key}_m1eq_mixture"] = [m["quality"]["learned"]["1_equal_budget"][key] for m in mix]
+        out[f"{key}_marginals_mixture"] = [m["quality"]["learned"]["marginals"][key] for m in mix]
     for ds, files in digits_files.items():
         docs = [read_json(f) for f in files]
         last = str(docs[0]["m_max"])
         for key, short in (("energy", "energy"), ("classifier_score", "cscore")):
             out[f"{short}_m1_{ds}"] = [doc["quality"]["1"][key] for doc in docs]
             out[f"{short}_mlast_{ds}"] = [doc["quality"][last][key] for doc in docs]
+            out[f"{short}_m1eq_{ds}"] = [doc["quality"]["1_equal_budget"][key] for doc in docs]
+            out[f"{short}_marginals_{ds}"] = [doc["quality"]["marginals"][key] for doc in docs]
     return out
 
 

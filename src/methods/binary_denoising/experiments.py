@@ -37,6 +37,22 @@ def _step_fn(kind: str, alpha: float, denoiser, eta: float, gen: torch.Generator
     raise ValueError(f"unknown sampler {kind!r}; use langevin or two_stage")
 
 
+def equal_budget_one_measurement(
+    n: int, d: int, alpha: float, m_max: int, steps_per_measurement: int, step_fn, denoiser, gen: torch.Generator
+) -> torch.Tensor:
+    """The null of the multi-measurement claims at the method's budget: ONE measurement sampled by
+    m_max * steps_per_measurement steps of the same sampler (the sampler steps, i.e. the score / denoiser
+    evaluations, that m_max measurements use), read out as sign(E[x | alpha y_1])."""
+    return multi_measurement(n, d, alpha, 1, m_max * steps_per_measurement, step_fn, denoiser, gen)[1]
+
+
+def product_of_marginals(n: int, x_train: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """The trivial sampler: independent +-1 bits with the training data's per-bit means (no denoiser at all)."""
+    p_plus = ((1 + x_train.float().mean(0)) / 2).clamp(0, 1)
+    draw = torch.rand((n, x_train.shape[1]), generator=gen) < p_plus
+    return torch.where(draw, 1.0, -1.0)
+
+
 def _sample_quality_mixture(samples: dict, mixture, x_test: torch.Tensor) -> dict:
     rows = {}
     for k, xs in samples.items():
@@ -122,6 +138,15 @@ def run_mixture(
             gen,
         )
         quality[name] = _sample_quality_mixture(samples, mixture, x_test)
+    # nulls, drawn after everything above so that the earlier numbers keep their random streams: one
+    # measurement at the sampler budget of m_max (learned denoiser), and independent bits with the
+    # training marginals (trivial)
+    step_fn = _step_fn(sampling["mm_sampler"], mm_alpha, learned, sampling["eta"], gen)
+    one = equal_budget_one_measurement(
+        sampling["n_samples"], mixture.d, mm_alpha, m_max, sampling["steps_per_measurement"], step_fn, learned, gen
+    )
+    marg = product_of_marginals(sampling["n_samples"], x_train, gen)
+    quality["learned"].update(_sample_quality_mixture({"1_equal_budget": one, "marginals": marg}, mixture, x_test))
     quality["data"] = {
         "log_lik": float(mixture.log_prob(x_test).mean()),
         "energy_split": energy_distance(x_test[: len(x_test) // 2], x_test[len(x_test) // 2 :]),
@@ -204,8 +229,24 @@ def run_digits(
             den,
             gen,
         )
+        # nulls, drawn after the samples (their random streams unchanged): one measurement at the sampler
+        # budget of m_max, and independent bits with the training marginals (trivial)
+        nulls = {
+            "1_equal_budget": equal_budget_one_measurement(
+                sampling["n_samples"],
+                d,
+                alpha,
+                m_max,
+                sampling["steps_per_measurement"],
+                _step_fn(sampling["mm_sampler"], alpha, den, sampling["eta"], gen),
+                den,
+                gen,
+            ),
+            "marginals": product_of_marginals(sampling["n_samples"], x_train, gen),
+        }
         quality = {
-            k: {"energy": energy_distance(xs, x_test), "classifier_score": score_of(xs)} for k, xs in samples.items()
+            k: {"energy": energy_distance(xs, x_test), "classifier_score": score_of(xs)}
+            for k, xs in {**samples, **nulls}.items()
         }
         reference = {
             "classifier_score": score_of(x_test),

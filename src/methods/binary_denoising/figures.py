@@ -63,7 +63,7 @@ def quality_rows(mixture_files: list[str], digits_files: dict) -> list[dict]:
     groups.update({ds: [read_json(f)["quality"] for f in files] for ds, files in digits_files.items()})
     rows: dict[int, dict] = {}
     for name, quals in groups.items():
-        for m in sorted(int(k) for k in quals[0]):
+        for m in sorted(int(k) for k in quals[0] if k.isdigit()):  # the nulls (1_equal_budget, marginals) aside
             vals = [q[str(m)]["energy"] for q in quals]
             rows.setdefault(m, {"m": m}).update({name: float(np.mean(vals)), f"{name}_std": float(np.std(vals))})
     return [rows[m] for m in sorted(rows)]

@@ -59,6 +59,7 @@ def claims_metrics(semantics_json: str, tabular_files: dict) -> tuple[dict, dict
             if key not in expand[group]:
                 expand[group].append(key)
         m[f"acc_{policy}_reference"] = [r["ref_test_accuracy"] for r in runs]
+        m[f"acc_{policy}_random"] = [r["random_test_accuracy"] for r in runs]
         for child, parent in DERIVED_PARENT.items():
             if child in losses and parent in losses:
                 key = f"{policy}_{child}"
@@ -67,6 +68,7 @@ def claims_metrics(semantics_json: str, tabular_files: dict) -> tuple[dict, dict
                 m[f"dlogp_w_parent_{key}"] = m[f"dlogp_w_{policy}_{parent}"]
                 m[f"acc_parent_{key}"] = m[f"acc_{policy}_{parent}"]
                 m[f"acc_reference_{key}"] = m[f"acc_{policy}_reference"]
+                m[f"acc_random_{key}"] = m[f"acc_{policy}_random"]
         excl = [n for n in losses if runs[0]["losses"][n]["excludes_both_false"]]
         allow = [n for n in losses if n not in excl]
         m[f"min_dlogp_w_excluding_{policy}"] = [min(r["losses"][n]["delta_logp_w"] for n in excl) for r in runs]

@@ -154,4 +154,12 @@ def tabular_experiment(
         out["losses"][name] = r
         out["ref_test_accuracy"] = r["ref_test_accuracy"]
         log(f"seed {seed} {policy} {name}: dlogp_w {r['delta_logp_w']:+.3f} acc {r['test_accuracy']:.3f}")
+    out["random_test_accuracy"] = random_pair_accuracy(len(t["test"]), seed)
     write_json(out_json, out)
+
+
+def random_pair_accuracy(n_pairs: int, seed: int) -> float:
+    """The trivial null of the accuracy claims: a uniformly random preference predictor (a fair coin per held-out
+    pair), drawn from its own generator so that no other number of the seed moves; expected accuracy 0.5."""
+    rng = np.random.default_rng([seed, 7919])
+    return float((rng.uniform(size=n_pairs) < 0.5).mean())

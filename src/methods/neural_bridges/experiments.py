@@ -60,6 +60,7 @@ STREAMS = {
     "brute": 7,
     "optimal": 8,
     "timing": 9,
+    "forward": 10,
 }
 N_FIGURE_PATHS = 20
 
@@ -181,6 +182,12 @@ def linear_experiment(
             f"{process} {name}: loss {np.round(loss, 4)} ± {np.round(se, 4)}, max |mean err|/sd "
             f"{np.round(mean_err.max(1), 3)}, max |var ratio - 1| {np.round(var_err.max(1), 3)}"
         )
+    # trivial null: the unconditioned process by Euler-Maruyama on the same grid, as many paths (its own stream)
+    x = simulate_forward(problem, increments_per_seed(generators(seeds, "forward"), n_eval, problem))[..., 0]
+    x = x.double().cpu()
+    mean, var = x.mean(1).numpy(), x.var(1).numpy()
+    metrics["mean_err_forward"] = (np.abs(mean[:, ks] - cf[ks, 0]) / np.sqrt(cf[ks, 1])).max(1).tolist()
+    metrics["var_err_forward"] = np.abs(var[:, ks] / cf[ks, 1] - 1.0).max(1).tolist()
     return metrics, arrays
 
 
@@ -276,17 +283,20 @@ def cell_experiment(
     samples["score"] = sample_score_bridge(problem, score_net, n, generators(seeds, "sm_sample"))
     metrics["score_start_error"] = (samples["score"][:, :, 0] - problem.x0.float()).norm(dim=-1).mean(-1).tolist()
 
+    # trivial null: the unconditioned process by Euler-Maruyama on the same grid, as many paths (its own stream)
+    samples["forward"] = simulate_forward(problem, increments_per_seed(generators(seeds, "forward"), n, problem)).cpu()
+
     # marginal distances (mean W1 over t = T/4, T/2, 3T/4 and both coordinates)
     # brute force is a reference for a seed only where it kept min_kept paths; NaN (inconclusive) otherwise
     # (decided per seed, so the numbers do not depend on which seeds share a job)
     enough = [kept >= cell["brute_force"]["min_kept"] for kept in metrics["brute_force_kept"]]
-    for name in ("neural", "score", "guided", "pcn"):
+    for name in ("neural", "score", "guided", "forward", "pcn"):
         if name != "pcn":
             metrics[f"w1_{name}_pcn"] = [marginal_w1(samples[name][s], samples["pcn"][s], ks) for s in range(S)]
         metrics[f"w1_{name}_brute"] = [
             marginal_w1(samples[name][s], bf[s], ks) if enough[s] else math.nan for s in range(S)
         ]
-    for name in ("neural", "pcn", "score"):
+    for name in ("neural", "pcn", "score", "guided", "forward"):
         metrics[f"mode_fraction_{name}"] = mode_fraction(samples[name], N // 2).tolist()
     log(
         f"{event_name} W1 to pCN: neural {np.round(metrics['w1_neural_pcn'], 3)}, score "

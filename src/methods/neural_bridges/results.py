@@ -52,6 +52,8 @@ def claims_metrics(
             "var_err_guided",
             "mean_err_optimal",
             "var_err_optimal",
+            "mean_err_forward",
+            "var_err_forward",
             "ess_guided",
         ):
             out[f"{key}_{process}"] = m[key]
