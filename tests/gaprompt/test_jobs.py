@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -97,9 +98,30 @@ def test_merge_refuses_repeated_seeds_and_disagreeing_counts():
         "total": 100,
         "fraction": 0.1,
         "frozen_unchanged": True,
+        "epochs": 1,
+        "majority_acc": 0.25,
     }
     with pytest.raises(ValueError, match="seed repeated"):
         merge_seed_runs([part, part])
     with pytest.raises(ValueError, match="disagree on trainable"):
         merge_seed_runs([part, {**part, "seeds": [1], "trainable": 11}])
     assert merge_seed_runs([part, {**part, "seeds": [1], "test_acc": [0.7]}])["test_acc"] == [0.5, 0.7]
+
+
+def test_majority_class_accuracy_is_the_share_of_the_most_frequent_training_class():
+    from methods.gaprompt.adapt_step import majority_accuracy
+
+    y_train = np.array([0, 1, 1, 2, 1])
+    assert majority_accuracy(y_train, np.array([1, 1, 0, 2])) == 0.5
+    assert majority_accuracy(np.array([0, 0, 1, 1]), np.array([0, 1])) == 0.5  # tie: the lowest label
+
+
+def test_untrained_backbone_null_gets_the_linear_probe_budget(run_inputs):
+    """The untrained-backbone null trains the linear probe's parameters for the same epochs, on a backbone that
+    differs from the pre-trained one (seed 1: the fixture's checkpoint is the initialisation of seed 0)."""
+    lin = _adapt(run_inputs, "linear", [1], "linear_seed1")
+    unt = _adapt(run_inputs, "untrained", [1], "untrained_seed1")
+    for key in ("trainable", "total", "epochs", "majority_acc"):
+        assert unt[key] == lin[key], key
+    assert len(unt["loss_curves"][0]) == len(lin["loss_curves"][0])
+    assert unt["loss_curves"] != lin["loss_curves"]

@@ -101,8 +101,8 @@ rule gaprompt_adapt:
         ckpt=rules.gaprompt_pretrain.output.ckpt,
         code=script_code("gaprompt/adapt.py"),
     output:
-        metrics=f"{GAPROMPT_OUT}/adapt/{{method,linear|vpt|adapter|gaprompt|full}}_{{seeds}}.json",
-        arrays=f"{GAPROMPT_OUT}/adapt/{{method,linear|vpt|adapter|gaprompt|full}}_{{seeds}}.npz",
+        metrics=f"{GAPROMPT_OUT}/adapt/{{method,linear|untrained|vpt|adapter|gaprompt|full}}_{{seeds}}.json",
+        arrays=f"{GAPROMPT_OUT}/adapt/{{method,linear|untrained|vpt|adapter|gaprompt|full}}_{{seeds}}.npz",
     log:
         log_path("gaprompt", "adapt_{method}_{seeds}"),
     benchmark:

@@ -27,6 +27,11 @@ def shift_examples(model: AdaptedClassifier, x_test: np.ndarray, y_test: np.ndar
         }
 
 
+def majority_accuracy(y_train: np.ndarray, y_test: np.ndarray) -> float:
+    """Held-out accuracy of predicting the most frequent training class (lowest label on a tie) everywhere."""
+    return float(np.mean(y_test == np.bincount(y_train).argmax()))
+
+
 def adapt_job(
     method: str,
     data_npz: str,
@@ -48,11 +53,15 @@ def adapt_job(
     n_classes = int(max(d["y_train"].max(), d["y_test"].max())) + 1
     state = load_torch(ckpt)["backbone"]
     runs, arrays = [], {}
+    # "untrained": the linear probe of the backbone at its random initialisation (a trivial null: what the
+    # pre-training adds), with the linear probe's trainer, epochs and parameter count
+    kind = "linear" if method == "untrained" else method
     for seed in seeds:
         torch.manual_seed(seed)
         bb = backbone_from_config(backbone)
-        bb.load_state_dict(state)
-        model = AdaptedClassifier(bb, method, n_classes, adapt)
+        if method != "untrained":
+            bb.load_state_dict(state)
+        model = AdaptedClassifier(bb, kind, n_classes, adapt)
         frozen_before = {
             n: p.detach().clone() for n, p in model.named_parameters() if n not in model.trainable_parameters()
         }
@@ -75,6 +84,9 @@ def adapt_job(
         "total": runs[0]["total"],
         "fraction": runs[0]["fraction"],
         "frozen_unchanged": all(r["frozen_unchanged"] for r in runs),
+        "epochs": adapt["epochs"],
+        # trivial null: the majority class of the training labels predicted for every test cloud
+        "majority_acc": majority_accuracy(d["y_train"], d["y_test"]),
         "seconds": [r["seconds"] for r in runs],
         "loss_curves": [r["loss_curve"] for r in runs],
     }

@@ -20,6 +20,8 @@ def claims_metrics(runs: dict[str, dict]) -> dict:
         out[f"fraction_{method}"] = m["fraction"]
         out[f"trainable_{method}"] = m["trainable"]
         out[f"frozen_unchanged_{method}"] = float(m["frozen_unchanged"])
+        out[f"epochs_{method}"] = m["epochs"]
+        out["acc_majority"] = m["majority_acc"]
         if "paper_arch" in m:
             out["fraction_gaprompt_paper_arch"] = m["paper_arch"]["fraction"]
             out["trainable_gaprompt_paper_arch"] = m["paper_arch"]["trainable"]

@@ -13,6 +13,7 @@ from .runs import read_method_runs
 
 LABELS = {
     "linear": "linear probe",
+    "untrained": "linear probe, untrained backbone",
     "vpt": "VPT-deep",
     "adapter": "adapter",
     "gaprompt": "GAPrompt",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from methods.common.io import read_json
 
 PER_SEED = ("seeds", "test_acc", "train_acc", "seconds", "loss_curves")
-SHARED = ("method", "trainable", "total", "fraction")
+SHARED = ("method", "trainable", "total", "fraction", "epochs", "majority_acc")
 
 
 def merge_seed_runs(parts: list[dict]) -> dict:

@@ -38,6 +38,9 @@ def make_interpreter(cfg: dict, ds: dict, llm_cache: str | None = None):
     return LLMInterpreter(ds["texts"], client, temperature=llm["temperature"], workers=llm.get("workers", 1))
 
 
+SPARSE = ("sae", "untrained_sae")  # methods whose non-negative neurons are read from their top end
+
+
 def hypotheses_of(
     feats: dict,
     y: np.ndarray,
@@ -142,7 +145,7 @@ def run_experiment(
             rng = np.random.default_rng([seed, sorted(methods).index(method)])
             feats, frow = load_features(features_npz, features_json, seed, method)
             t0 = time.perf_counter()
-            hyps = hypotheses_of(feats, y, ds["idx"], sel, interp, icfg, rng, sparse=method == "sae")
+            hyps = hypotheses_of(feats, y, ds["idx"], sel, interp, icfg, rng, sparse=method in SPARSE)
             t_total = frow["feature_seconds"] + time.perf_counter() - t0
             row = {
                 "seed": seed,

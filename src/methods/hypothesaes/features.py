@@ -29,6 +29,37 @@ def raw_features(emb: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {s: np.asarray(x, dtype=float) for s, x in emb.items()}
 
 
+def random_direction_features(emb: dict[str, np.ndarray], n_directions: int, seed: int) -> dict[str, np.ndarray]:
+    """A null for the SAE's learned dictionary: projections of the training-centred embeddings on `n_directions`
+    random unit directions (isotropic Gaussian, seeded), read as dense features like the baselines."""
+    rng = np.random.default_rng([seed, 7919])
+    dirs = rng.standard_normal((emb["train"].shape[1], n_directions))
+    dirs /= np.linalg.norm(dirs, axis=0, keepdims=True)
+    mean = emb["train"].mean(0)
+    return {s: (np.asarray(x, dtype=float) - mean) @ dirs for s, x in emb.items()}
+
+
+def untrained_sae_features(
+    emb: dict[str, np.ndarray], sizes: list[tuple[int, int]], seed: int
+) -> tuple[dict[str, np.ndarray], list[dict]]:
+    """A null for the SAE's training: the same TopK SAEs (sizes, initialisation and seeds of `sae_features`)
+    before any training step, their random neurons read through the SAE's sparse path."""
+    import torch
+
+    from .sae import TopKSAE
+
+    feats, infos = {s: [] for s in emb}, []
+    for i, (m, k) in enumerate(sizes):
+        torch.manual_seed(seed * 1000 + i)  # the seed train_sae sets before initialising the SAE
+        xt = torch.as_tensor(emb["train"], dtype=torch.float32)
+        sae = TopKSAE(xt.shape[1], m, k, b_pre=xt.median(dim=0).values)
+        infos.append({"m_total": m, "k": k, "epochs": 0})
+        for s, x in emb.items():
+            with torch.no_grad():
+                feats[s].append(sae.encode(torch.as_tensor(x, dtype=torch.float32)).numpy())
+    return {s: np.concatenate(v, axis=1) for s, v in feats.items()}, infos
+
+
 def lda_features(
     texts: list[str], idx: dict[str, np.ndarray], n_topics: int, max_iter: int, seed: int, n_jobs: int = 1
 ) -> dict[str, np.ndarray]:
@@ -66,7 +97,15 @@ def method_features(
         return raw_features(emb), {}
     if method == "lda":
         return lda_features(texts, idx, spec["n_topics"], spec["max_iter"], seed, threads), {}
-    raise ValueError(f"config hypothesaes.methods: unknown method {method!r}; available: sae, pca, raw, lda")
+    if method == "random_dirs":
+        return random_direction_features(emb, spec["n_directions"], seed), {}
+    if method == "untrained_sae":
+        feats, infos = untrained_sae_features(emb, [tuple(s) for s in spec["sizes"]], seed)
+        return feats, {"saes": infos}
+    raise ValueError(
+        f"config hypothesaes.methods: unknown method {method!r}; available: sae, pca, raw, lda, random_dirs, "
+        "untrained_sae"
+    )
 
 
 def compute_features(

@@ -14,6 +14,7 @@ from .figures import plot_methods, write_recovery_csv
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
 BASELINES = ("pca", "raw", "lda")
+NULL_METHODS = ("random_dirs", "untrained_sae")  # trivial nulls: random directions, the untrained SAE's neurons
 
 
 def merge_results(paths: list[str]) -> dict:
@@ -42,13 +43,13 @@ def claims_metrics(synthetic: dict, real: dict, synthetic10: dict | None = None)
     for result, suffix in ((synthetic, ""), (synthetic10, "_first")):
         if result is None:
             continue
-        for method in _present(result["runs"], ("sae", *BASELINES)):
+        for method in _present(result["runs"], ("sae", *BASELINES, *NULL_METHODS)):
             m[f"f1_{method}{suffix}"] = _per_seed(result["runs"], method, "recovery_f1")
             m[f"nsig_{method}_synthetic{suffix}"] = _per_seed(result["runs"], method, "n_significant")
         m[f"f1_best_baseline{suffix}"] = list(
             np.max([m[f"f1_{b}{suffix}"] for b in _present(result["runs"], BASELINES)], axis=0)
         )
-    for method in _present(real["runs"], ("sae", *BASELINES)):
+    for method in _present(real["runs"], ("sae", *BASELINES, *NULL_METHODS)):
         m[f"nsig_{method}_real"] = _per_seed(real["runs"], method, "n_significant")
         m[f"r2_{method}_real"] = _per_seed(real["runs"], method, "test_r2")
     baselines_real = [m[f"nsig_{b}_real"] for b in _present(real["runs"], BASELINES)]

@@ -60,8 +60,12 @@ def guide_job(
         feat = (imgs.reshape(len(imgs), -1) - pca_mean) @ pca_dirs
         maps, mask = info["maps"].cpu(), info["mask"].cpu()
         cov = attention_coverage(maps, mask, boxes)
+        # trivial nulls, random boxes: the same samples and maps scored against another sample's layout
+        cov_random = attention_coverage(maps, mask.roll(1, 0), boxes.roll(1, 0))
         out[name] = {
             "miou": float(iou.mean()),
+            "miou_randbox": float(box_iou(found, np.roll(corners, 1, axis=0)).mean()),
+            "attn_coverage_randbox": cov_random["coverage"],
             "acc50": float((iou >= 0.5).mean()),
             "detector_conf": float(conf.mean()),
             "fd": frechet_distance(feat, real_feat),

@@ -75,15 +75,21 @@ def attention_coverage(maps: torch.Tensor, mask: torch.Tensor, boxes: torch.Tens
     return {key: float(np.mean(v)) for key, v in m.items()}
 
 
+def box_mask_grid(boxes: torch.Tensor, h: int, w: int) -> torch.Tensor:
+    """(n, 1, H, W) 0/1 masks of fractional boxes (n, 1, 4) whose sides are whole cells."""
+    mask = torch.zeros(len(boxes), 1, h, w)
+    for i in range(len(boxes)):
+        x0, y0, x1, y1 = boxes[i, 0].tolist()
+        mask[i, 0, int(y0 * h) : int(y1 * h), int(x0 * w) : int(x1 * w)] = 1.0
+    return mask
+
+
 def optimise_maps(
     init_logits: torch.Tensor, boxes: torch.Tensor, energy: str, param: str, cfg: dict, gen: torch.Generator
 ) -> torch.Tensor:
     """Plain gradient descent on the logits (or the latent z) under one energy; returns the final maps (B, 1, H, W)."""
     n, h, w = init_logits.shape
-    mask_grid = torch.zeros(n, 1, h, w)
-    for i in range(n):
-        x0, y0, x1, y1 = boxes[i, 0].tolist()
-        mask_grid[i, 0, int(y0 * h) : int(y1 * h), int(x0 * w) : int(x1 * w)] = 1.0
+    mask_grid = box_mask_grid(boxes, h, w)
     prior = box_prior(boxes, h, w, cfg["sigma_frac"])
     if param == "logits":
         var = init_logits.clone().requires_grad_(True)
@@ -125,10 +131,17 @@ def toy_experiment(seed: int, cfg: dict) -> tuple[dict, dict]:
     boxes = random_boxes(cfg["n_maps"], tuple(cfg["box_side"]), g, gen)
     init = cfg["init_mean"] + cfg["init_scale"] * smooth_fields(cfg["n_maps"], g, g, cfg["field_length"], gen)
     metrics, examples = {}, {"boxes": boxes.numpy(), "init": torch.sigmoid(init).numpy()}
+    other = boxes.roll(1, 0)  # each map's "random box": the box drawn for another map of the seed
     for param in cfg["params"]:
+        # trivial null, no guidance at all: the initial maps (both parameterisations start from them, z = 0)
+        for k, v in box_metrics(torch.sigmoid(init)[:, None], box_mask_grid(boxes, g, g), boxes).items():
+            metrics[f"{k}_init_{param}"] = float(np.mean(v))
         for energy in ENERGIES:
             attn, mask = optimise_maps(init, boxes, energy, param, cfg, torch.Generator().manual_seed(seed + 1))
             for k, v in box_metrics(attn, mask, boxes).items():
                 metrics[f"{k}_{energy}_{param}"] = float(np.mean(v))
+            if energy == "nonlocal":  # trivial null: the non-local maps read in a box they were not guided to
+                for k, v in box_metrics(attn, box_mask_grid(other, g, g), other).items():
+                    metrics[f"{k}_randbox_{energy}_{param}"] = float(np.mean(v))
             examples[f"maps_{energy}_{param}"] = attn[:, 0].numpy()
     return metrics, examples

@@ -9,6 +9,20 @@ HYPOTHESAES_DATASETS = HYPOTHESAES_SYNTHETIC + ["real"]
 # the paper-scale real dataset (a `datasets` table), fetched on the submit host: compute nodes may have no internet
 HYPOTHESAES_TABLE = f"{HYPOTHESAES_OUT}/real/table.parquet"
 
+_hm = HYPOTHESAES["methods"]
+if "untrained_sae" in _hm and _hm["untrained_sae"]["sizes"] != _hm["sae"]["sizes"]:
+    raise ValueError(
+        "config hypothesaes.methods.untrained_sae.sizes must equal methods.sae.sizes (the null gets the SAE's "
+        "neurons and sparsity)."
+    )
+if "random_dirs" in _hm and _hm["random_dirs"]["n_directions"] != sum(
+    m for m, _ in _hm["sae"]["sizes"]
+):
+    raise ValueError(
+        "config hypothesaes.methods.random_dirs.n_directions must equal the SAE's neuron count (sum of M over "
+        "methods.sae.sizes): the null gets as many features as the method."
+    )
+
 for _d in HYPOTHESAES_SYNTHETIC:
     if HYPOTHESAES["datasets"][_d]["source"] != "synthetic":
         raise ValueError(
