@@ -250,5 +250,13 @@ def test_paper_scale_dry_run_stops_without_the_llm_key(run_snakemake, monkeypatc
     proc = run_snakemake(*args, check=False)
     assert proc.returncode != 0 and "expected at $OPENAI_API_KEY" in proc.stdout + proc.stderr
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    proc = run_snakemake(*args)
+    proc = run_snakemake(*args, check=False)  # nothing listens at the configured endpoint yet
+    assert proc.returncode != 0 and "nothing answers at http://127.0.0.1:8000/v1" in proc.stdout + proc.stderr
+    import socket
+
+    with socket.socket() as server:  # a server at the endpoint: the dry run goes through
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 8000))
+        server.listen()
+        proc = run_snakemake(*args)
     assert "hypothesaes_run" in proc.stdout and "hypothesaes_fetch" in proc.stdout
