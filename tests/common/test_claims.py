@@ -426,3 +426,27 @@ def test_main_figure_declaration_is_checked(tmp_path):
     p.write_text(base + "main_figure: {data: figures/curve.csv, x: step}\n")
     with pytest.raises(ValueError, match="main_figure must be a mapping"):
         C.load_declaration(p)
+
+
+def test_declarations_by_id_tells_apart_templates_of_one_prefix_and_a_plain_claim():
+    """graphgpt's two `competitive_with_gnn_{...}` templates over different task lists, and binary_denoising's
+    plain `..._mixture` claim beside its `..._{dataset}` template: each run id gets the entry that made it."""
+    base = {"kind": "check", "statement": "s"}
+    decl = {
+        "claims": [
+            {**base, "id": "gain_{a}", "for_each": "a", "criterion": "x_{a} < 1"},
+            {**base, "id": "gain_{b}", "for_each": "b", "criterion": "y_{b} < 1"},
+            {**base, "id": "gain_mix", "criterion": "z < 1"},
+        ]
+    }
+    rows = {
+        "gain_p": C.evaluate_claim({**base, "id": "gain_p", "criterion": "x_p < 1"}, {"x_p": 0.5}, "tiny"),
+        "gain_q": C.evaluate_claim({**base, "id": "gain_q", "criterion": "y_q < 1"}, {"y_q": 0.5}, "tiny"),
+        "gain_mix": C.evaluate_claim({**base, "id": "gain_mix", "criterion": "z < 1"}, {"z": 0.5}, "tiny"),
+    }
+    out = C.declarations_by_id(decl, list(rows), rows)
+    assert {k: v["criterion"] for k, v in out.items()} == {
+        "gain_p": "x_p < 1",
+        "gain_q": "y_q < 1",
+        "gain_mix": "z < 1",
+    }

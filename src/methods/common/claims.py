@@ -549,17 +549,24 @@ def row_declaration(row: Mapping) -> dict:
     return decl
 
 
-def declarations_by_id(declaration: Mapping, ids: Sequence[str]) -> dict[str, dict]:
-    """The expanded claims.yaml entry of each claim id of a run: a plain claim by its id, a `for_each` template
-    for every id its pattern matches (the value read back from the id). Ids that no entry declares are absent."""
+def declarations_by_id(
+    declaration: Mapping, ids: Sequence[str], rows: Mapping[str, Mapping] | None = None
+) -> dict[str, dict]:
+    """The expanded claims.yaml entry of each claim id of a run: a plain claim by its id, else a `for_each`
+    template whose id pattern matches (the value read back from the id). Where several templates match one
+    id (two templates of one prefix over different lists), the one whose expansion is the row's declaration
+    (`rows`, where given) is taken, else the first. Ids that no entry declares are absent."""
     import re
 
-    out = {}
+    out = {
+        c["id"]: {**c, "evidence": list(c.get("evidence", []))}
+        for c in declaration["claims"]
+        if not c.get("for_each") and c["id"] in ids
+    }
+    candidates: dict[str, list[dict]] = {}
     for c in declaration["claims"]:
         name = c.get("for_each")
         if name is None:
-            if c["id"] in ids:
-                out[c["id"]] = {**c, "evidence": list(c.get("evidence", []))}
             continue
         head, tail = c["id"].split("{" + name + "}", 1)
         pattern = re.compile(re.escape(head) + "(?P<value>.+)" + re.escape(tail) + "$")
@@ -567,7 +574,10 @@ def declarations_by_id(declaration: Mapping, ids: Sequence[str]) -> dict[str, di
             m = pattern.match(cid)
             if m and cid not in out:
                 (e,) = expand_claims([c], {name: [m.group("value")]})
-                out[cid] = {**e, "evidence": list(e.get("evidence", []))}
+                candidates.setdefault(cid, []).append({**e, "evidence": list(e.get("evidence", []))})
+    for cid, expansions in candidates.items():
+        same = [e for e in expansions if rows and cid in rows and e == row_declaration(rows[cid])]
+        out[cid] = (same or expansions)[0]
     return out
 
 

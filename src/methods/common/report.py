@@ -21,8 +21,8 @@ import yaml
 from .claims import (
     SETTINGS,
     claims_table_markdown,
+    declarations_by_id,
     evaluate_claim,
-    expand_claims,
     load_declaration,
     validate_claims,
 )
@@ -379,17 +379,9 @@ def config_digest_problems(docs: dict[str, dict], root: Path) -> list[str]:
     return problems
 
 
-def _for_each_values(template: dict, row_ids: list[str]) -> list[str]:
-    """The values a `for_each` template was expanded over, read back from the run's claim ids."""
-    head, _, tail = template["id"].partition("{" + template["for_each"] + "}")
-    pattern = re.compile(re.escape(head) + r"(.+)" + re.escape(tail))
-    values = [m.group(1) for i in row_ids if (m := pattern.fullmatch(i))]
-    return list(dict.fromkeys(values))
-
-
-def committed_claims(root: Path, commit: str, paper: str, row_ids: list[str]) -> dict[str, dict]:
-    """{claim id: declaration} of src/methods/<paper>/claims.yaml at `commit`, templates expanded over the
-    values the run's ids show. ValueError when the file is absent or breaks the claims contract."""
+def committed_claims(root: Path, commit: str, paper: str, rows: dict[str, dict]) -> tuple[list[str], dict[str, dict]]:
+    """The plain claim ids of src/methods/<paper>/claims.yaml at `commit` and {claim id: declaration} of the run's
+    rows (claims.declarations_by_id). ValueError when the file is absent or breaks the claims contract."""
     path = f"src/methods/{paper}/claims.yaml"
     text = committed_text(root, commit, path)
     if text is None:
@@ -401,12 +393,8 @@ def committed_claims(root: Path, commit: str, paper: str, row_ids: list[str]) ->
             decl = load_declaration(f)
         except (ValueError, KeyError, TypeError) as e:
             raise ValueError(f"{path} at {commit[:12]}: {str(e).replace(f'{f}: ', '')}") from None
-    over: dict[str, list[str]] = {}
-    for c in decl["claims"]:
-        if c.get("for_each"):
-            values = over.setdefault(c["for_each"], [])
-            values += [v for v in _for_each_values(c, row_ids) if v not in values]
-    return {c["id"]: c for c in expand_claims(decl["claims"], over)}
+    plain = [c["id"] for c in decl["claims"] if not c.get("for_each")]
+    return plain, declarations_by_id(decl, list(rows), rows)
 
 
 def _declared_nulls(claim: dict) -> list[dict]:
@@ -444,11 +432,11 @@ def declaration_problems(docs: dict[str, dict], root: Path) -> list[str]:
         commit = doc["provenance"]["commit"]
         rows = {c["id"]: c for c in doc["claims"]}
         try:
-            declared = committed_claims(root, commit, paper, list(rows))
+            plain, declared = committed_claims(root, commit, paper, rows)
         except ValueError as e:
             problems.append(f"{paper}: {e}")
             continue
-        dropped = [i for i in declared if i not in rows]
+        dropped = [i for i in plain if i not in rows]
         added = [i for i in rows if i not in declared]
         if dropped:
             problems.append(f"{paper}: claims.yaml at {commit[:12]} declares {dropped}, which the run lacks")
