@@ -30,7 +30,6 @@ onstart:
     from methods.common.io import remove_orphaned_parts
 
     check_gpu_limit()
-
     remove_orphaned_parts([OUTDIR, RESOURCES])
 
 

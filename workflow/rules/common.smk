@@ -357,7 +357,8 @@ def hf_token_for(model):
 def check_gpu_limit():
     """For `onstart` (a real run, not a dry run): at paper scale on one machine every job that asks for a
     GPU would start at once on it (Snakemake counts an undeclared resource as unlimited) and run out of
-    GPU memory; require `--resources gpu=N`, N the GPUs to use at a time. A cluster schedules GPUs itself."""
+    GPU memory; require `--resources gpu=N`, N the GPUs to use at a time. A cluster schedules GPUs itself.
+    """
     if SCALE != "full" or not workflow.local_exec or workflow.remote_exec:
         return
     if "gpu" not in workflow.global_resources:
