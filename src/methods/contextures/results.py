@@ -10,6 +10,7 @@ import numpy as np
 from methods.common.claims import evaluate_claims, load_declaration, write_claims
 from methods.common.io import write_json
 
+from .data import is_paper_data
 from .outputs import merge_datasets, merge_scaling
 
 DECLARATION = Path(__file__).with_name("claims.yaml")
@@ -35,24 +36,30 @@ def _over_datasets(docs: list[dict], n_seeds: int, context_set: str, metric: str
 
 def claims_metrics(dataset_jsons: list[str], scaling_jsons: list[str]) -> dict:
     """Per split seed, over the datasets of the current scale: the correlation statistics of tau vs err_{d*}
-    over the paper's A = X contexts (no prefix), of the two baselines in place of tau (`decay_`, `shuffled_`)
+    over the paper's A = X contexts (no prefix; `paper_data_` over the paper's own sets alone), of the two baselines in place of tau (`decay_`, `shuffled_`)
     and of tau over all contexts including the label contexts (`all_contexts_`); the U-shape share and its
     shuffled-order null; CCA by width, trained and untrained, and of the PCA encoder. The step outputs come one file per seed group
     (`outputs.merge_datasets`, `outputs.merge_scaling`)."""
     docs = merge_datasets(dataset_jsons)
     n_seeds = len(docs[0]["runs"])
+    paper_docs = [doc for doc in docs if is_paper_data(doc["dataset"])]
     m = {}
-    for prefix, context_set, metric in (
-        ("", "paper_set", "tau"),
-        ("decay_", "paper_set", "decay"),
-        ("shuffled_", "paper_set", "shuffled"),
-        ("all_contexts_", "all", "tau"),
-    ):
-        m.update({prefix + k: v for k, v in _over_datasets(docs, n_seeds, context_set, metric).items()})
-    for key in ("knn_interior_minimum", "knn_interior_minimum_shuffled"):
-        m[key.replace("knn_interior_minimum", "ushape_share")] = [
-            float(np.mean([doc["runs"][i][key] for doc in docs])) for i in range(n_seeds)
-        ]
+    # every dataset of the scale (no prefix), and the paper's own sets alone (`paper_data_`)
+    for group, group_docs in (("", docs), ("paper_data_", paper_docs)):
+        if not group_docs:
+            continue
+        for prefix, context_set, metric in (
+            ("", "paper_set", "tau"),
+            ("decay_", "paper_set", "decay"),
+            ("shuffled_", "paper_set", "shuffled"),
+            ("all_contexts_", "all", "tau"),
+        ):
+            stats = _over_datasets(group_docs, n_seeds, context_set, metric)
+            m.update({group + prefix + k: v for k, v in stats.items()})
+        for key in ("knn_interior_minimum", "knn_interior_minimum_shuffled"):
+            m[group + key.replace("knn_interior_minimum", "ushape_share")] = [
+                float(np.mean([doc["runs"][i][key] for doc in group_docs])) for i in range(n_seeds)
+            ]
     for doc in docs:
         for k in CORRELATION_STATS:
             m[f"{k}_{doc['dataset']}"] = [r["correlations"]["paper_set"]["tau"][k] for r in doc["runs"]]
