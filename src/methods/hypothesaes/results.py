@@ -35,10 +35,13 @@ def _present(runs: list[dict], methods) -> list[str]:
     return [m for m in methods if any(r["method"] == m for r in runs)]
 
 
-def claims_metrics(synthetic: dict, real: dict, synthetic10: dict | None = None) -> dict:
+def claims_metrics(
+    synthetic: dict, real: dict, synthetic10: dict | None = None, convention: dict | None = None
+) -> dict:
     """Flat {metric: values per seed} that claims.yaml reads. Synthetic designs: seed s is its own draw s.
-    `synthetic10` (the first design, 10 concepts) gives the same metrics with the suffix `_first`. The
-    best baseline is the per-seed maximum over the baselines that ran."""
+    `synthetic10` (the first design, 10 concepts) gives the same metrics with the suffix `_first`; the
+    real sets `real` and `convention` give nsig/r2 with their name as suffix. The best baseline is the
+    per-seed maximum over the baselines that ran."""
     m = {}
     for result, suffix in ((synthetic, ""), (synthetic10, "_first")):
         if result is None:
@@ -49,11 +52,14 @@ def claims_metrics(synthetic: dict, real: dict, synthetic10: dict | None = None)
         m[f"f1_best_baseline{suffix}"] = list(
             np.max([m[f"f1_{b}{suffix}"] for b in _present(result["runs"], BASELINES)], axis=0)
         )
-    for method in _present(real["runs"], ("sae", *BASELINES, *NULL_METHODS)):
-        m[f"nsig_{method}_real"] = _per_seed(real["runs"], method, "n_significant")
-        m[f"r2_{method}_real"] = _per_seed(real["runs"], method, "test_r2")
-    baselines_real = [m[f"nsig_{b}_real"] for b in _present(real["runs"], BASELINES)]
-    m["nsig_best_baseline_real"] = list(np.max(baselines_real, axis=0))
+    for result, name in ((real, "real"), (convention, "convention")):
+        if result is None:
+            continue
+        for method in _present(result["runs"], ("sae", *BASELINES, *NULL_METHODS)):
+            m[f"nsig_{method}_{name}"] = _per_seed(result["runs"], method, "n_significant")
+            m[f"r2_{method}_{name}"] = _per_seed(result["runs"], method, "test_r2")
+        baselines = [m[f"nsig_{b}_{name}"] for b in _present(result["runs"], BASELINES)]
+        m[f"nsig_best_baseline_{name}"] = list(np.max(baselines, axis=0))
     return m
 
 
@@ -98,16 +104,27 @@ def write_paper_claims(
     figure_csv: str,
     table_path: str,
     synthetic10_jsons: list[str] | None = None,
+    convention_jsons: list[str] | None = None,
 ) -> None:
     """Step hypothesaes_claims: measured metrics, verdicts of claims.yaml, figure (and its CSV) and hypothesis
     table. Each dataset's results come as one file per seed group (`merge_results`)."""
     synthetic, real = merge_results(synthetic_jsons), merge_results(real_jsons)
     synthetic10 = merge_results(synthetic10_jsons) if synthetic10_jsons else None
-    measured = claims_metrics(synthetic, real, synthetic10)
-    ratio = [
-        a / b if b else float("nan") for a, b in zip(measured["nsig_sae_real"], measured["nsig_best_baseline_real"])
+    convention = merge_results(convention_jsons) if convention_jsons else None
+    measured = claims_metrics(synthetic, real, synthetic10, convention)
+    ratios = {
+        name: [
+            a / b if b else float("nan")
+            for a, b in zip(measured[f"nsig_sae_{name}"], measured[f"nsig_best_baseline_{name}"])
+        ]
+        for name in ("real", "convention")
+        if f"nsig_sae_{name}" in measured
+    }
+    results = [
+        (n, r)
+        for n, r in (("synthetic", synthetic), ("synthetic10", synthetic10), ("real", real), ("convention", convention))
+        if r
     ]
-    results = [(n, r) for n, r in (("synthetic", synthetic), ("synthetic10", synthetic10), ("real", real)) if r]
     sae_seconds = {name: _per_seed(res["runs"], "sae", "method_seconds") for name, res in results}
     write_json(
         summary_path,
@@ -117,7 +134,7 @@ def write_paper_claims(
                 "synthetic": _design_summary(synthetic),
                 **({"synthetic10": _design_summary(synthetic10)} if synthetic10 else {}),
             },
-            "nsig_ratio_sae_to_best_baseline_real": ratio,
+            **{f"nsig_ratio_sae_to_best_baseline_{n}": r for n, r in ratios.items()},
             "sae_path_seconds_per_seed": sae_seconds,
             "embed_seconds": {name: [d["embed_seconds"] for d in res["datasets"]] for name, res in results},
         },
@@ -132,6 +149,11 @@ def write_paper_claims(
                 synthetic, seed, f"Synthetic, draw {seed} (planted concepts; reference: " + ", ".join(reference) + ")"
             ),
             top_hypotheses_table(real, seed, "Real text"),
+            *(
+                [top_hypotheses_table(convention, seed, "2012 convention paragraphs (y = 1: Democrat)")]
+                if convention
+                else []
+            ),
         ]
     )
     with atomic_path(table_path) as tmp:

