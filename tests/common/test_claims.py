@@ -106,6 +106,36 @@ def test_a_premise_never_turns_a_refutation_into_inconclusive():
     assert row["testable"] is False and row["verdict"] == "not_reproduced"
 
 
+def test_a_timing_measured_on_the_reference_ops_is_inconclusive_not_refuted():
+    """ICML25_KERNELS=reference took slim's layer speedup from 2.61x to 0.01x: a refutation of the kernel by
+    numbers that never ran it. valid_if holds back both verdicts, names why, and recomputes alike."""
+    decl = {
+        "id": "layer_speedup",
+        "kind": "check",
+        "statement": "the compressed layer is faster",
+        "criterion": "speedup > 1.1",
+        "refuted_if": "speedup < 0.9",
+        "valid_if": "compiled_kernels > 0",
+        "evidence": [],
+    }
+    reference = C.evaluate_claim(decl, {"speedup": 0.01, "compiled_kernels": 0.0}, "tiny")
+    assert reference["verdict"] == "inconclusive" and reference["valid"] is False
+    assert "valid_if (compiled_kernels > 0)" in reference["verdict_reason"]
+    assert "refuted" in reference["verdict_reason"]  # the criterion's own outcome stays visible
+    compiled = C.evaluate_claim(decl, {"speedup": 0.01, "compiled_kernels": 1.0}, "tiny")
+    assert compiled["verdict"] == "failed" and compiled["valid"] is True  # a real refutation still refutes
+    assert C.evaluate_claim(decl, {"speedup": 2.6, "compiled_kernels": 1.0}, "tiny")["verdict"] == "passed"
+    assert C.evaluate_claim(decl, {"speedup": 2.6, "compiled_kernels": math.nan}, "tiny")["verdict"] == "inconclusive"
+    headline = {**DECL["claims"][0], "valid_if": "compiled_kernels > 0"}
+    m = {"a": [3.0, 3.1], "b": [2.0, 2.2]}
+    assert C.evaluate_claim(headline, {**m, "compiled_kernels": 0.0}, "tiny")["verdict"] == "inconclusive"
+    assert C.evaluate_claim(headline, {**m, "compiled_kernels": 1.0}, "tiny")["verdict"] == "not_reproduced"
+    row = json.loads(json.dumps(reference))
+    assert C.recompute_claim(row) == row
+    C.validate_claims({**C.evaluate_claims(DECL, {"a": 1.0, "b": 2.0}, "tiny"), "claims": [row]})
+    assert "not met" in C.claims_table_markdown({"claims": [row]})
+
+
 def test_for_each_expands_one_claim_per_value():
     decl = {
         "id": "low_{ds}",

@@ -62,7 +62,10 @@ How a headline claim's verdict follows from its numbers:
 1. The criterion on every seed: all true -> candidate `reproduced`; false (or refuted, with a noise
    band) on every seed -> `not_reproduced`; anything else -> `inconclusive`.
 2. `testable_if`, a premise, holds back a reproduction (-> `inconclusive`) and nothing else: it never
-   turns a refutation measured on the method into `inconclusive`.
+   turns a refutation measured on the method into `inconclusive`. `valid_if` is different: a condition on
+   how the numbers were measured (a timing claim's `compiled_kernels > 0`: the compiled kernels ran, not
+   their PyTorch reference). Where it fails on a seed the numbers do not measure the method at all, so the
+   claim reads `inconclusive` whatever its criterion says, a refutation included, with the reason.
 3. Each null is evaluated with its substitution. The claim reads `reproduced` only if every null fails
    on every seed, no null has an `unequal_budget`, and the paired margin over the strongest null (the
    method's `slack` minus the null's, seed by seed: how far the criterion is from flipping) has a 95 %
@@ -105,11 +108,12 @@ DECLARATION_KEYS = {
     "criterion",
     "refuted_if",
     "testable_if",
+    "valid_if",
     "evidence",
     "note",
     "for_each",
 }
-_TEMPLATED = ("id", "statement", "criterion", "refuted_if", "testable_if", "note")
+_TEMPLATED = ("id", "statement", "criterion", "refuted_if", "testable_if", "valid_if", "note")
 # claims.yaml's optional `main_figure`: the data file behind the paper's main figure, for `dvc plots show`
 MAIN_FIGURE_KEYS = {"data", "x", "y", "title", "template", "x_label", "y_label"}
 
@@ -435,7 +439,7 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
     check_declaration(decl)
     measured = {k: _as_list(v) for k, v in measured.items()}
     names = criterion_names(decl["criterion"])
-    for extra in ("refuted_if", "testable_if"):
+    for extra in ("refuted_if", "testable_if", "valid_if"):
         if decl.get(extra):
             names += [n for n in criterion_names(decl[extra]) if n not in names]
     nulls = declared_nulls(decl) if decl["kind"] == "headline" else []
@@ -473,6 +477,9 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
         testable = all(o is True for o in _per_seed(decl["testable_if"], measured, n))
         if not testable and verdict == "reproduced":  # a premise holds back a reproduction, never a refutation
             verdict, reason = "inconclusive", "the criterion holds, but its premise (testable_if) does not"
+    valid = True
+    if decl.get("valid_if"):
+        valid = all(o is True for o in _per_seed(decl["valid_if"], measured, n))
     row = {
         "id": decl["id"],
         "kind": decl["kind"],
@@ -498,6 +505,14 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
             row["deterministic"] = decl["deterministic"]
         if verdict == "reproduced":
             verdict, reason = _verdict_against_nulls(decl, null_rows, strongest, n, reason)
+    if not valid:  # the numbers do not measure the method: neither a reproduction nor a refutation
+        verdict, reason = (
+            "inconclusive",
+            (
+                f"not a measurement of the method: its condition valid_if ({decl['valid_if']}) does not hold on every "
+                f"seed, so the criterion's outcome ({reason}) says nothing either way"
+            ),
+        )
     row["verdict_reason"] = reason
     if refuted is not None:
         row["refuted_if"] = decl["refuted_if"]
@@ -505,6 +520,9 @@ def evaluate_claim(decl: Mapping, measured: Mapping[str, Any], scale: str) -> di
     if decl.get("testable_if"):
         row["testable_if"] = decl["testable_if"]
         row["testable"] = testable
+    if decl.get("valid_if"):
+        row["valid_if"] = decl["valid_if"]
+        row["valid"] = valid
     if decl.get("note"):
         row["note"] = decl["note"]
     row["verdict"] = CHECK_VERDICTS[verdict] if decl["kind"] == "check" else verdict
@@ -626,7 +644,7 @@ def load_declaration(path: str | Path) -> dict:
             if placeholder not in c["id"]:
                 raise ValueError(f"{path}: claim {c['id']!r} has for_each but its id lacks {placeholder}")
         else:
-            for key in ("criterion", "refuted_if", "testable_if"):
+            for key in ("criterion", "refuted_if", "testable_if", "valid_if"):
                 if c.get(key):
                     criterion_names(c[key])  # a syntax error surfaces here, naming the expression
     return doc
@@ -730,6 +748,8 @@ def _criterion_cell(c: Mapping) -> str:
     cell = f"`{c['criterion']}`" + (f"; refuted if `{c['refuted_if']}`" if c.get("refuted_if") else "")
     if c.get("testable_if"):
         cell += f"; testable if `{c['testable_if']}`" + ("" if c.get("testable") else " (**premise failed**)")
+    if c.get("valid_if"):
+        cell += f"; measured validly if `{c['valid_if']}`" + ("" if c.get("valid") else " (**not met**)")
     return cell
 
 

@@ -137,7 +137,17 @@ def _package_changes(a: dict[str, dict], b: dict[str, dict]) -> list[str]:
     return [f"{k} {va.get(k)} → {vb.get(k)}" for k in sorted(set(va) | set(vb)) if va.get(k) != vb.get(k)]
 
 
-DEFINITION_KEYS = ("criterion", "refuted_if", "testable_if", "kind", "setting", "nulls", "family", "deterministic")
+DEFINITION_KEYS = (
+    "criterion",
+    "refuted_if",
+    "testable_if",
+    "valid_if",
+    "kind",
+    "setting",
+    "nulls",
+    "family",
+    "deterministic",
+)
 
 
 def definition(row: dict) -> dict:

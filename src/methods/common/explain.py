@@ -73,6 +73,11 @@ def explain(row: dict) -> str:
         lines.append(f"  premise (testable_if): {row['testable_if']} -> {'met' if row['testable'] else 'NOT met'}")
         for i in range(n):
             lines.append(f"    seed {i}: {substituted(row['testable_if'], _seed_values(row, i))}")
+    if row.get("valid_if"):
+        met = "met" if row["valid"] else "NOT met: the values do not measure the method"
+        lines.append(f"  measured validly if (valid_if): {row['valid_if']} -> {met}")
+        for i in range(n):
+            lines.append(f"    seed {i}: {substituted(row['valid_if'], _seed_values(row, i))}")
     for x in row.get("nulls", []):
         sub = ", ".join(f"{k} -> {v}" for k, v in x["sub"].items())
         strongest = " (strongest)" if x["name"] == row.get("strongest_null") else ""

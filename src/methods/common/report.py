@@ -325,7 +325,7 @@ def _with_block(text: str, block: str) -> str:
 # every row must be what the committed claims.yaml declares, with the verdict that declaration computes.
 
 # the declaration keys a row carries back; a row differing from its declaration in any of them is refused
-DECLARED_ROW_KEYS = ("kind", "criterion", "refuted_if", "testable_if", "setting", "family", "deterministic")
+DECLARED_ROW_KEYS = ("kind", "criterion", "refuted_if", "testable_if", "valid_if", "setting", "family", "deterministic")
 NULL_DECLARATION_KEYS = ("name", "kind", "sub", "unequal_budget")
 
 
