@@ -121,6 +121,7 @@ def test_claims_metrics_are_lists_over_the_draws(tmp_path):
             "t_attn": [1e-3, 2e-3],
             "t_spec": [1e-4, 1e-4],
         },
+        "compiled_kernels": True,
     }
     (tmp_path / "timing.json").write_text(json.dumps(timing))
     args = ([str(f) for f in files], str(tmp_path / "lm.json"), str(tmp_path / "timing.json"), LAMS, 4096)
@@ -132,3 +133,11 @@ def test_claims_metrics_are_lists_over_the_draws(tmp_path):
     headline = {c["id"]: c for c in doc["claims"] if c["kind"] == "headline"}
     assert headline["hit_rate_task_dependent"]["strongest_null"] == "task_independent"
     assert all(len(c["nulls"][0]["per_seed"]) == 2 for c in headline.values() if c["id"] != "attention_overhead_128k")
+    assert m["compiled_kernels"] == 1.0
+    assert all(headline[c]["valid"] is True for c in ("two_worker_speedup", "attention_overhead_128k"))
+    # the same timings from the PyTorch reference ops (ICML25_KERNELS=reference) say nothing either way
+    (tmp_path / "timing.json").write_text(json.dumps({**timing, "compiled_kernels": False}))
+    doc = write_paper_claims(*args, "smoke", str(tmp_path / "claims.json"), str(tmp_path / "summary.json"))
+    for c in doc["claims"]:
+        if c["id"] in ("two_worker_speedup", "attention_overhead_128k"):
+            assert c["verdict"] == "inconclusive" and "valid_if" in c["verdict_reason"], c["id"]

@@ -136,6 +136,21 @@ def test_a_timing_measured_on_the_reference_ops_is_inconclusive_not_refuted():
     assert "not met" in C.claims_table_markdown({"claims": [row]})
 
 
+@pytest.mark.parametrize("slug", ["slim", "alspec"])
+def test_timing_claims_are_valid_only_on_the_compiled_kernels(repo_root, slug):
+    """Every claim of slim and alspec that reads a wall-clock speedup or overhead is gated on the compiled
+    kernels having run: with the reference ops it reads inconclusive, whatever the timing."""
+    declaration = C.load_declaration(repo_root / "src" / "methods" / slug / "claims.yaml")
+    timing = [c for c in declaration["claims"] if any(w in c["criterion"] for w in ("speedup", "overhead"))]
+    assert timing, f"{slug} declares no timing claim"
+    for c in timing:
+        assert c.get("valid_if") == "compiled_kernels > 0", f"{slug}/{c['id']}"
+        measured = {name: 1.0 for name in C.criterion_names(c["criterion"])}
+        measured.update({name: 0.01 for name in measured if "speedup" in name or "sequential" in name})
+        row = C.evaluate_claim(c, {**measured, "compiled_kernels": 0.0}, "tiny")
+        assert row["verdict"] == "inconclusive" and row["valid"] is False, f"{slug}/{c['id']}"
+
+
 def test_for_each_expands_one_claim_per_value():
     decl = {
         "id": "low_{ds}",

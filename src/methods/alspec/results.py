@@ -3,6 +3,7 @@ the verdicts, metrics_summary.json."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +95,8 @@ def claims_metrics(task_files, lm_file, timing_file, lams, extrapolate_to: int) 
     per_rep = _per_repeat_speedups(timing["measured"], int(timing["measured"]["n_steps"]))
     m["speedup_hit_max"] = per_rep[max(per_rep)]
     m["speedup_hit_min"] = per_rep[min(per_rep)]
+    # a timing file from before it recorded this has no value: NaN, so the timing claims read inconclusive
+    m["compiled_kernels"] = float(timing.get("compiled_kernels", math.nan))
     m["two_worker_tokens_identical"] = float(all(c["tokens_identical"] for c in timing["checks"].values()))
     k, t_comm = timing["kernels"], timing["measured"]["comm_round_trip_s"]
     seq = float(costmodel.attention_overhead(k, extrapolate_to, 1.0, t_comm, "sequential"))
