@@ -1,4 +1,6 @@
-"""Provenance helpers: where a Hugging Face token would come from."""
+"""Provenance: tokens, config digests, dirtiness, the environment and the records of the jobs of a run."""
+
+import sys
 
 from methods.common.provenance import huggingface_token
 
@@ -85,3 +87,103 @@ def test_publishing_refuses_a_run_with_reference_kernels_or_an_override():
     }
     problems = R.environment_problems(docs)
     assert len(problems) == 2 and all(p.startswith("slim: ") for p in problems), problems
+
+
+def test_every_icml25_variable_the_code_reads_is_known_to_change_results_or_not(repo_root):
+    """Each ICML25_* environment variable read anywhere (Python, the workflow, the profiles, the C++/CUDA getenv
+    calls) is either recorded in provenance as changing a result or a timing, or known to change none."""
+    import re
+
+    from methods.common import provenance as P
+
+    names = set()
+    for pattern in ("src/**/*.py", "workflow/**/*", "profiles/**/*", "tests/**/*.py", "benchmarks/**/*.py"):
+        for path in repo_root.glob(pattern):
+            if path.is_file():
+                names |= set(re.findall(r"(?<!-D)\b(ICML25_[A-Z0-9_]*[A-Z0-9])\b", path.read_text(errors="ignore")))
+    for path in repo_root.glob("csrc/**/*"):
+        if path.suffix in (".h", ".cpp", ".cu"):
+            names |= set(re.findall(r'"(ICML25_[A-Z0-9_]+)"', path.read_text(errors="ignore")))
+    assert {"ICML25_KERNELS", "ICML25_CUDA_TC", "ICML25_KMAJOR_ROWS_INT4"} <= names  # the scan sees C and Python
+    assert not P.ENV_WITH_EFFECT & P.ENV_WITHOUT_EFFECT
+    unknown = names - P.ENV_WITH_EFFECT - P.ENV_WITHOUT_EFFECT
+    assert not unknown, (
+        f"classify {sorted(unknown)} in methods.common.provenance (ENV_WITH_EFFECT or ENV_WITHOUT_EFFECT)"
+    )
+
+
+DEMO = {
+    "paper": "demo",
+    "title": "t",
+    "arxiv": "0",
+    "claims": [{"id": "c", "kind": "check", "statement": "x is small", "criterion": "x < 1"}],
+}
+
+
+def test_every_claims_document_records_the_environment(monkeypatch):
+    from methods.common import claims as C
+
+    monkeypatch.setenv("ICML25_CPU_VNNI", "0")
+    monkeypatch.setenv("ICML25_SLURM_PARTITION", "gpu")  # where a cluster queues the job: no effect
+    decl = DEMO
+    doc = C.evaluate_claims(decl, {"x": 0.5}, "tiny")
+    assert doc["provenance"]["environment"]["ICML25_CPU_VNNI"] == "0"
+    assert "ICML25_SLURM_PARTITION" not in doc["provenance"]["environment"]
+    C.validate_claims(doc)
+
+
+FAKE_GPU_JOB = """
+import torch
+torch.cuda.is_available = lambda: True
+torch.cuda.get_device_name = lambda index=0: "Fake GPU X1 (test)"
+import types
+snakemake = types.SimpleNamespace(
+    rule="demo_train", log=[{log!r}], resources=types.SimpleNamespace(gpu=1), wildcards={{"seeds": "seed0"}}
+)
+import methods.kernels
+from methods.common.device import job_device
+assert str(job_device(snakemake.resources)) == "cuda"
+"""
+
+
+def test_a_job_on_a_gpu_node_lands_in_the_claims_json(tmp_path, repo_root):
+    """On a cluster the claims job runs on a CPU node: claims.json must name the GPU of the job that computed (here
+    a job run under a fake GPU name, as a Snakemake script job), its environment, and the run's kernels."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from methods.common import claims as C
+    from methods.common import report as R
+
+    log = tmp_path / "results" / "logs" / "demo" / "train_seed0.log"
+    log.parent.mkdir(parents=True)
+    env = {**os.environ, "ICML25_KERNELS": "reference", "PYTHONPATH": str(repo_root / "src")}
+    subprocess.run([sys.executable, "-c", FAKE_GPU_JOB.format(log=str(log))], check=True, env=env, timeout=300)
+    assert (log.parent / "train_seed0.provenance.json").exists()
+    decl = DEMO
+    claims_path = tmp_path / "results" / "demo" / "claims.json"
+    C.write_claims(claims_path, C.evaluate_claims(decl, {"x": 0.5}, "full"))
+    prov = json.loads(claims_path.read_text())["provenance"]
+    (job,) = prov["jobs"]
+    assert job["job"] == "demo/train_seed0" and job["rule"] == "demo_train"
+    assert job["host"]["gpu"] == "Fake GPU X1 (test)" and prov["host"]["gpu"] is None  # the claims job has none
+    assert job["environment"] == {"ICML25_KERNELS": "reference", "kernels": "reference"}
+    assert prov["environment"]["kernels"] == "reference"  # the run's: any job on the reference ops
+    assert any("PyTorch reference" in p for p in R.environment_problems({"demo": {"provenance": prov}}))
+
+
+def test_a_job_outside_snakemake_records_nothing_and_shared_steps_are_gathered(tmp_path, monkeypatch):
+    from methods.common import provenance as P
+
+    monkeypatch.delattr(sys.modules["__main__"], "snakemake", raising=False)
+    assert P.record_job() is None
+    logs = tmp_path / "logs"
+    for slug, name in (("slim", "speed"), ("lm", "train"), ("timemcl", "train")):
+        P.write_job_record(logs / slug / f"{name}.log", f"{slug}_{name}")
+    (logs / "slim" / "broken.provenance.json").write_text("{not json")
+    jobs = P.job_records(tmp_path / "slim" / "claims.json", "slim")
+    assert [j["job"] for j in jobs] == ["slim/speed", "lm/train"]  # its own, the shared LM's; not timemcl's
+    merged = P.merged_environment({}, [{"environment": {"kernels": "compiled"}}, {"environment": {}}])
+    assert merged == {"kernels": "compiled"}

@@ -86,7 +86,7 @@ import numpy as np
 import yaml
 
 from .io import read_json, write_json
-from .provenance import provenance
+from .provenance import provenance, with_job_records
 
 VERDICTS = ("reproduced", "not_reproduced", "inconclusive")
 CHECK_VERDICTS = {"reproduced": "passed", "not_reproduced": "failed", "inconclusive": "inconclusive"}
@@ -726,7 +726,9 @@ def headline_metrics(doc: Mapping) -> dict:
 
 def write_claims(path: str | Path, doc: Mapping) -> None:
     """Validate, then write claims.json and, beside it, metrics.json (`headline_metrics`), atomically: an invalid
-    document never reaches disk."""
+    document never reaches disk. The provenance gains the records of the paper's jobs (their hosts, GPUs and
+    environments; `provenance.with_job_records`)."""
+    doc = with_job_records(doc, path)
     validate_claims(doc)
     write_json(Path(path).with_name("metrics.json"), headline_metrics(doc))
     write_json(path, doc)

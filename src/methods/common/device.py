@@ -10,11 +10,16 @@ from __future__ import annotations
 
 
 def job_device(resources):
-    """torch.device("cuda") when the job's `gpu` resource is >= 1, else torch.device("cpu")."""
+    """torch.device("cuda") when the job's `gpu` resource is >= 1, else torch.device("cpu"). The job's machine
+    (CPU, GPU) and environment are recorded beside its log when it ends (`provenance.record_job`), for its
+    paper's claims.json."""
     import torch
+
+    from .provenance import record_job
 
     gpus = int(getattr(resources, "gpu", 0) or 0)
     if gpus <= 0:
+        record_job()
         return torch.device("cpu")
     if not torch.cuda.is_available():
         raise RuntimeError(
@@ -22,4 +27,5 @@ def job_device(resources):
             f"(torch {torch.__version__}, CUDA build: {torch.version.cuda}); install a CUDA build "
             f"of torch on the GPU nodes, or run the tiny scale, which needs none"
         )
+    record_job()
     return torch.device("cuda")

@@ -120,9 +120,12 @@ def _provenance_lines(label: str, spec: str, docs: dict[str, dict]) -> list[str]
     commits = sorted({f"{(p['commit'] or 'unknown')[:12]}{' (dirty)' if p['dirty'] else ''}" for p in provs})
     hosts = sorted({p["host"]["cpu"] for p in provs})
     scales = sorted({p["scale"] for p in provs})
+    # the machines of the jobs that computed (recorded by each job; on a cluster not the claims job's node)
+    jobs = [j["host"] for p in provs for j in p.get("jobs") or []]
+    machines = sorted({f"{h['cpu']}" + (f" + {h['gpu']}" if h.get("gpu") else "") for h in jobs})
     return [
         f"- **{label}** `{spec}`: {len(docs)} papers; commit {', '.join(commits)}; scale {', '.join(scales)}; "
-        f"host {'; '.join(hosts)}"
+        f"host {'; '.join(hosts)}" + (f"; jobs on {'; '.join(machines)}" if machines else "")
     ]
 
 

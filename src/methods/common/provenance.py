@@ -125,13 +125,38 @@ def host() -> dict:
     }
 
 
-# ICML25_* variables that change no number: where files are cached, what the workflow passes itself
-ENV_WITHOUT_EFFECT = {CONFIG_DIGESTS_ENV, "ICML25_DAG_ONLY", "ICML25_DOWNLOAD_CACHE", "ICML25_CACHE_DIR"}
+# ICML25_* variables that change a result or a timing (read by src/methods/kernels and csrc/): the kernels'
+# implementation, the CPU paths and plans, the CUDA kernels' variants and the k-major chunk sizes.
+ENV_WITH_EFFECT = {
+    "ICML25_KERNELS",
+    "ICML25_CPU_VNNI",
+    "ICML25_CPU_AMX",
+    "ICML25_CPU_TUNING",
+    "ICML25_CUDA_GEMV",
+    "ICML25_CUDA_TC",
+    "ICML25_CUDA_SK_ROWS",
+    "ICML25_CUDA_SK_R",
+    "ICML25_KMAJOR_ROWS_INT4",
+    "ICML25_KMAJOR_ROWS_SPARSE24",
+}
+# ICML25_* variables that change no number: where files are cached, what the workflow passes itself, where a
+# cluster queues the jobs, what the test suite requires of the machine
+ENV_WITHOUT_EFFECT = {
+    CONFIG_DIGESTS_ENV,
+    "ICML25_DAG_ONLY",
+    "ICML25_DOWNLOAD_CACHE",
+    "ICML25_CACHE_DIR",
+    "ICML25_SLURM_ACCOUNT",
+    "ICML25_SLURM_PARTITION",
+    "ICML25_SLURM_GPU_PARTITION",
+    "ICML25_REQUIRE_BROWSER",
+    "ICML25_REQUIRE_SLURM",
+}
 
 
 def result_environment() -> dict[str, str]:
-    """The environment that can change a result or a timing: every ICML25_* variable set (ICML25_KERNELS,
-    ICML25_CPU_VNNI, ICML25_CPU_AMX, ICML25_CPU_TUNING, the CUDA switches, ...) except the cache locations, and,
+    """The environment that can change a result or a timing: every ICML25_* variable set (ENV_WITH_EFFECT, and
+    any other not known to have no effect, ENV_WITHOUT_EFFECT), and,
     where this process imported methods.kernels, whether its ops ran compiled or as the PyTorch reference
     (`kernels`): a timing measured on the reference ops says nothing about the paper's kernels."""
     env = {k: v for k, v in sorted(os.environ.items()) if k.startswith("ICML25_") and k not in ENV_WITHOUT_EFFECT}
@@ -141,19 +166,10 @@ def result_environment() -> dict[str, str]:
     return env
 
 
-def _schema_records_environment() -> bool:
-    """Whether the claims schema has provenance.environment (workflow/schemas/claims.schema.json: it forbids
-    unknown keys, so the environment is recorded from the schema version that declares it)."""
-    try:
-        schema = json.loads((REPO_ROOT / "workflow" / "schemas" / "claims.schema.json").read_text())
-        return "environment" in schema["properties"]["provenance"]["properties"]
-    except (OSError, ValueError, KeyError):
-        return False
-
-
 def provenance(paper: str, scale: str, libraries: Iterable[str] = ()) -> dict:
-    """Commit (and dirtiness), package versions, scale, config digest and host of this run (and the environment
-    that changes results, result_environment, where the claims schema records it)."""
+    """Commit (and dirtiness), package versions, scale, config digest, host and the environment that changes
+    results (result_environment) of this process; `write_claims` adds the records of the paper's jobs
+    (`with_job_records`)."""
     digests = json.loads(os.environ.get(CONFIG_DIGESTS_ENV, "{}"))
     out = {
         **git_state(),
@@ -162,10 +178,107 @@ def provenance(paper: str, scale: str, libraries: Iterable[str] = ()) -> dict:
         "scale": scale,
         "config_digest": digests.get(paper),
         "host": host(),
+        "environment": result_environment(),
     }
-    if _schema_records_environment():
-        out["environment"] = result_environment()
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Job records. On a cluster the claims job runs on a CPU node while the jobs that trained, evaluated and timed
+# ran elsewhere (a GPU node, another CPU model): each such job records its own machine and environment beside
+# its log ({outdir}/logs/<slug>/<job>.log -> <job>.provenance.json), and the claims job gathers the records of
+# its paper and of the shared steps it reads (SHARED_SECTIONS) into claims.json's provenance.jobs.
+# `methods.common.device.job_device` records every job that computes on a device; a script may call
+# `record_job()` itself.
+
+JOB_RECORD_SUFFIX = ".provenance.json"
+_RECORDING: set[str] = set()
+
+
+def running_job():
+    """The Snakemake job this process runs, as the `snakemake` object Snakemake gives a `script:` (rule, wildcards,
+    log, ...); None outside a Snakemake script job."""
+    job = getattr(sys.modules.get("__main__"), "snakemake", None)
+    return job if job is not None and getattr(job, "log", None) else None
+
+
+def job_record_path(log_file: str | Path) -> Path:
+    """Where the job whose log is `log_file` records its provenance: beside the log."""
+    log_file = Path(log_file)
+    return log_file.with_name(log_file.name.removesuffix(".log") + JOB_RECORD_SUFFIX)
+
+
+def job_record(rule: str | None = None) -> dict:
+    """This process's machine (host: CPU, GPU, ...) and the environment that changes its numbers."""
+    return {"rule": rule, "host": host(), "environment": result_environment()}
+
+
+def write_job_record(log_file: str | Path, rule: str | None = None) -> Path:
+    from .io import write_json
+
+    path = job_record_path(log_file)
+    write_json(path, job_record(rule))
+    return path
+
+
+def record_job() -> Path | None:
+    """Record the running Snakemake job's provenance when this process exits (so that it names the GPU once torch
+    has seen it, and whether the kernels it used ran compiled); once per job, nothing outside Snakemake."""
+    import atexit
+
+    job = running_job()
+    if job is None:
+        return None
+    log_file = str(job.log[0])
+    path = job_record_path(log_file)
+    if log_file not in _RECORDING:
+        _RECORDING.add(log_file)
+        atexit.register(write_job_record, log_file, getattr(job, "rule", None))
+    return path
+
+
+def job_records(claims_path: str | Path, paper: str) -> list[dict]:
+    """The job records of a paper and of the shared steps it reads, found beside the logs of the run whose
+    claims.json is `claims_path` ({outdir}/<paper>/claims.json), each with its `job` ("<slug>/<log name>");
+    sorted by job. A record that cannot be read is named in the claims job's log and left out."""
+    from .io import log, read_json
+
+    logs = Path(claims_path).resolve().parent.parent / "logs"
+    out = []
+    for slug in (paper, *SHARED_SECTIONS.get(paper, ())):
+        for path in sorted((logs / slug).glob("*" + JOB_RECORD_SUFFIX)):
+            try:
+                record = read_json(path)
+                out.append({"job": f"{slug}/{path.name.removesuffix(JOB_RECORD_SUFFIX)}", **record})
+            except (OSError, ValueError) as e:
+                log(f"job record {path} is unreadable ({e}); left out of the provenance")
+    return out
+
+
+def merged_environment(own: Mapping[str, str], jobs: Iterable[Mapping]) -> dict[str, str]:
+    """The environment of a whole run: every override set in any job, and `kernels: reference` where any job ran
+    the PyTorch reference (else `compiled` where any job ran the compiled ops)."""
+    envs = [dict(own), *(dict(j.get("environment") or {}) for j in jobs)]
+    out: dict[str, str] = {}
+    for env in envs:
+        for k, v in env.items():
+            if k != "kernels":
+                out.setdefault(k, v)
+    kinds = {env["kernels"] for env in envs if "kernels" in env}
+    if kinds:
+        out["kernels"] = "reference" if "reference" in kinds else "compiled"
+    return dict(sorted(out.items()))
+
+
+def with_job_records(doc: Mapping, claims_path: str | Path) -> dict:
+    """A claims document whose provenance carries the records of the paper's jobs (`jobs`) and the environment
+    of the whole run (`merged_environment`): a full-scale claims.json names the GPU nodes that computed it, not
+    only the claims job's CPU node."""
+    prov = dict(doc["provenance"])
+    jobs = job_records(claims_path, doc["paper"])
+    prov["jobs"] = jobs
+    prov["environment"] = merged_environment(prov.get("environment") or {}, jobs)
+    return {**doc, "provenance": prov}
 
 
 def huggingface_token() -> str | None:
