@@ -97,3 +97,42 @@ def test_recipe_rejects_unknown_keys():
         Recipe.from_dict({"pruner": "wanda", "rank": 3})
     with pytest.raises(ValueError, match="peft needs adapters"):
         Recipe.from_dict({"peft": True})
+
+
+@pytest.mark.parametrize(
+    "options, named",
+    [
+        ({"quantizer": "slim", "group_size": 64}, "'group_size' has no effect, since quantizer is 'slim'"),
+        ({"quantizer": "absmax", "clip_search": "rounding"}, "'clip_search' has no effect"),
+        ({"pruner": "wanda", "damp": 0.1}, "'damp' has no effect, since pruner is 'wanda'"),
+        ({"adapter": "none", "rank_ratio": 0.2}, "'rank_ratio' has no effect, since adapter is 'none'"),
+        ({"adapter": "slim", "adapter_group_size": 64}, "'adapter_group_size' has no effect"),
+        ({"adapter": "slim", "adapter_quant_order": "before_base"}, "'adapter_quant_order' has no effect"),
+        ({"pruner": "magnitude", "shift_zero_metrics": False}, "'shift_zero_metrics' has no effect"),
+    ],
+)
+def test_a_recipe_option_without_effect_is_an_error_naming_it(options, named):
+    """Each refused option really changes nothing: compressing with and without it gives the same weight."""
+    from methods.slim.lora import compress_weight
+
+    with pytest.raises(ValueError, match=named):
+        Recipe.from_dict(options)
+    kept = {k: v for k, v in options.items() if k in ("pruner", "quantizer", "adapter")}
+    g = torch.Generator().manual_seed(0)
+    w, mean_sq = torch.randn(16, 64, generator=g), torch.rand(64, generator=g) + 0.1
+    hessian = torch.eye(64) * mean_sq
+    base = dict(pruner="wanda", quantizer="slim", bits=4, mean_sq=mean_sq, hessian=hessian, rank_ratio=0.25)
+    same = compress_weight(w, **{**base, **kept}).dense()
+    assert torch.equal(compress_weight(w, **{**base, **options}).dense(), same)
+
+
+def test_recipe_options_that_take_effect_or_keep_their_default_are_accepted():
+    # the config schema fills in defaults: an option at its default is not a choice the user made
+    Recipe.from_dict({"quantizer": "absmax", "clip_search": "official", "rank_ratio": 0.1, "pad_rank": None})
+    Recipe.from_dict({"quantizer": "group", "group_size": 64})
+    Recipe.from_dict({"pruner": "sparsegpt", "damp": 0.1, "order": "prune_first"})
+    Recipe.from_dict(
+        {"adapter": "slim", "adapter_bits": 4, "adapter_group_size": 64, "adapter_quant_order": "before_base"}
+    )
+    Recipe.from_dict({"adapter": "naive", "pad_rank": True, "adapter_group_size": 8})
+    Recipe.from_dict({"pruner": "magnitude", "adapter": "slim", "shift_zero_metrics": False})

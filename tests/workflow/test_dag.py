@@ -69,6 +69,11 @@ def _bad(tmp_path, text):
         ("outcome_process:\n  bonus_scale: .nan\n", "config key 'outcome_process.bonus_scale'"),
         ("outcome_process:\n  seeds: [1.0, 2]\n", "config key 'outcome_process.seeds.0'"),
         ("timemcl:\n  train:\n    steps: .inf\n", "config key 'timemcl.train.steps'"),
+        # a recipe option that its recipe never reads would be accepted and do nothing
+        (
+            "slim:\n  recipes:\n    wanda_absmax: {group_size: 64}\n",
+            "config slim.recipes.wanda_absmax: recipe: option 'group_size' has no effect",
+        ),
     ],
 )
 def test_bad_config_is_rejected_naming_the_key(run_snakemake, tmp_path, text, named):

@@ -12,7 +12,8 @@ Modules (in the order of the method):
               mapped back with F^-1, base re-compressed as Q(P(W - L R))); Naive-LoRA (SVD of the raw error);
               adapter quantization (per-group RTN); layer output error tr(D H D^T) / tr(W H W^T).
 - layer.py    SlimLinear: the compressed layer, backed by the compiled op `methods.kernels.sparse24_int4_linear`.
-- compress.py recipes (one rung of the ladder) applied to every linear of a transformer.
+- recipe.py   a recipe (one rung of the ladder) and its check: an option it does not read is an error.
+- compress.py recipes applied to every linear of a transformer.
 - peft.py     optional PEFT of the adapters only (Adafactor), Section 3.5.
 - ladder.py   the ladder steps: every recipe on the causal LM and on MiniLM, one calibration seed each.
 - speed.py    per-layer speed at LLaMA-2-7B shapes, decode tokens/s, memory of the compressed format (the step).

@@ -9,47 +9,15 @@ propagate through already-compressed layers, see the package README).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from methods.common.config import check_keys
-
 from .layer import SlimLinear
 from .lora import compress_weight, output_error, weighted_error
-
-
-@dataclass
-class Recipe:
-    """One rung of the quality ladder (Section 4 / Table 1 rows)."""
-
-    pruner: str = "wanda"  # magnitude | wanda | sparsegpt
-    quantizer: str = "slim"  # slim | absmax | group
-    bits: int = 4
-    group_size: int = 128  # only for quantizer: group
-    adapter: str = "none"  # none | naive | slim
-    rank_ratio: float = 0.1  # adapter rank / min(N, K)
-    adapter_bits: int | None = None  # quantize L and R (per-group RTN) when set
-    adapter_group_size: int = 128
-    input_bits: int | None = None  # 8: per-token input quantization at inference
-    peft: bool = False  # fine-tune the adapters only on the calibration text
-    n_bins: int | None = None  # SLiM-Quant histogram bins (None: numel/1000 within [512, 20000])
-    damp: float = 0.01  # SparseGPT dampening (fraction of mean diag H)
-    order: str = "quantize_first"  # official: mask applied to Q(W); prune_first: Q(mask * W)
-    shift_zero_metrics: bool = True  # official run script: Wanda metric / saliency on shift_zeros(mean x^2)
-    pad_rank: bool | None = None  # None: rank rounded up to adapter_group_size when adapter_bits is set (official)
-    adapter_quant_order: str = "after_base"  # official: adapters quantized after the base absorbed them
-    clip_search: str = "official"  # SLiM-Quant search: official (floor, step alpha/2^b) | rounding (ours)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Recipe":
-        check_keys(cls, d)
-        r = cls(**d)
-        if r.peft and r.adapter == "none":
-            raise ValueError("recipe: peft needs adapters (adapter: naive or slim)")
-        return r
+from .recipe import Recipe
 
 
 def target_linears(model: nn.Module, skip: tuple[str, ...] = ("lm_head",)) -> dict[str, nn.Linear]:

@@ -1,7 +1,14 @@
 # Config checks and input functions used by workflow/rules/slim.smk (the rules live there).
 
+from methods.slim.recipe import Recipe as SlimRecipe
+
 SLIM = config["slim"]
 SLIM_OUT = paper_dir("slim")
+for _name, _recipe in SLIM["recipes"].items():
+    try:
+        SlimRecipe.from_dict(dict(_recipe))
+    except (TypeError, ValueError) as _e:
+        raise ValueError(f"config slim.recipes.{_name}: {_e}") from None
 for _name in SLIM["ladder"] + SLIM["extras"]:
     if _name not in SLIM["recipes"]:
         raise ValueError(
