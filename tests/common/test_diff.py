@@ -110,3 +110,12 @@ def test_another_layout_names_the_file_and_the_missing_field(tmp_path, doc, fiel
     write_json(tmp_path / "run" / "demo" / "claims.json", doc)
     with pytest.raises(SystemExit, match=rf"run/demo/claims.json: .*lacks {field}"):
         D.load_run(str(tmp_path / "run"))
+
+
+def test_a_validity_condition_added_is_flagged_as_a_definition_change(tmp_path):
+    a = _run(tmp_path / "a", [1.0, 1.05])
+    gated = {**DECL, "claims": [{**DECL["claims"][0], "valid_if": "compiled_kernels > 0"}, DECL["claims"][1]]}
+    measured = {"t": [1.0, 1.05], "t_base": [2.0, 2.0], "loss": 1.0, "compiled_kernels": 0.0}
+    doc = C.evaluate_claims(gated, measured, "tiny")
+    moves = D.moves_markdown(D.load_run(str(a))["demo"], doc)
+    assert "| faster | reproduced | inconclusive | definition changed: valid_if;" in moves

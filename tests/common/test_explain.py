@@ -58,3 +58,16 @@ def test_explain_script_names_an_unknown_claim(tmp_path):
     assert ok.returncode == 0 and "verdict: inconclusive" in ok.stdout
     bad = subprocess.run([str(exe), "demo", "nope", "--run", str(results)], capture_output=True, text=True)
     assert bad.returncode != 0 and "no claim 'nope'" in bad.stderr and "beats_k1" in bad.stderr
+
+
+def test_explain_shows_a_timing_measured_on_the_reference_ops_as_no_measurement():
+    check = {
+        "id": "layer_speedup",
+        "kind": "check",
+        "statement": "faster",
+        "criterion": "speedup > 1.1",
+        "valid_if": "compiled_kernels > 0",
+    }
+    text = E.explain(C.evaluate_claim(check, {"speedup": 0.01, "compiled_kernels": 0.0}, "tiny"))
+    assert "measured validly if (valid_if): compiled_kernels > 0 -> NOT met" in text
+    assert "seed 0: 0 > 0" in text and "verdict: inconclusive - not a measurement of the method" in text

@@ -127,3 +127,14 @@ def test_every_published_row_is_what_claims_yaml_declares_at_the_run_commit(docs
     or kind differ from claims.yaml at the run's commit, a claim dropped, or a verdict that declaration does not
     compute from the row's values, fails here (and `make readme-table` refuses it: report.run_problems)."""
     assert R.run_problems(docs, repo_root) == []
+
+
+def test_the_published_package_list_is_the_runs_environment(run, docs):
+    """environment.txt (pip freeze of the run's environment, published beside it) hashes to the environment digest
+    every published claims.json records, and every claims.json carries the schema version."""
+    from methods.common.provenance import environment_digest
+
+    listed = (run / "environment.txt").read_text().splitlines()
+    assert any(line.startswith("torch==") for line in listed)
+    assert {d["provenance"]["environment_digest"] for d in docs.values()} == {environment_digest(listed)}
+    assert {d["schema_version"] for d in docs.values()} == {C.SCHEMA_VERSION}
