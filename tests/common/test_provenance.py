@@ -187,3 +187,28 @@ def test_a_job_outside_snakemake_records_nothing_and_shared_steps_are_gathered(t
     assert [j["job"] for j in jobs] == ["slim/speed", "lm/train"]  # its own, the shared LM's; not timemcl's
     merged = P.merged_environment({}, [{"environment": {"kernels": "compiled"}}, {"environment": {}}])
     assert merged == {"kernels": "compiled"}
+
+
+def test_results_of_another_config_without_a_snakemake_record_are_named(tmp_path):
+    """A results folder copied in, then a config change: Snakemake reruns a job whose params changed only from its
+    record, so without one it said "Nothing to be done"; the workflow now names the folder and the fix."""
+    import json
+
+    from methods.common import provenance as P
+
+    config = {"scale": "tiny", "demo": {"steps": 3}}
+    claims = tmp_path / "out" / "demo" / "claims.json"
+    claims.parent.mkdir(parents=True)
+    other = P.paper_config_digest({**config, "demo": {"steps": 4}}, "demo")
+    claims.write_text(json.dumps({"provenance": {"config_digest": other}}))
+    (problem,) = P.unrecorded_results_of_another_config("out", config, ["demo", "absent"], tmp_path)
+    assert "out/demo/claims.json was made with another config" in problem and other in problem
+    assert "remove out/demo" in problem
+    # the same config, or a Snakemake record of the job (which reruns it when its params changed): nothing to say
+    claims.write_text(json.dumps({"provenance": {"config_digest": P.paper_config_digest(config, "demo")}}))
+    assert P.unrecorded_results_of_another_config("out", config, ["demo"], tmp_path) == []
+    claims.write_text(json.dumps({"provenance": {"config_digest": other}}))
+    record = P.snakemake_record("out/demo/claims.json", tmp_path)
+    record.parent.mkdir(parents=True)
+    record.write_text("{}")
+    assert P.unrecorded_results_of_another_config("out", config, ["demo"], tmp_path) == []

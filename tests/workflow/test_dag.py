@@ -158,3 +158,17 @@ def test_the_readme_full_scale_command_runs_as_documented(run_snakemake, repo_ro
         args = shlex.split(cmd.replace("[paper]", "timemcl"))[1:]
         jobs = _jobs(run_snakemake(*args, "-n", "--config", f"outdir={tmp_path}/full").stdout)
         assert "timemcl_claims" in jobs and "report" not in jobs, cmd
+
+
+def test_a_copied_in_results_folder_of_another_config_is_named(run_snakemake, tmp_path):
+    """Copied-in results carry no Snakemake record, so a config change would leave them current ("Nothing to be
+    done"); the dry run names the folder, both config digests and the fix instead."""
+    import json
+
+    out = tmp_path / "copied"
+    (out / "timemcl").mkdir(parents=True)
+    (out / "timemcl" / "claims.json").write_text(json.dumps({"provenance": {"config_digest": "0123456789abcdef"}}))
+    proc = run_snakemake("-n", "--config", f"outdir={out}", "papers=[timemcl]", check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and f"{out}/timemcl/claims.json was made with another config" in text, text[-2000:]
+    assert "0123456789abcdef" in text and f"remove {out}/timemcl" in text

@@ -5,7 +5,11 @@ import sys
 from pathlib import Path
 
 from methods.common.config import validate_config
-from methods.common.provenance import CONFIG_DIGESTS_ENV, config_digests
+from methods.common.provenance import (
+    CONFIG_DIGESTS_ENV,
+    config_digests,
+    unrecorded_results_of_another_config,
+)
 
 # Strict JSON-schema types: an integer key rejects 1.0, a number key rejects NaN and inf.
 validate_config(
@@ -319,6 +323,13 @@ if not workflow.remote_exec:
 # Set by tools that only read the DAG's shape (dvc.yaml generation, the consistency tests): prerequisites
 # are then not required to exist.
 DAG_ONLY_ENV = "ICML25_DAG_ONLY"
+
+# Results of another config that Snakemake has no record of (a results folder copied in) would read current.
+# Checked where the DAG is planned (not in a cluster job re-reading the workflow, nor for the DAG's shape).
+if not os.environ.get(DAG_ONLY_ENV) and not workflow.remote_exec:
+    _foreign = unrecorded_results_of_another_config(OUTDIR, config, PAPERS)
+    if _foreign:
+        raise ValueError("\n".join(_foreign))
 
 
 def prerequisite(path, what, how):

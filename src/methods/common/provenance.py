@@ -51,6 +51,49 @@ def config_digests(config: Mapping, papers: Iterable[str]) -> str:
     return json.dumps({p: paper_config_digest(config, p) for p in papers})
 
 
+def snakemake_record(output: str, workdir: str | Path = ".") -> Path:
+    """Where Snakemake (9.x, `.snakemake/metadata/`) keeps its record of the job that wrote `output` (the path as
+    the rule declares it): its params, code and input checksums, from which it decides what to rerun."""
+    from base64 import urlsafe_b64encode
+
+    root = Path(workdir) / ".snakemake" / "metadata"
+    key = urlsafe_b64encode(output.encode()).decode()
+    try:
+        max_len = os.pathconf(root if root.exists() else workdir, "PC_NAME_MAX") or 255
+    except (OSError, ValueError):
+        max_len = 255
+    chunks = [key[i : i + max_len - 1] for i in range(0, len(key), max_len - 1)]
+    return root.joinpath(*["@" + c for c in chunks[:-1]], chunks[-1])
+
+
+def unrecorded_results_of_another_config(
+    outdir: str, config: Mapping, papers: Iterable[str], workdir: str | Path = "."
+) -> list[str]:
+    """Papers whose `{outdir}/<paper>/claims.json` records another config digest than `config`'s while Snakemake has
+    no record of the job that wrote it (a results folder copied in, or .snakemake removed): Snakemake reruns a job
+    whose params changed only from its record, so without one it would call these results current. One message
+    per paper, naming the file, both digests and the fix."""
+    problems = []
+    for paper in papers:
+        claims = f"{outdir}/{paper}/claims.json"
+        path = Path(workdir) / claims
+        if not path.exists() or snakemake_record(claims, workdir).exists():
+            continue
+        try:
+            recorded = (json.loads(path.read_text()).get("provenance") or {}).get("config_digest")
+        except (OSError, ValueError):
+            continue  # not ours to judge: the claims job rewrites it when it runs
+        current = paper_config_digest(config, paper)
+        if recorded is not None and recorded != current:
+            problems.append(
+                f"{claims} was made with another config (digest {recorded}; this config's is {current}) and Snakemake "
+                f"has no record of the jobs that made it (a results folder copied in?), so it would call them current: "
+                f"remove {outdir}/{paper} and rerun `snakemake {paper}`, or restore results of this config with "
+                f"`make pull`"
+            )
+    return problems
+
+
 def _git(*args: str) -> str | None:
     try:
         out = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, timeout=20)
