@@ -183,6 +183,7 @@ def test_a_job_outside_snakemake_records_nothing_and_shared_steps_are_gathered(t
     for slug, name in (("slim", "speed"), ("lm", "train"), ("timemcl", "train")):
         P.write_job_record(logs / slug / f"{name}.log", f"{slug}_{name}")
     (logs / "slim" / "broken.provenance.json").write_text("{not json")
+    (logs / "slim" / "other.provenance.json").write_text('{"host": "not a record"}')
     jobs = P.job_records(tmp_path / "slim" / "claims.json", "slim")
     assert [j["job"] for j in jobs] == ["slim/speed", "lm/train"]  # its own, the shared LM's; not timemcl's
     merged = P.merged_environment({}, [{"environment": {"kernels": "compiled"}}, {"environment": {}}])

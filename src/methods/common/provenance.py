@@ -292,9 +292,13 @@ def job_records(claims_path: str | Path, paper: str) -> list[dict]:
         for path in sorted((logs / slug).glob("*" + JOB_RECORD_SUFFIX)):
             try:
                 record = read_json(path)
-                out.append({"job": f"{slug}/{path.name.removesuffix(JOB_RECORD_SUFFIX)}", **record})
             except (OSError, ValueError) as e:
                 log(f"job record {path} is unreadable ({e}); left out of the provenance")
+                continue
+            if not (isinstance(record, dict) and set(record) == {"rule", "host", "environment"}):
+                log(f"job record {path} is not a record of methods.common.provenance.job_record; left out")
+                continue
+            out.append({"job": f"{slug}/{path.name.removesuffix(JOB_RECORD_SUFFIX)}", **record})
     return out
 
 
