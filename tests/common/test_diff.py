@@ -119,3 +119,12 @@ def test_a_validity_condition_added_is_flagged_as_a_definition_change(tmp_path):
     doc = C.evaluate_claims(gated, measured, "tiny")
     moves = D.moves_markdown(D.load_run(str(a))["demo"], doc)
     assert "| faster | reproduced | inconclusive | definition changed: valid_if;" in moves
+
+
+def test_the_runs_header_names_the_machines_of_the_jobs(tmp_path):
+    """A full-scale run's claims job sits on a CPU node; the header names the GPU nodes its jobs computed on."""
+    doc = C.evaluate_claims(DECL, {"t": [1.0, 1.05], "t_base": [2.0, 2.0], "loss": 1.0}, "full")
+    host = {**doc["provenance"]["host"], "cpu": "Node CPU", "gpu": "Fake GPU X1"}
+    doc["provenance"]["jobs"] = [{"job": "demo/train", "rule": "demo_train", "host": host, "environment": {}}]
+    (line,) = D._provenance_lines("A", "a", {"demo": doc})
+    assert "jobs on Node CPU + Fake GPU X1" in line
