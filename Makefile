@@ -51,8 +51,9 @@ readme-table: $(STAMP)
 site: $(STAMP)
 	$(BIN)/python -m methods.common.website
 
-# dvc.yaml is generated from the workflow (a stage per paper, shared substrate, report); rerun
-# after adding a paper. tests/workflow/test_dvc.py fails when it is stale.
+# dvc.yaml is generated from the workflow (a stage per paper, shared substrate, report), with full/dvc.yaml
+# (the paper-scale stages, apart so that `dvc repro` never starts them) and .dvc/plots/ (main figures coloured
+# by method); rerun after adding a paper. tests/workflow/test_dvc.py fails when one is stale.
 dvc-yaml: $(STAMP)
 	$(BIN)/python -m methods.common.dvc_stages
 

@@ -175,3 +175,45 @@ def test_shared_stages_are_recorded_for_snakemake_and_the_kernels_built_here(tmp
     touches = [c for c in fake.calls if c[0].endswith("snakemake") and "--touch" in c]
     assert any("--until" in c and "lm_train" in c and "kernels_build" in c for c in touches), fake.calls
     assert any(c[1:3] == ["-m", "methods.kernels.build"] for c in fake.calls), "the pulled build stamp was trusted"
+
+
+def test_a_lock_recording_no_stage_is_an_error_saying_there_is_nothing_to_pull(tmp_path, fake):
+    repo = make_repo(tmp_path, PAPER_STAGE, {})
+    with pytest.raises(SystemExit, match=r"nothing to pull: dvc.lock records no stage.*`snakemake`"):
+        pull.main(["--root", str(repo)])
+    assert not [c for c in dvc_ran(fake) if c[1] == "pull"]
+
+
+def test_paper_scale_stages_come_from_full_dvc_yaml_and_its_lock(tmp_path, fake):
+    """The paper-scale stages live in full/dvc.yaml (so `dvc repro` at the root never runs them): a pull reads
+    their lock beside it, names them to DVC by that file, checks their paths like the root lock's, and touches
+    their jobs with the paper-scale config."""
+    repo = make_repo(tmp_path, PAPER_STAGE, None)
+    text = "scores\n"
+    out = repo / "results_full" / "paper" / "claims.json"
+    out.parent.mkdir(parents=True)
+    out.write_text(text)
+    (repo / "full").mkdir()
+    (repo / "full" / "dvc.yaml").write_text(
+        yaml.safe_dump({"stages": {"paper_full": {"cmd": "x", "wdir": "..", "outs": ["results_full/paper"]}}})
+    )
+    rules = repo / "workflow" / "rules" / "paper.smk"
+    rules.parent.mkdir(parents=True)
+    rules.write_text("rule paper_claims:\n    output: 'x'\n")
+    locked = {
+        "cmd": "x",
+        "outs": [{"path": "results_full/paper/claims.json", "md5": hashlib.md5(text.encode()).hexdigest()}],
+    }
+    (repo / "full" / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {"paper_full": locked}}))
+    assert pull.main(["--root", str(repo)]) == 0
+    (dvc_pull,) = [c for c in dvc_ran(fake) if c[1] == "pull"]
+    assert dvc_pull[2:] == ["full/dvc.yaml:paper_full"], dvc_pull
+    statuses = [c for c in dvc_ran(fake) if c[1:3] == ["status", "--json"]]
+    assert statuses and all(c[3:] == ["full/dvc.yaml:paper_full"] for c in statuses), statuses
+    touches = [c for c in fake.calls if c[0].endswith("snakemake") and "--touch" in c]
+    assert touches and all("config/full.yaml" in c for c in touches), touches
+
+    bad = {"paper_full": {"cmd": "x", "outs": [{"path": "../elsewhere", "md5": MD5_BOGUS}]}}
+    (repo / "full" / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": bad}))
+    with pytest.raises(SystemExit, match=r"full/dvc.lock names paths outside the checkout"):
+        pull.main(["--root", str(repo)])

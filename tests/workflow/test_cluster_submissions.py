@@ -27,6 +27,7 @@ pytestmark = pytest.mark.workflow
 ROOT = Path(__file__).resolve().parents[2]
 PROFILE = yaml.safe_load((ROOT / "profiles" / "slurm-full" / "config.yaml").read_text())
 MAX_SUBMISSIONS = 300
+SUBMIT_HOST_MAX_MB = 4096  # what a login node gives one user, at most
 ENV = {
     "ICML25_SLURM_PARTITION": "cpu",
     "ICML25_SLURM_GPU_PARTITION": "gpu",
@@ -70,6 +71,21 @@ def test_full_dag_submits_at_most_300_jobs():
     )
 
 
+def test_the_readmes_state_the_plans_counts():
+    """profiles/README.md and README.md give the number of submissions (and jobs) a user will see."""
+    summary = plan()["summary"]
+    downloads = sum(1 for s in plan()["local"] if s["rules"] != ["all"])
+    stated = (
+        f"**{summary['submissions']} submissions** carrying {summary['jobs_submitted']:,} jobs ({downloads} more, "
+        "the downloads, run on the"
+    )
+    profiles_readme = " ".join((ROOT / "profiles" / "README.md").read_text().split())
+    assert stated in profiles_readme, f"profiles/README.md should say: {stated}"
+    assert f"grouped jobs ({summary['submissions']} submissions for the full DAG)" in " ".join(
+        (ROOT / "README.md").read_text().split()
+    ), "README.md's cluster section gives another number of submissions than the plan"
+
+
 def test_gpu_jobs_go_to_the_gpu_partition_and_the_others_do_not():
     for sub in plan()["submitted"]:
         res, what = sub["resources"], sub["group"] or sub["rules"][0]
@@ -95,6 +111,50 @@ def test_downloads_and_other_local_jobs_stay_on_the_submit_host():
     local = {s["rules"][0] for s in plan()["local"]}
     assert {"all", "lm_download"} <= local
     assert not local & {r for s in plan()["submitted"] for r in s["rules"]}
+
+
+def test_local_jobs_ask_at_most_4_gb_of_the_submit_host_on_every_attempt():
+    """Local jobs run on a login node, where sites cap a user's memory at a few GB: each one's mem_mb, as
+    Snakemake evaluates it at paper scale on the first attempt and on every retry the profile allows, is at
+    most 4 GB (downloads stream to disk; parsing that needs more belongs in a submitted job)."""
+    local = plan()["local"]
+    rules = {s["rules"][0] for s in local}
+    assert {"contextures_openml", "graphgpt_ogb_download", "hypothesaes_fetch"} <= rules, sorted(rules)
+    attempts = PROFILE["retries"] + 1
+    for job in local:
+        per_attempt = job["mem_mb_per_attempt"]
+        assert len(per_attempt) == attempts, f"{job['rules'][0]}: {per_attempt} for {attempts} attempts"
+        assert per_attempt[0] == job["resources"]["mem_mb"]
+        assert max(per_attempt) <= SUBMIT_HOST_MAX_MB, (
+            f"{job['rules'][0]} asks the submit host for {per_attempt} MB over its attempts (> "
+            f"{SUBMIT_HOST_MAX_MB}): give it mem_mb=per_attempt(tiny, full, cap=SUBMIT_HOST_MB) with full <= the "
+            "cap, or move its heavy part into a job submitted to a compute node"
+        )
+
+
+def test_a_local_rule_asking_more_than_its_cap_fails_the_dry_run(tmp_path):
+    """per_attempt (common.smk's own text, in a one-rule workflow) refuses a paper-scale value above its cap."""
+    common = (ROOT / "workflow" / "rules" / "common.smk").read_text()
+    start = common.index("SUBMIT_HOST_MB = ")
+    end = common.index("\ndef runtime_per_attempt")
+    (tmp_path / "Snakefile").write_text(
+        'SCALE = "full"\n'
+        + common[start:end]
+        + '\nrule fetch:\n    output: "x"\n    localrule: True\n'
+        + "    resources:\n        mem_mb=per_attempt(1000, 16000, cap=SUBMIT_HOST_MB),\n"
+        + '    shell: "touch {output}"\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-2000:]
+    assert "per_attempt(1000, 16000, cap=4000): the full-scale value 16000 exceeds its cap" in out, out[-2000:]
 
 
 def test_profile_groups_name_existing_rules_and_cores_cover_every_rules_threads():

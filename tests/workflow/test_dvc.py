@@ -109,8 +109,10 @@ def nothing_to_do(repo):
 
 
 def test_dvc_yaml_is_generated_and_current():
-    current = (ROOT / "dvc.yaml").read_text()
-    assert current == dvc_stages.render(dvc_stages.build(ROOT)), "dvc.yaml is stale: run `make dvc-yaml`"
+    files = dvc_stages.generated_files(ROOT)
+    for path, text in files.items():
+        assert (ROOT / path).read_text() == text, f"{path} is stale: run `make dvc-yaml`"
+    current = files["dvc.yaml"]
     stages = yaml.safe_load(current)["stages"]
     papers = sorted(p.stem for p in (ROOT / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"})
     for slug in papers:
@@ -126,16 +128,74 @@ def test_dvc_yaml_is_generated_and_current():
             assert f"results/{shared.stem}" in stages[shared.stem]["outs"]
     outs = [o for st in stages.values() for o in st["outs"]]
     assert len(outs) == len(set(outs)), "two stages own one output"
-    # the paper scale's results (the GPU runs, the ones most worth sharing) have stages too
+    # the paper scale's results (the GPU runs, the ones most worth sharing) have stages too, in a dvc.yaml of
+    # their own run from the root, so that `dvc repro` / `dvc exp run` at the root never start them
+    assert not [s for s in stages if s.endswith("_full")], "a paper-scale stage in the root dvc.yaml"
+    full = yaml.safe_load(files[dvc_stages.FULL_PIPELINE])
+    assert set(full) == {"stages"}, "full/dvc.yaml declares metrics or plots: `dvc metrics show` would warn"
+    full_stages = full["stages"]
     full_cfg = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())
     for slug in papers:
-        st = stages[f"{slug}_full"]
+        st = full_stages[f"{slug}_full"]
+        assert st["wdir"] == ".."
         assert f"results_full/{slug}" in st["outs"] and not any(o.startswith("resources") for o in st["outs"])
         assert st["cmd"].startswith("snakemake --configfile config/full.yaml") and st["cmd"].endswith(f"-- {slug}")
         assert {"config.yaml": [slug, "scale"]} in st["params"]
         if slug in full_cfg:
             assert {"config/full.yaml": [slug, "scale"]} in st["params"]
-    assert "report_full" in stages
+    assert "report_full" in full_stages
+    outs = [o for st in [*stages.values(), *full_stages.values()] for o in st["outs"]]
+    assert len(outs) == len(set(outs)), "two stages own one output"
+    doc = yaml.safe_load(current)
+    assert doc["metrics"] and all(m.startswith("results/") for m in doc["metrics"])
+    shown = [p for plot in doc["plots"] for p in (plot if isinstance(plot, dict) else {plot: None})]
+    assert shown and all(p.startswith("results/") for p in shown)
+
+
+def test_dvc_reads_every_config_section_a_stage_depends_on():
+    """DVC's own params reader (dvc params diff, exp show, status) on every config key path of both dvc.yaml
+    files: a section it cannot read (integer mapping keys break its key-path search) would vanish from
+    `dvc exp show` and from what `make pull` compares."""
+    code = (
+        "import json, sys\n"
+        "from dvc.repo import Repo\n"
+        "from dvc.repo.params.show import _collect_params, read_param_file\n"
+        "repo = Repo()\n"
+        "bad = {}\n"
+        "for path, keys in _collect_params(repo).items():\n"
+        "    for key in keys:\n"
+        "        try:\n"
+        "            read_param_file(repo.dvcfs, path, [key])\n"
+        "        except Exception as e:\n"
+        "            bad[f'{path}:{key}'] = repr(e)\n"
+        "print(json.dumps({'n': sum(map(len, _collect_params(repo).values())), 'bad': bad}))\n"
+    )
+    out = json.loads(run(ROOT, sys.executable, "-c", code).stdout.splitlines()[-1])
+    assert out["n"] > 40, out
+    assert not out["bad"], f"DVC cannot read these params (quote integer keys in the config): {out['bad']}"
+
+
+def test_long_format_main_figures_are_coloured_by_their_method_column():
+    """A main figure whose data has one row per method and x is drawn with DVC's template, its colour set to
+    the method column; that column is one the paper's code writes (a rename breaks this test)."""
+    plots = {
+        p.split("/")[1]: props
+        for plot in yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+        if isinstance(plot, dict)
+        for p, props in plot.items()
+    }
+    assert len(dvc_stages.FIGURE_COLOUR) >= 11
+    for paper, column in dvc_stages.FIGURE_COLOUR.items():
+        props = plots[paper]
+        assert props["template"].endswith(f"_by_{column}"), (paper, props)
+        template = json.loads((ROOT / ".dvc" / "plots" / f"{props['template']}.json").read_text())
+        assert template["encoding"]["color"] == {"field": column, "type": "nominal"}
+        assert template["encoding"]["x"]["field"] == "<DVC_METRIC_X>"
+        code = "".join(p.read_text() for p in (ROOT / "src" / "methods" / paper).glob("*.py"))
+        assert f'"{column}"' in code, f"{paper}: no column {column!r} in the code that writes its main figure"
+    for paper, props in plots.items():
+        if paper not in dvc_stages.FIGURE_COLOUR:
+            assert "_by_" not in props.get("template", ""), paper
 
 
 def _some_rule(kind):
@@ -194,9 +254,12 @@ def test_rule_outside_the_registry_is_refused():
 def test_check_mode_reports_a_stale_file(tmp_path):
     repo = worktree_repo(tmp_path / "repo")
     (repo / "dvc.yaml").write_text((repo / "dvc.yaml").read_text().replace(f"  {PAPER}:", "  renamed:"))
+    (repo / "full" / "dvc.yaml").unlink()
+    (repo / ".dvc" / "plots" / "scatter_by_nothing.json").write_text("{}")
     assert dvc_stages.main(["--check", "--root", str(repo)]) == 1
     assert dvc_stages.main(["--root", str(repo)]) == 0
     assert dvc_stages.main(["--check", "--root", str(repo)]) == 0
+    assert (repo / "full" / "dvc.yaml").exists() and not (repo / ".dvc" / "plots" / "scatter_by_nothing.json").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,5 +533,32 @@ def test_interrupted_writers_temporary_files_are_never_tracked():
 
 
 def test_dvc_status_resolves_a_paper_scale_stage():
-    proc = dvc(ROOT, "status", f"{PAPER}_full")
+    proc = dvc(ROOT, "status", f"{dvc_stages.FULL_PIPELINE}:{PAPER}_full")
     assert f"results_full/{PAPER}" in proc.stdout
+
+
+def test_a_laptop_dvc_run_never_touches_the_paper_scale_and_shows_the_tiny_results(origin):
+    """In the repository where the paper was reproduced: `dvc repro` (dry) at the root plans no paper-scale
+    stage; `dvc metrics show` names no absent paper-scale file; `dvc exp show` lists the paper's config and its
+    headline counts; `dvc plots show` colours the paper's main figure by its method column."""
+    repo = origin["repo"]
+    # the stages `dvc repro` / `dvc exp run` take with no target: DVC's own collection of ./dvc.yaml
+    collect = "from dvc.repo import Repo; print(*(s.addressing for s in Repo().stage.collect({})))"
+    default = run(repo, sys.executable, "-c", collect.format("'dvc.yaml'")).stdout.split()
+    assert PAPER in default and "report" in default, default
+    assert not [s for s in default if s.endswith("_full")], default
+    full = run(repo, sys.executable, "-c", collect.format(f"'{dvc_stages.FULL_PIPELINE}'")).stdout.split()
+    assert f"{dvc_stages.FULL_PIPELINE}:{PAPER}_full" in full, full
+    metrics = dvc(repo, "metrics", "show")
+    assert "results_full" not in metrics.stdout + metrics.stderr
+    assert f"results/{PAPER}/metrics.json" in metrics.stdout
+    (workspace,) = [
+        e for e in json.loads(dvc(repo, "exp", "show", "--json", "--no-fetch").stdout) if e["rev"] == "workspace"
+    ]
+    data = workspace["data"]
+    assert PAPER in data["params"]["config.yaml"]["data"], list(data["params"]["config.yaml"]["data"])
+    assert data["metrics"][f"results/{PAPER}/metrics.json"]["data"]["headline"]["total"] > 0
+    plot = f"results/{PAPER}/{dvc_stages.main_figure(ROOT, PAPER)['data']}"
+    shown = json.loads(dvc(repo, "plots", "show", "--json", plot).stdout)["data"]
+    (spec,) = [p["content"] for p in shown[f"dvc.yaml::{plot}"]]  # dvc.yaml's definition of the main figure
+    assert spec["encoding"]["color"]["field"] == dvc_stages.FIGURE_COLOUR[PAPER], spec["encoding"]

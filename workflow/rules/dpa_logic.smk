@@ -74,7 +74,7 @@ rule dpa_logic_fetch:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(4000, 8000),
+        mem_mb=per_attempt(3000, 3000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(30, 60),
     params:
         lm=DPA_LOGIC["lm"],

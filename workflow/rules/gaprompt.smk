@@ -31,7 +31,7 @@ rule gaprompt_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(1000),
+        mem_mb=per_attempt(1000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10),
     params:
         package="pygsp",

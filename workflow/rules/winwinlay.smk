@@ -183,7 +183,7 @@ rule winwinlay_sd_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(2000),
+        mem_mb=per_attempt(2000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(60),
     params:
         model_id=WINWINLAY_SD["model_id"] if WINWINLAY_SD else None,

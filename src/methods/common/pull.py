@@ -1,7 +1,8 @@
 """`make pull`: fetch shared results with DVC, but only those made with this checkout's config and code.
 
 dvc.lock records, for every stage, the config section (DVC `params`) and the hash of every code
-file that made its outputs. Before pulling, each stage is compared with this checkout (`dvc status`):
+file that made its outputs (full/dvc.lock for the paper-scale stages of full/dvc.yaml, addressed by their
+name `<paper>_full` all the same). Before pulling, each stage is compared with this checkout (`dvc status`):
 a stage whose params, code or command changed is not pulled (nor is any stage downstream of it), and
 the refusal names the changed config keys (`human_data.world.q_llm: 0.8 -> 0.7`); Snakemake recomputes it.
 
@@ -40,7 +41,8 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
-FULL_OVERLAY = "config/full.yaml"  # paper-scale stages (dvc.yaml's `<name>_full`) run with this overlay
+FULL_OVERLAY = "config/full.yaml"  # paper-scale stages (`<name>_full`) run with this overlay
+FULL_PIPELINE = "full/dvc.yaml"  # ... and live in this dvc.yaml (dvc_stages.FULL_PIPELINE), their lock beside it
 
 
 def _bin(name: str) -> str:
@@ -56,9 +58,30 @@ def _run(cmd: list[str], root: Path, capture: bool = False) -> subprocess.Comple
     return proc
 
 
+def _pipelines(root: Path) -> list[str]:
+    """The dvc.yaml files of the checkout: the tiny stages', and the paper-scale stages' where it exists."""
+    return ["dvc.yaml"] + ([FULL_PIPELINE] if (root / FULL_PIPELINE).exists() else [])
+
+
+def dvc_target(root: Path, stage: str) -> str:
+    """How DVC's command line names `stage`: bare in the root dvc.yaml, `full/dvc.yaml:<stage>` in the other."""
+    for path in _pipelines(root)[1:]:
+        if stage in (yaml.safe_load((root / path).read_text()) or {}).get("stages", {}):
+            return f"{path}:{stage}"
+    return stage
+
+
+def _dvc_status(root: Path, stages: list[str]) -> dict:
+    """`dvc status --json` of `stages`, keyed by stage name (DVC keys a stage of full/dvc.yaml by its path)."""
+    proc = _run([_bin("dvc"), "status", "--json", *[dvc_target(root, s) for s in stages]], root, capture=True)
+    return {key.rsplit(":", 1)[-1]: v for key, v in json.loads(proc.stdout or "{}").items()}
+
+
 def stage_graph(root: Path) -> tuple[dict, dict[str, set[str]]]:
-    """dvc.yaml's stages and, for each, the stages whose outputs it reads."""
-    stages = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]
+    """The stages of dvc.yaml and full/dvc.yaml and, for each, the stages whose outputs it reads."""
+    stages = {}
+    for path in _pipelines(root):
+        stages.update((yaml.safe_load((root / path).read_text()) or {}).get("stages") or {})
     owner = {out: name for name, st in stages.items() for out in st.get("outs", [])}
     upstream = {
         name: {owner[d] for d in st.get("deps", []) if d in owner and owner[d] != name} for name, st in stages.items()
@@ -140,24 +163,35 @@ def escaping_paths(root: Path, lock: dict) -> list[str]:
 
 
 def read_lock(root: Path) -> dict:
-    """dvc.lock, refused (SystemExit naming the entries) when any path in it could reach outside the checkout."""
-    lock_path = root / "dvc.lock"
-    if not lock_path.exists():
+    """dvc.lock and full/dvc.lock as one lock (their stages merged), refused (SystemExit naming the entries)
+    when any path in them could reach outside the checkout (every stage's paths are relative to the root)."""
+    paths = [root / Path(p).with_name("dvc.lock") for p in _pipelines(root)]
+    present = [p for p in paths if p.exists()]
+    if not present:
         raise SystemExit(
             "make pull: nothing to pull: this checkout has no dvc.lock (no results were pushed for it); "
             "check out a commit whose dvc.lock records pushed results, or compute them with `snakemake`"
         )
-    lock = yaml.safe_load(lock_path.read_text()) or {}
-    if not isinstance(lock.get("stages"), dict):
-        raise SystemExit(f"make pull: {lock_path} has no `stages` mapping; nothing to pull")
-    bad = escaping_paths(root, lock)
-    if bad:
+    merged: dict = {"stages": {}}
+    for lock_path in present:
+        lock = yaml.safe_load(lock_path.read_text()) or {}
+        if not isinstance(lock.get("stages"), dict):
+            raise SystemExit(f"make pull: {lock_path} has no `stages` mapping; nothing to pull")
+        bad = escaping_paths(root, lock)
+        if bad:
+            raise SystemExit(
+                f"make pull: {lock_path} names paths outside the checkout, which a pull must never touch: "
+                + "; ".join(bad)
+                + f". Nothing was pulled; fix or revert it (`git log -p {lock_path.relative_to(root)}` shows who "
+                "changed it)."
+            )
+        merged["stages"].update(lock["stages"])
+    if not merged["stages"]:
         raise SystemExit(
-            f"make pull: {lock_path} names paths outside the checkout, which a pull must never touch: "
-            + "; ".join(bad)
-            + ". Nothing was pulled; fix or revert dvc.lock (`git log -p dvc.lock` shows who changed it)."
+            f"make pull: nothing to pull: {', '.join(str(p.relative_to(root)) for p in present)} records no "
+            "stage (no results were pushed for this commit); compute them with `snakemake`"
         )
-    return lock
+    return merged
 
 
 def plan(root: Path, targets: list[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -185,8 +219,7 @@ def plan(root: Path, targets: list[str]) -> tuple[list[str], dict[str, list[str]
     outs_of_others = {o for st in stages.values() for o in st.get("outs", [])}
     check = [s for s in wanted if s in locked]
     if check:
-        proc = _run([_bin("dvc"), "status", "--json", *check], root, capture=True)
-        status = json.loads(proc.stdout or "{}")
+        status = _dvc_status(root, check)
         for s in check:
             why = mismatches(status.get(s, []), outs_of_others)
             if why:
@@ -224,7 +257,7 @@ def _cache_object(cache_dir: Path, md5: str) -> Path:
 def unverified_files(root: Path, stages: list[str], cache_dir: Path) -> list[tuple[Path, str, str]]:
     """(file, recorded md5, actual md5) of every file of the pulled stages that does not match dvc.lock;
     a directory's manifest must hash to its recorded name and list exactly the files restored."""
-    lock = yaml.safe_load((root / "dvc.lock").read_text())["stages"]
+    lock = read_lock(root)["stages"]
     bad = []
     for stage in stages:
         for out in lock.get(stage, {}).get("outs", []):
@@ -326,7 +359,8 @@ def main(argv=None) -> int:
         print(f"make pull: not pulling {s}: " + "; ".join(why) + f". `snakemake {s}` recomputes it.", file=sys.stderr)
     if not pull:
         return 1 if refused else 0
-    fetched = _run_status([_bin("dvc"), "pull", *(["-r", args.remote] if args.remote else []), *pull], root)
+    targets = [dvc_target(root, s) for s in pull]
+    fetched = _run_status([_bin("dvc"), "pull", *(["-r", args.remote] if args.remote else []), *targets], root)
     if fetched.returncode != 0:
         return _pull_failed(root, args.remote, pull, fetched)
     cache_dir = Path(_dvc_value(root, "cache", "dir"))
@@ -390,7 +424,7 @@ def main(argv=None) -> int:
                 file=sys.stderr,
             )
             return 1
-    status = json.loads(_run([_bin("dvc"), "status", "--json", *pull], root, capture=True).stdout or "{}")
+    status = _dvc_status(root, pull)
     stale = {s: mismatches(v, set()) or [json.dumps(v)] for s, v in status.items() if v}
     if stale:
         for s, why in stale.items():

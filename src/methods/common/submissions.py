@@ -3,7 +3,8 @@
 Snakemake's dry run lists jobs, not submissions, and does not show a group's resources (the sum over the
 jobs that run side by side, the runtime summed over the layers that run one after another). This runs the
 dry run in-process with the dry-run executor recording what the real executor would be handed: one entry
-per submission, with the group's merged resources, and the local jobs (downloads on the submit host) apart.
+per submission, with the group's merged resources, and the local jobs (downloads on the submit host) apart,
+with their mem_mb on every attempt the profile's `retries` allow.
 
   python -m methods.common.submissions --workflow-profile profiles/slurm-full          # counts per group
   python -m methods.common.submissions --json plan.json --workflow-profile profiles/slurm-full [target]
@@ -30,6 +31,17 @@ def _record(job) -> dict:
     return {"group": None, "rules": [job.rule.name], "jobs": 1, "resources": resources}
 
 
+def _mem_per_attempt(job, workflow) -> list:
+    """mem_mb of a job on its first attempt and on each retry the profile allows (`retries`): a local job
+    runs on the submit host, whose memory does not grow with the attempt."""
+    first, values = job.attempt, []
+    for attempt in range(1, (workflow.execution_settings.retries or 0) + 2):
+        job.attempt = attempt
+        values.append(job.resources.get("mem_mb"))
+    job.attempt = first
+    return values
+
+
 def _runs_on_submit_host(workflow, job) -> bool:
     """Workflow.is_local as a cluster executor sees it (under the dry-run executor every job is local)."""
     jobs = job.jobs if job.is_group() else [job]
@@ -47,7 +59,10 @@ def plan(snakemake_args: list[str], json_path: str | None = None) -> None:
     submitted, local = [], []
 
     def run_job(self, job):
-        (local if _runs_on_submit_host(self.workflow, job) else submitted).append(_record(job))
+        if _runs_on_submit_host(self.workflow, job):
+            local.append({**_record(job), "mem_mb_per_attempt": _mem_per_attempt(job, self.workflow)})
+        else:
+            submitted.append(_record(job))
         return original(self, job)
 
     original = dryrun.Executor.run_job

