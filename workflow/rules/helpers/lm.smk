@@ -1,7 +1,7 @@
 # Config checks and input functions of the shared LM substrate (rules: workflow/rules/shared/lm.smk).
 # Other rule files use lm_model_files(), lm_tokens(), lm_pretrained_files(), wikipedia_files(), minilm_files()
-# and word_sim_files() as inputs
-# (folders as params through input_dir()); the files they name are produced once, whatever paper asks.
+# and word_sim_files() as inputs (folders as params through input_dir()); the files they name are produced
+# once, whatever paper asks.
 import re
 
 from methods.common.lm.gguf import WHEEL_MODELS
