@@ -3,7 +3,7 @@
 #
 # DAG:
 #   alspec_train (small Llama on the synthetic tasks) ─> alspec_evaluate (per task: local, recall, copy) ─┐
-#   lm_train / lm_tokenize (shared LM, workflow/rules/shared/lm.smk) ─> alspec_evaluate_lm ──────────────┤
+#   lm_wheel_model + lm_wikipedia (pretrained LM, workflow/rules/shared/lm.smk) ─> alspec_evaluate_lm ───┤
 #   alspec_train ─> alspec_timing (two workers vs one: tokens, latency vs hit rate, kernel times) ──────┴> alspec_figures, alspec_claims
 #
 # Config keys read: alspec.{seed, sink, window, lams, granularity, tasks, model, train, eval, lm, timing}
@@ -83,10 +83,12 @@ rule alspec_evaluate:
         "../scripts/alspec/evaluate.py"
 
 
+# The paper's LLM result on a real pretrained LM: SmolLM2-135M (dequantized from its Q4_1 GGUF) on the
+# Wikipedia test articles at tiny scale, the checkpoint of lm.model_id at full scale.
 rule alspec_evaluate_lm:
     input:
-        **lm_model_files(),
-        tokens=lm_tokens(),
+        **lm_pretrained_files(),
+        test=wikipedia_files()["test"],
         kernels=kernels_built(),
         code=script_code("alspec/evaluate_lm.py"),
     output:
@@ -97,7 +99,7 @@ rule alspec_evaluate_lm:
         benchmark_path("alspec", "evaluate_lm")
     threads: at_scale(1, 4)
     resources:
-        mem_mb=per_attempt(2000, 80000),
+        mem_mb=per_attempt(4000, 80000),
         runtime=runtime_per_attempt(15, 600),
         gpu=at_scale(0, 1),
     params:
@@ -212,4 +214,3 @@ rule alspec:
         rules.alspec_claims.output.claims,
         alspec_figure_files(),
         rules.alspec_figures.output.data,
-        lm_paper_figures(),

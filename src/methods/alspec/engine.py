@@ -78,6 +78,13 @@ class KVCache:
     def view(self, layer: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
         return self.k[layer][:, :, :length], self.v[layer][:, :, :length]
 
+    def clone(self) -> "KVCache":
+        """An independent copy (the same filled length and capacity), so one prefill serves several runs."""
+        other = object.__new__(KVCache)
+        other.k, other.v = [t.clone() for t in self.k], [t.clone() for t in self.v]
+        other.length, other.capacity = self.length, self.capacity
+        return other
+
 
 @dataclasses.dataclass
 class StepStats:
@@ -141,7 +148,9 @@ class SpecDecoder:
         return self.model.model.rotary_emb(h, positions)
 
     def _logits(self, h):
-        return self.model.lm_head(self.model.model.norm(h))[:, -1].float()
+        """Next-token logits [B, V] of the last position only (the output head on every prompt position
+        would cost a vocabulary-sized matrix product per token for nothing)."""
+        return self.model.lm_head(self.model.model.norm(h[:, -1:]))[:, -1].float()
 
     # --- prefill and decode ------------------------------------------------------------------
     @torch.no_grad()
@@ -214,18 +223,29 @@ class SpecDecoder:
 
     # --- loops over steps ----------------------------------------------------------------------
     @torch.no_grad()
-    def run(self, ids: torch.Tensor, decode_start: int, spec: SpecConfig, n_generate: int = 0) -> dict:
+    def run(
+        self, ids: torch.Tensor, decode_start: int, spec: SpecConfig, n_generate: int = 0, prefilled: KVCache = None
+    ) -> dict:
         """Prefill ids[:, :decode_start], feed ids[:, decode_start:] one token per step (teacher forcing),
         then `n_generate` more steps that feed the model's own greedy prediction.
 
         Step s predicts position decode_start + 1 + s: `pred` [B, n_steps] and `logits` [B, n_steps, V]
         (the first T - decode_start - 1 columns are scored against ids[:, decode_start + 1 :], the rest
-        are greedy generation); `hits` / `approx` are [n_steps, L, B]."""
+        are greedy generation); `hits` / `approx` are [n_steps, L, B]. `prefilled`: the cache of
+        `prefill(ids[:, :decode_start])` (exact in every mode), copied instead of computed again."""
         B, T = ids.shape
         if not 0 < decode_start < T:
             raise ValueError(f"decode_start {decode_start} must lie in (0, {T}): at least one token is decoded")
         n_fed = T - decode_start
-        _, cache = self.prefill(ids[:, :decode_start], capacity=T + n_generate)
+        if prefilled is None:
+            _, cache = self.prefill(ids[:, :decode_start], capacity=T + n_generate)
+        elif prefilled.length != decode_start or prefilled.capacity < T + n_generate:
+            raise ValueError(
+                f"run: the prefilled cache holds {prefilled.length} of {prefilled.capacity} tokens; "
+                f"need {decode_start} of at least {T + n_generate}"
+            )
+        else:
+            cache = prefilled.clone()
         logits, hits, approx = [], [], []
         for s in range(n_fed + n_generate):
             token = ids[:, decode_start + s] if s < n_fed else logits[-1].argmax(-1)

@@ -42,12 +42,15 @@ def decode_modes(model, batch: Batch, specs: dict[str, SpecConfig], batch_size: 
     dec = SpecDecoder(model)
     T, d0 = batch.ids.shape[1], batch.decode_start
     out = {}
+    chunks = list(_chunks(batch.ids.shape[0], batch_size))
+    # the prompt's forward pass is exact in every mode: computed once per chunk, its cache copied per run
+    prefilled = [dec.prefill(batch.ids[sl, :d0], capacity=T)[1] for sl in chunks]
     for name, spec in specs.items():
         tf, gen = [], []
-        for sl in _chunks(batch.ids.shape[0], batch_size):
+        for sl, cache in zip(chunks, prefilled):
             ids = batch.ids[sl]
-            tf.append(dec.run(ids, d0, spec))
-            gen.append(dec.run(ids[:, : d0 + 1], d0, spec, n_generate=T - d0 - 1))
+            tf.append(dec.run(ids, d0, spec, prefilled=cache))
+            gen.append(dec.run(ids[:, : d0 + 1], d0, spec, n_generate=T - d0 - 1, prefilled=cache))
         cat = lambda runs, key: torch.cat([r[key] for r in runs], dim=0 if key in ("logits", "pred") else -1)  # noqa: E731
         out[name] = {
             "logits": cat(tf, "logits"),
@@ -180,7 +183,7 @@ def evaluate_task(
 
 def evaluate_lm(
     model_dir,
-    tokens,
+    test_text,
     sink: int,
     window: int,
     lams,
@@ -194,13 +197,22 @@ def evaluate_lm(
     device="cpu",
     n_draws: int = 1,
 ) -> dict:
-    """The alspec_evaluate_lm step: exact / static / ALSpec on continuations of the shared LM's test split
-    (perplexity, agreement), on `device`."""
-    from methods.common.lm import load_causal_lm, load_token_splits
+    """The alspec_evaluate_lm step: exact / static / ALSpec on continuations of real text by the pretrained
+    LM (tiny scale: SmolLM2-135M, dequantized from its Q4_1 GGUF, on the Wikipedia test articles;
+    full scale: lm.model_id): perplexity, hit rate per layer, agreement, on `device`. The `n_windows`
+    windows of `context` tokens are evenly spaced over the test articles."""
+    from methods.common.lm import load_causal_lm
+    from methods.common.lm.wikipedia import spread_windows, wikipedia_tokens
 
     torch.set_num_threads(threads)
-    model, _ = load_causal_lm(model_dir, device=device)
-    batch = lm_batch(load_token_splits(tokens)["test"], n_windows, context, decode)
+    model, tokenizer = load_causal_lm(model_dir, device=device)
+    if context > model.config.max_position_embeddings:
+        raise ValueError(
+            f"config alspec.lm.context ({context}) exceeds the pretrained LM's max_position_embeddings "
+            f"({model.config.max_position_embeddings}, {model_dir}); lower alspec.lm.context"
+        )
+    windows = spread_windows(wikipedia_tokens(tokenizer, test_text), context, n_windows)
+    batch = lm_batch(windows.reshape(-1), windows.shape[0], context, decode)
     t0 = time.time()
     decoded = decode_modes(model, batch, mode_specs(lams, sink, window, granularity), batch_size)
     rows = task_metrics(batch, decoded, "perplexity")
@@ -210,6 +222,7 @@ def evaluate_lm(
     doc = {
         "task": "lm",
         "kind": "perplexity",
+        "model_dir": str(model_dir),
         "context": context,
         "sink": sink,
         "window": window,

@@ -7,14 +7,6 @@ if 0.10 not in [round(x, 4) for x in ALSPEC["lams"]]:
     raise ValueError(
         f"config alspec.lams: {ALSPEC['lams']} must contain 0.10 (the paper's default λ; the claims read it)"
     )
-if (
-    ALSPEC["lm"]["context"] > config["lm"]["model"]["max_position_embeddings"]
-    and LM["source"] == "train"
-):
-    raise ValueError(
-        f"config alspec.lm.context ({ALSPEC['lm']['context']}) exceeds lm.model.max_position_embeddings "
-        f"({config['lm']['model']['max_position_embeddings']}); lower alspec.lm.context"
-    )
 
 
 def alspec_task_metrics():

