@@ -249,6 +249,8 @@ def lm_eval(
             "seed": seed,
             "device": str(device),
             "head_dim": head_dim,
+            "rotation": quant["rotation"],
+            "kv_cache": quant["kv_cache"],
             "rates": rates(quant, cfg.hidden_size, head_dim),
             "results": results,
             "trivial": trivial,
@@ -325,6 +327,8 @@ def _lm_eval_layerwise(
             "seed": seed,
             "device": str(device),
             "head_dim": head_dim,
+            "rotation": quant["rotation"],
+            "kv_cache": quant["kv_cache"],
             "layerwise": True,
             "dtype": str(dtype),
             "rates": rates(quant, cfg.hidden_size, head_dim),
@@ -402,7 +406,16 @@ def minilm_eval(
             + ", ".join(f"{k} {'undefined' if v is None else f'{v:.4f}'}" for k, v in results[method].items())
         )
     write_json(
-        out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results, "trivial": trivial}
+        out_json,
+        {
+            "model": "minilm",
+            "seed": seed,
+            "device": str(device),
+            "rotation": quant["rotation"],
+            "kv_cache": quant["kv_cache"],
+            "results": results,
+            "trivial": trivial,
+        },
     )
 
 
