@@ -84,7 +84,7 @@ def _hadamard(x: torch.Tensor, construction: str, transpose: bool = False) -> to
     y = fwht(x.reshape(*x.shape[:-1], k, n // k))  # H_{n/K} on the fast axis (symmetric)
     if k > 1:
         hk = small_hadamard(k).to(device=x.device, dtype=x.dtype) / math.sqrt(k)
-        y = torch.einsum("ij,...jm->...im", hk.T if transpose else hk, y)  # H_K on the slow axis
+        y = (hk.T if transpose else hk) @ y  # H_K on the slow axis (batched over the leading dims)
     return y.reshape(x.shape)
 
 
