@@ -34,10 +34,11 @@ def main() -> None:
     ap.add_argument("--minilm-seeds", type=int, nargs="*", default=[0])
     ap.add_argument("--out", default="results/nestquant/variants")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--lm-model", default="results/lm/model", help="the small Llama's directory (config.json, ...)")
     args = ap.parse_args()
     cfg = yaml.safe_load(Path("config.yaml").read_text())["nestquant"]
     if args.lm_seeds:
-        lm_cfg = json.loads(Path("results/lm/model/config.json").read_text())
+        lm_cfg = json.loads((Path(args.lm_model) / "config.json").read_text())
         heads = lm_cfg["num_attention_heads"]
         widths = {lm_cfg["hidden_size"], lm_cfg["intermediate_size"], lm_cfg["hidden_size"] // heads}
         assert all(hadamard_order(w) == 1 for w in widths), (
@@ -51,7 +52,7 @@ def main() -> None:
             path = out / f"lm_{kv}_seed{seed}.json"
             if not path.exists():
                 lm_eval(
-                    "results/lm/model",
+                    args.lm_model,
                     "results/lm/tokens.safetensors",
                     {**cfg["quant"], "kv_cache": kv},
                     cfg["settings"],
