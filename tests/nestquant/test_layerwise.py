@@ -10,6 +10,8 @@ from methods.nestquant.model import QuantLinear
 QUANT = {
     "q": 14,
     "rtn_bits": 4,
+    "rotation": "kronecker",
+    "kv_cache": "post_rope",
     "betas": {
         "weights": [4, 5.5, 7, 18],
         "activations": [3.47, 4.74, 6.9, 18.11],

@@ -18,6 +18,8 @@ WORDS = [f"w{i}" for i in range(60)]
 QUANT = {
     "q": 14,
     "rtn_bits": 4,
+    "rotation": "kronecker",
+    "kv_cache": "post_rope",
     "betas": {
         "weights": [4, 5.5, 7, 18],
         "activations": [3.47, 4.74, 6.9, 18.11],

@@ -19,8 +19,10 @@ import torch
 
 from methods.common.io import log, set_seed, write_json
 
-from .model import linear_names, quantize_kv, quantize_linears
+from .model import linear_names, quantize_kv, quantize_kv_post_rope, quantize_linears
 from .quant import ldlq, nestquant, nestquant_rate, random_hadamard, rotate, rtn, rtn_levels_rate, rtn_rate
+
+KV_CACHES = ("post_rope", "pre_rope")  # post_rope: the official code's KV cache (the default)
 
 FP = "fp"
 # the quantized configurations; hadrtn17*: Hadamard + RTN on a 17-level grid (log2 17 = 4.09 bits per entry, no
@@ -47,7 +49,15 @@ def _weight_quantizer(method: str, q: int, betas: list[float], bits: int):
 
 
 def ldlq_weights(
-    model, method: str, hessians: dict, q: int, betas: list[float], bits: int, seed: int, names: list[str]
+    model,
+    method: str,
+    hessians: dict,
+    q: int,
+    betas: list[float],
+    bits: int,
+    seed: int,
+    names: list[str],
+    rotation: str = "kronecker",
 ) -> dict[str, torch.Tensor]:
     """LDLQ-quantized rotated weights W R^T per linear, from the Hessian of rotated inputs R H R^T.
     Seeds and rotations match those `quantize_linears` gives the same names (seed + index)."""
@@ -58,9 +68,9 @@ def ldlq_weights(
     for i, name in enumerate(names):
         lin = model.get_submodule(name)
         signs = random_hadamard(lin.in_features, seed + i)
-        w = rotate(lin.weight.detach().float(), signs)
+        w = rotate(lin.weight.detach().float(), signs, rotation)
         h = hessians[name]["hessian"].float()
-        h_rot = rotate(rotate(h, signs).T.contiguous(), signs)  # R H R^T
+        h_rot = rotate(rotate(h, signs, rotation).T.contiguous(), signs, rotation)  # R H R^T
         k = w.shape[1]
         if method.startswith("nestquant"):  # rows at norm sqrt(K) with the exact scale, as the official quantsim
             scale = (w.norm(dim=1, keepdim=True) / math.sqrt(k)).clamp_min(1e-8)
@@ -83,8 +93,13 @@ def quantize_model(
     head_dim: int,
     hessians: dict | None,
     skip: tuple[str, ...],
+    rotation: str = "kronecker",
+    kv_cache: str = "post_rope",
 ):
-    """A quantized copy of `model`: `setting` w4 (weights) or w4a4kv4 (+ activations, keys, values)."""
+    """A quantized copy of `model`: `setting` w4 (weights) or w4a4kv4 (+ activations, keys, values).
+    `rotation`: the Hadamard construction for widths that are not powers of two (quant.ROTATIONS);
+    `kv_cache`: where keys and values are quantized (KV_CACHES; post_rope is the official code's)."""
+    _check_kv_cache(kv_cache)
     if method == FP:
         return model
     m = copy.deepcopy(model)
@@ -95,12 +110,17 @@ def quantize_model(
     if method.endswith("_ldlq"):
         if hessians is None:
             raise ValueError(f"quantize_model: method {method} needs calibration Hessians")
-        weights = ldlq_weights(m, method, hessians, q, betas["weights"], bits, seed, names)
+        weights = ldlq_weights(m, method, hessians, q, betas["weights"], bits, seed, names, rotation)
     act_q = _activation_quantizer(method, setting, q, betas, bits)
-    quantize_linears(m, w_q, act_q, seed, rotate_input=rotated, weights=weights, names=names)
+    quantize_linears(m, w_q, act_q, seed, rotate_input=rotated, weights=weights, names=names, rotation=rotation)
     if setting == "w4a4kv4":
-        _quantize_kv_cache(m, method, q, betas, bits, head_dim, seed, rotated)
+        _quantize_kv_cache(m, method, q, betas, bits, head_dim, seed, rotated, rotation, kv_cache)
     return m
+
+
+def _check_kv_cache(kv_cache: str) -> None:
+    if kv_cache not in KV_CACHES:
+        raise ValueError(f"kv_cache {kv_cache!r} is not one of {KV_CACHES} (config key nestquant.quant.kv_cache)")
 
 
 def weight_proxy_error(model_q, model, hessians: dict) -> float:
@@ -115,7 +135,8 @@ def weight_proxy_error(model_q, model, hessians: dict) -> float:
             w = model.get_submodule(name).weight.detach().float()
             h = hessians[name]["hessian"].float()
             if mod.rotate_input:
-                w, h = rotate(w, mod.signs), rotate(rotate(h, mod.signs).T.contiguous(), mod.signs)
+                r = mod.rotation
+                w, h = rotate(w, mod.signs, r), rotate(rotate(h, mod.signs, r).T.contiguous(), mod.signs, r)
             errs.append(proxy_loss(w, mod.weight_hat, h) / proxy_loss(w, torch.zeros_like(w), h))
     return float(np.mean(errs))
 
@@ -208,6 +229,8 @@ def lm_eval(
                 head_dim,
                 hessians,
                 skip=("lm_head",),
+                rotation=quant["rotation"],
+                kv_cache=quant["kv_cache"],
             )
             results[setting][method] = {
                 "perplexity": ppl(m),
@@ -226,6 +249,8 @@ def lm_eval(
             "seed": seed,
             "device": str(device),
             "head_dim": head_dim,
+            "rotation": quant["rotation"],
+            "kv_cache": quant["kv_cache"],
             "rates": rates(quant, cfg.hidden_size, head_dim),
             "results": results,
             "trivial": trivial,
@@ -279,6 +304,8 @@ def _lm_eval_layerwise(
                 head_dim,
                 calib_ids,
                 skip=("lm_head",),
+                rotation=quant["rotation"],
+                kv_cache=quant["kv_cache"],
             )
             results[setting][method] = {
                 "perplexity": ppl(m),
@@ -300,6 +327,8 @@ def _lm_eval_layerwise(
             "seed": seed,
             "device": str(device),
             "head_dim": head_dim,
+            "rotation": quant["rotation"],
+            "kv_cache": quant["kv_cache"],
             "layerwise": True,
             "dtype": str(dtype),
             "rates": rates(quant, cfg.hidden_size, head_dim),
@@ -368,6 +397,8 @@ def minilm_eval(
             head_dim,
             hessians,
             skip=("pooler",),
+            rotation=quant["rotation"],
+            kv_cache=quant["kv_cache"],
         )
         results[method] = {**quality(m), "weight_error": weight_proxy_error(m, dense, hessians)}
         log(
@@ -375,7 +406,16 @@ def minilm_eval(
             + ", ".join(f"{k} {'undefined' if v is None else f'{v:.4f}'}" for k, v in results[method].items())
         )
     write_json(
-        out_json, {"model": "minilm", "seed": seed, "device": str(device), "results": results, "trivial": trivial}
+        out_json,
+        {
+            "model": "minilm",
+            "seed": seed,
+            "device": str(device),
+            "rotation": quant["rotation"],
+            "kv_cache": quant["kv_cache"],
+            "results": results,
+            "trivial": trivial,
+        },
     )
 
 
@@ -425,19 +465,44 @@ def _activation_quantizer(method: str, setting: str, q: int, betas: dict, bits: 
 
 
 def _quantize_kv_cache(
-    model, method: str, q: int, betas: dict, bits: int, head_dim: int, seed: int, rotated: bool
+    model,
+    method: str,
+    q: int,
+    betas: dict,
+    bits: int,
+    head_dim: int,
+    seed: int,
+    rotated: bool,
+    rotation: str = "kronecker",
+    kv_cache: str = "post_rope",
 ) -> None:
-    """Quantize the keys and values as the KV cache stores them (seed offsets 10 000 / 20 000)."""
+    """Quantize the keys and values as the KV cache stores them (rotation seed offsets 10 000 for the keys
+    (and queries), 20 000 for the values of the pre_rope path)."""
+    _check_kv_cache(kv_cache)
+
+    def kv_quantizer(kind):
+        if method.startswith("nestquant"):
+            return lambda x, b=betas[kind]: nestquant(x, q, b)
+        return lambda x: rtn(x, bits, levels=_levels(method))
+
+    if kv_cache == "post_rope":
+        quantize_kv_post_rope(
+            model,
+            kv_quantizer("keys"),
+            kv_quantizer("values"),
+            head_dim,
+            seed + 10_000,
+            rotate_heads=rotated,
+            rotation=rotation,
+        )
+        return
     for kind, suffixes, offset in (
         ("keys", ("k_proj", "attention.self.key"), 10_000),
         ("values", ("v_proj", "attention.self.value"), 20_000),
     ):
-        kv_q = (
-            (lambda x, b=betas[kind]: nestquant(x, q, b))
-            if method.startswith("nestquant")
-            else (lambda x: rtn(x, bits, levels=_levels(method)))
+        quantize_kv(
+            model, kv_quantizer(kind), head_dim, seed + offset, rotate_heads=rotated, names=suffixes, rotation=rotation
         )
-        quantize_kv(model, kv_q, head_dim, seed + offset, rotate_heads=rotated, names=suffixes)
 
 
 def quantize_model_layerwise(
@@ -452,6 +517,8 @@ def quantize_model_layerwise(
     calib_ids,
     skip: tuple[str, ...],
     batch_size: int = 8,
+    rotation: str = "kronecker",
+    kv_cache: str = "post_rope",
 ):
     """`quantize_model` in place, one decoder block at a time, returning (model, weight proxy errors).
 
@@ -466,6 +533,7 @@ def quantize_model_layerwise(
     from .model import QuantLinear
     from .quant import proxy_loss
 
+    _check_kv_cache(kv_cache)
     if method == FP:
         return model, []
     names = linear_names(model, skip=skip)
@@ -498,17 +566,20 @@ def quantize_model_layerwise(
             weights = None
             if method.endswith("_ldlq"):
                 weights = ldlq_weights(
-                    model, method, {name: {"hessian": h}}, q, betas["weights"], bits, seed + i, [name]
+                    model, method, {name: {"hessian": h}}, q, betas["weights"], bits, seed + i, [name], rotation
                 )
             w = model.get_submodule(name).weight.detach().float()
-            quantize_linears(model, w_q, act_q, seed + i, rotate_input=rotated, weights=weights, names=[name])
+            quantize_linears(
+                model, w_q, act_q, seed + i, rotate_input=rotated, weights=weights, names=[name], rotation=rotation
+            )
             mod = model.get_submodule(name)
             assert isinstance(mod, QuantLinear)
             hf = h.float()
             if mod.rotate_input:
-                w, hf = rotate(w, mod.signs), rotate(rotate(hf, mod.signs).T.contiguous(), mod.signs)
+                r = mod.rotation
+                w, hf = rotate(w, mod.signs, r), rotate(rotate(hf, mod.signs, r).T.contiguous(), mod.signs, r)
             errors[name] = proxy_loss(w, mod.weight_hat, hf) / proxy_loss(w, torch.zeros_like(w), hf)
             del h, hf, w
     if setting == "w4a4kv4":
-        _quantize_kv_cache(model, method, q, betas, bits, head_dim, seed, rotated)
+        _quantize_kv_cache(model, method, q, betas, bits, head_dim, seed, rotated, rotation, kv_cache)
     return model, [float(errors[n]) for n in names]

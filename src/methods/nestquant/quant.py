@@ -1,9 +1,11 @@
 """NestQuant quantizers and the scalar baselines it is compared with (Savkin, Porat, Ordentlich,
 Polyanskiy, ICML 2025).
 
-- `random_hadamard` / `rotate`: randomized fast Walsh-Hadamard rotation x -> H (D x) (Sec. 4: entries
-  of rotated rows look Gaussian); dimensions that are not powers of two use block-diagonal H over the
-  largest power-of-two block that divides them (MiniLM's 384 = 3 x 128).
+- `random_hadamard` / `rotate` / `unrotate`: randomized Hadamard rotation x -> H (D x) (Sec. 4: entries
+  of rotated rows look Gaussian). Widths that are not powers of two: `kronecker` (the default, as the
+  official code and QuaRot build it) uses H_K (x) H_{n/K} with a small Hadamard order K (`hadamard.py`,
+  MiniLM's 384 = 12 x 32); `block` uses block-diagonal H over the largest power-of-two block that
+  divides the width (384 = 3 x 128).
 - `nestquant`: rows scaled to norm sqrt(K), split into 8-blocks, each coded by the nested E8 lattice
   code (Voronoi code of qE8 at the best of several scales beta) through `methods.kernels`
   (nestquant_encode / nestquant_decode: the compiled op when built, the reference otherwise).
@@ -21,6 +23,8 @@ import math
 import torch
 
 from methods import kernels
+
+from .hadamard import hadamard_order, small_hadamard
 
 E8_NSM = 0.0716821  # normalized second moment G(E8) (Conway & Sloane, SPLAG Table 2.3); cube: 1/12
 WEIGHT_BETAS = (4.0, 5.5, 7.0, 18.0)  # authors' weight scales, divided by q at use
@@ -62,12 +66,39 @@ def random_hadamard(n: int, seed: int) -> torch.Tensor:
     return (torch.randint(0, 2, (n,), generator=g) * 2 - 1).float()
 
 
-def rotate(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
-    """x [..., n] -> block-diagonal H applied to (signs * x); orthogonal, so <rotate(a), rotate(b)> = <a, b>."""
+ROTATIONS = ("kronecker", "block")  # constructions for widths that are not powers of two; kronecker: official
+
+
+def _check_rotation(construction: str) -> None:
+    if construction not in ROTATIONS:
+        raise ValueError(f"rotation {construction!r} is not one of {ROTATIONS} (config key nestquant.quant.rotation)")
+
+
+def _hadamard(x: torch.Tensor, construction: str, transpose: bool = False) -> torch.Tensor:
+    """H applied to every row x [..., n] (H^T with transpose=True), H the orthonormal Hadamard of width n."""
     n = x.shape[-1]
-    b = _pow2_block(n)
-    y = (x * signs.to(device=x.device, dtype=x.dtype)).reshape(*x.shape[:-1], n // b, b)
-    return fwht(y).reshape(x.shape)
+    if construction == "block":  # symmetric Sylvester blocks
+        b = _pow2_block(n)
+        return fwht(x.reshape(*x.shape[:-1], n // b, b)).reshape(x.shape)
+    k = hadamard_order(n)
+    y = fwht(x.reshape(*x.shape[:-1], k, n // k))  # H_{n/K} on the fast axis (symmetric)
+    if k > 1:
+        hk = small_hadamard(k).to(device=x.device, dtype=x.dtype) / math.sqrt(k)
+        y = (hk.T if transpose else hk) @ y  # H_K on the slow axis (batched over the leading dims)
+    return y.reshape(x.shape)
+
+
+def rotate(x: torch.Tensor, signs: torch.Tensor, construction: str = "kronecker") -> torch.Tensor:
+    """x [..., n] -> H (signs * x) per row, H the orthonormal Hadamard of width n built by `construction`
+    (ROTATIONS); orthogonal, so <rotate(a), rotate(b)> = <a, b>."""
+    _check_rotation(construction)
+    return _hadamard(x * signs.to(device=x.device, dtype=x.dtype), construction)
+
+
+def unrotate(y: torch.Tensor, signs: torch.Tensor, construction: str = "kronecker") -> torch.Tensor:
+    """The inverse of `rotate`: D H^T y (H_K of Paley's first kind is not symmetric)."""
+    _check_rotation(construction)
+    return _hadamard(y, construction, transpose=True) * signs.to(device=y.device, dtype=y.dtype)
 
 
 SCALE_DTYPES = {"float32": torch.float32, "float16": torch.float16}
