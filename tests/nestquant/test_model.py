@@ -188,3 +188,14 @@ def test_bert_post_rope_path_quantizes_every_layer():
         got = bert(input_ids=x).last_hidden_state
     assert len(calls) == 2
     torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
+
+
+def test_unknown_setting_is_refused_not_read_as_weights_only():
+    # "w4a4" once reached the weights-only path silently: a setting is w4 or w4a4kv4, nothing else
+    from methods.nestquant import evaluate
+
+    betas = evaluate._betas(
+        {"betas": {k: [4.0, 5.5, 7.0, 18.0] for k in ("weights", "activations", "keys", "values")}}, 14
+    )
+    with pytest.raises(ValueError, match="w4a4"):
+        evaluate.quantize_model(_llama(), "nestquant", "w4a4", 14, betas, 4, 0, 8, None, skip=("lm_head",))

@@ -100,6 +100,8 @@ def quantize_model(
     `rotation`: the Hadamard construction for widths that are not powers of two (quant.ROTATIONS);
     `kv_cache`: where keys and values are quantized (KV_CACHES; post_rope is the official code's)."""
     _check_kv_cache(kv_cache)
+    if setting not in SETTINGS:
+        raise ValueError(f"quantize_model: setting {setting!r} is not one of {SETTINGS}")
     if method == FP:
         return model
     m = copy.deepcopy(model)
@@ -116,6 +118,9 @@ def quantize_model(
     if setting == "w4a4kv4":
         _quantize_kv_cache(m, method, q, betas, bits, head_dim, seed, rotated, rotation, kv_cache)
     return m
+
+
+SETTINGS = ("w4", "w4a4kv4")
 
 
 def _check_kv_cache(kv_cache: str) -> None:
@@ -389,7 +394,7 @@ def minilm_eval(
         m = quantize_model(
             dense,
             method,
-            "w4a4",
+            "w4",  # weights only: the encoder's activations are not quantized (no KV cache either)
             quant["q"],
             _betas(quant, quant["q"]),
             quant["rtn_bits"],
@@ -534,6 +539,8 @@ def quantize_model_layerwise(
     from .quant import proxy_loss
 
     _check_kv_cache(kv_cache)
+    if setting not in SETTINGS:
+        raise ValueError(f"quantize_model_layerwise: setting {setting!r} is not one of {SETTINGS}")
     if method == FP:
         return model, []
     names = linear_names(model, skip=skip)
