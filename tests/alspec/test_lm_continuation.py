@@ -20,23 +20,16 @@ TEXT = "\n\n".join(
 @pytest.fixture(scope="module")
 def lm_dir(tmp_path_factory):
     """A tiny random Llama saved with a byte-level BPE tokenizer: the layout lm_wheel_model writes."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
+    from methods.common.lm import llama_config
     from methods.common.lm.tokenizer import train_bpe
 
     d = tmp_path_factory.mktemp("pretrained")
     (d / "train.txt").write_text(TEXT)
     tok = train_bpe(d / "train.txt", 300, d)
     torch.manual_seed(0)
-    cfg = LlamaConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-    )
+    cfg = llama_config(len(tok), 32, 64, 3, 4, 2, 64)
     LlamaForCausalLM(cfg).save_pretrained(d, safe_serialization=True)
     (d / "test.txt").write_text(TEXT)
     return d
