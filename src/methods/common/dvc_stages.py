@@ -5,12 +5,13 @@ workflow/rules/shared/<name>.smk) says which stages exist, the rule names in eac
 jobs belong to it, and Snakemake's dry runs (`-n --forceall`) of the tiny DAG and of the paper-scale
 DAG (config/full.yaml) say which files each job writes and reads. Paper-scale stages are named
 `<name>_full` and own what the GPU runs write under results_full/; they read their config from both
-config.yaml and config/full.yaml (DVC `params`), and leave the pinned downloads to the tiny stages. They
+config.yaml and config/full.yaml (DVC `params`). No stage owns the pinned downloads under resources/ (the
+workflow fetches them again, sha256-checked; sharing them would only copy PyPI and the hubs). They
 live in a dvc.yaml of their own, full/dvc.yaml (FULL_PIPELINE, working directory the repository's root),
 so that `dvc repro` and `dvc exp run` on a laptop (the root dvc.yaml) never start a paper-scale run, and
 `dvc metrics show` / `dvc plots show` list only the tiny results (no warning about absent paper-scale
 files; name those files to see them). A stage owns the folders its jobs write (results/<name>,
-results/logs/<name>, results/benchmarks/<name>, resources/<name>; other files one by one) and depends
+results/logs/<name>, results/benchmarks/<name>; other files one by one) and depends
 on the outputs of every other stage that its jobs read (a paper on the shared substrate it uses,
 the report on the papers), on its code (rule file, helpers, scripts, method package, schema), on
 every other file of the checkout that its jobs read and no job writes (the kernels' C++/CUDA sources
@@ -157,10 +158,10 @@ def _split(field: str) -> list[str]:
     return [x for x in (field or "").split(",") if x and x != "-"]
 
 
-def _owner(path: str, stage: str, outdir: str, resources: str) -> str:
+def _owner(path: str, stage: str, outdir: str) -> str:
     """The out that holds `path`: a stage-named folder where there is one, else the file itself."""
     p = Path(path)
-    for base in (outdir, f"{outdir}/logs", f"{outdir}/benchmarks", resources):
+    for base in (outdir, f"{outdir}/logs", f"{outdir}/benchmarks"):
         try:
             rel = p.relative_to(base)
         except ValueError:
@@ -237,10 +238,10 @@ def _add_scale(
         if stage is None:
             raise ValueError(f"rule {job['rule']} is in no paper, shared or report rule file; dvc.yaml cannot place it")
         for f in job["output"] + job["log"] + job["benchmark"]:
-            if overlay and _under(Path(f), root / resources):
-                continue  # pinned downloads: the same bytes at every scale, owned by the tiny stage
-            outs[stage].add(_owner(f, stage, outdir, resources))
             owner_of[f] = stage
+            if _under(Path(f), root / resources):
+                continue  # pinned downloads: owned by no stage (written by a job all the same: not a source)
+            outs[stage].add(_owner(f, stage, outdir))
         reads[stage].update(job["input"])
     for name in stages:
         for out in outs[name]:
@@ -257,8 +258,8 @@ def _add_scale(
         upstream = set()
         for f in reads[name]:
             src = owner_of.get(f)
-            if src and src != name:
-                upstream.add(_owner(f, src, outdir, resources))
+            if src and src != name and not _under(Path(f), root / resources):
+                upstream.add(_owner(f, src, outdir))
         deps = [_rel(st["file"], root)]
         if st["kind"] == "report":
             deps += ["workflow/scripts/common/report.py"]

@@ -410,9 +410,11 @@ def main(argv=None) -> int:
             for s in scale_stages
             if (root / "workflow" / "rules" / "shared" / f"{s.removesuffix(suffix)}.smk").exists()
         ]
-        if shared:  # by rule, as their dvc.yaml command runs them: a paper target need not reach every job
+        if shared and not everything:  # by rule, as their dvc.yaml command runs them: a paper need not reach every job
+            defined = set(_run([*cmd, "--list-rules"], root, capture=True).stdout.split())
+            # a rule file defines some rules only under some configs (lm_train when the LM is trained here)
             rules = [r for s in shared for r in _rules_of(root / "workflow" / "rules" / "shared" / f"{s}.smk")]
-            _run([*cmd, "--until", *rules], root, capture=True)
+            _run([*cmd, "--until", *[r for r in rules if r in defined]], root, capture=True)
     if any(s.removesuffix("_full") == "kernels" for s in pull):
         why = build_kernels_here(root)
         if why:
