@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 # PyTorch's CPU index, TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_INDEX ?=
 
-.PHONY: reproduce test venv lint readme-table dvc-yaml pull diff explain site lock
+.PHONY: reproduce test venv lint readme-table publish-store dvc-yaml pull remote diff explain site lock
 
 $(STAMP): pyproject.toml requirements/cpu.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,15 @@ lint: $(STAMP)
 # its papers table into README.md and each paper's claims table into src/methods/<paper>/README.md.
 readme-table: $(STAMP)
 	$(BIN)/icml25-readme-table results
+	$(MAKE) publish-store
+
+# ... and as a DVC store a fresh clone pulls without credentials (`make pull`): every tiny stage's outputs
+# recorded in dvc.lock and copied, less what .dvcignore leaves out, into docs/run/store (the default remote);
+# objects that no stage of dvc.lock uses any more are dropped. Commit dvc.lock and docs/run/ together.
+publish-store: $(STAMP)
+	$(BIN)/dvc commit --force dvc.yaml
+	$(BIN)/dvc push --remote published dvc.yaml
+	$(BIN)/dvc gc --workspace --cloud --remote published --force
 
 # The published run as a static site in docs/ (index.html, a page per paper; GitHub Pages can serve docs/).
 # make readme-table rebuilds it too; tests/site checks it is current and drives it in Chromium.
@@ -62,10 +71,21 @@ dvc-yaml: $(STAMP)
 # code change reruns exactly what it affects. Stages whose recorded config section or code differ
 # from this checkout are not pulled; the refusal names the changed keys (methods.common.pull).
 # dvc.lock paths must stay inside the checkout, and a pull removes only files of dvc.yaml's outs; no dvc.lock
-# is an error. TARGETS=<paper ...> pulls only those papers; REMOTE=s3 picks a non-default remote.
+# is an error. TARGETS=<paper ...> pulls only those papers; REMOTE=<name> picks another remote than the
+# default (the published run, docs/run/store, unless `make remote` set another).
 # Needs an installed environment (make venv); no dependency on it, so a pull never reinstalls.
 pull:
 	$(BIN)/icml25-pull $(if $(REMOTE),--remote $(REMOTE)) $(TARGETS)
+
+# Point the project at a team's own DVC store (S3, a shared disk, an HTTP server) with one command: NAME
+# (default `team`) becomes the default remote in .dvc/config.local, which git ignores, e.g.
+#   make remote URL=s3://BUCKET/icml25-repro ENDPOINT=https://s3.example.org
+# `make pull REMOTE=published` still reads the published run.
+remote:
+	$(if $(strip $(URL)),,$(error make remote: URL is empty; e.g. `make remote URL=s3://BUCKET/icml25-repro [ENDPOINT=https://s3.example.org] [NAME=team]`))
+	$(BIN)/dvc remote add --local --default --force $(or $(NAME),team) $(URL)
+	$(BIN)/dvc remote modify --local $(or $(NAME),team) verify true
+	$(if $(ENDPOINT),$(BIN)/dvc remote modify --local $(or $(NAME),team) endpointurl $(ENDPOINT))
 
 # Which verdicts changed between two runs: A and B are results folders (results, results_full), the
 # published run (docs/run) or git revisions (their committed docs/run), e.g. `make diff A=HEAD~3 B=results`.

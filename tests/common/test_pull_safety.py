@@ -5,7 +5,9 @@ deletes nothing but files of the outs dvc.yaml declares. Also: no lock, a failed
 The real DVC round trips are in tests/workflow/test_dvc.py."""
 
 import hashlib
+import re
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -44,6 +46,9 @@ class Recorder:
             out = "origin"
         elif tool == "dvc" and args[:1] == ["config"]:
             out = "/srv/dvc-store"
+        elif tool == "snakemake" and "--list-rules" in args:  # the rules the rule files define
+            rules = Path(root).glob("workflow/rules/**/*.smk")
+            out = "\n".join(r for f in rules for r in re.findall(r"^rule (\w+):", f.read_text(), re.M))
         elif tool == "dvc" and args[:1] == ["pull"] and self.pull_fails:
             rc, out = 1, "ERROR: failed to pull data from the cloud - Checkout failed. Is your cache up to date?"
         return subprocess.CompletedProcess(cmd, rc, out, "")

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -89,9 +90,15 @@ def worktree_repo(dest: Path) -> Path:
     return dest
 
 
+def use_store(repo: Path, store: Path) -> None:
+    """A team's own store as the default remote, as `make remote URL=...` sets it (in .dvc/config.local)."""
+    dvc(repo, "remote", "add", "--local", "--default", "--force", "local", store)
+    dvc(repo, "remote", "modify", "--local", "local", "verify", "true")
+
+
 def clone(src: Path, dest: Path, store: Path) -> Path:
     run(src.parent, "git", "clone", "-q", src, dest)
-    dvc(dest, "remote", "modify", "--local", "local", "url", store)
+    use_store(dest, store)
     return dest
 
 
@@ -241,7 +248,7 @@ def test_kernels_stage_depends_on_the_csrc_sources_its_build_reads():
 
 def test_two_stages_owning_one_output_is_refused_naming_both():
     (a, ra), (b, rb) = _some_rule("paper"), _some_rule("shared")
-    jobs = [_job(ra, ["resources/common.whl"]), _job(rb, ["resources/common.whl"])]
+    jobs = [_job(ra, ["results/common.json"]), _job(rb, ["results/common.json"])]
     with pytest.raises(ValueError, match=rf"{a}.*{b}|{b}.*{a}"):
         dvc_stages.build(ROOT, jobs=jobs, full_jobs=[])
 
@@ -272,7 +279,7 @@ def origin(tmp_path_factory):
     base = tmp_path_factory.mktemp("dvc")
     repo = worktree_repo(base / "origin")
     store = base / "store"
-    dvc(repo, "remote", "modify", "--local", "local", "url", store)
+    use_store(repo, store)
     t0 = time.time()
     dvc(repo, "repro", PAPER, timeout=600)
     print(f"dvc repro {PAPER}: {time.time() - t0:.1f} s")
@@ -477,7 +484,7 @@ def s3(origin):
 
 
 def _use_s3(repo, endpoint):
-    dvc(repo, "remote", "modify", "--local", "s3", "url", "s3://icml25-test/dvc")
+    dvc(repo, "remote", "add", "--local", "--force", "s3", "s3://icml25-test/dvc")
     dvc(repo, "remote", "modify", "--local", "s3", "endpointurl", endpoint)
 
 
@@ -562,3 +569,70 @@ def test_a_laptop_dvc_run_never_touches_the_paper_scale_and_shows_the_tiny_resul
     shown = json.loads(dvc(repo, "plots", "show", "--json", plot).stdout)["data"]
     (spec,) = [p["content"] for p in shown[f"dvc.yaml::{plot}"]]  # dvc.yaml's definition of the main figure
     assert spec["encoding"]["color"]["field"] == dvc_stages.FIGURE_COLOUR[PAPER], spec["encoding"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the published run, committed as dvc.lock and a store under docs/run/store (the default remote)
+
+
+def _store_object(md5: str) -> Path:
+    return ROOT / "docs" / "run" / "store" / "files" / "md5" / md5[:2] / md5[2:]
+
+
+def test_the_published_store_holds_exactly_what_dvc_lock_records_and_stays_small():
+    """Every stage of dvc.yaml is locked; the store holds every object the lock names and nothing else, each
+    paper's claims.json in it is the published one (docs/run), and what it adds to git stays under 20 MB."""
+    lock = yaml.safe_load((ROOT / "dvc.lock").read_text())["stages"]
+    assert set(lock) == set(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"])
+    referenced, files = set(), {}
+    for stage in lock.values():
+        for out in stage["outs"]:
+            md5 = out["md5"]
+            referenced.add(md5)
+            if not md5.endswith(".dir"):
+                files[out["path"]] = md5
+                continue
+            for entry in json.loads(_store_object(md5).read_text()):
+                referenced.add(entry["md5"])
+                files[f"{out['path']}/{entry['relpath']}"] = entry["md5"]
+    stored = {
+        p.parent.name + p.name for p in (ROOT / "docs" / "run" / "store" / "files" / "md5").rglob("*") if p.is_file()
+    }
+    assert stored == referenced, (
+        f"unreferenced: {sorted(stored - referenced)[:5]}, missing: {sorted(referenced - stored)[:5]}"
+    )
+    for claims in sorted((ROOT / "docs" / "run").glob("*.claims.json")):
+        paper = claims.name.removesuffix(".claims.json")
+        assert _store_object(files[f"results/{paper}/claims.json"]).read_bytes() == claims.read_bytes(), paper
+    packed = sum(len(zlib.compress(_store_object(m).read_bytes(), 6)) for m in referenced)
+    assert packed < 20e6, f"the store adds {packed / 1e6:.1f} MB to git: leave more out in .dvcignore"
+
+
+def test_a_fresh_clone_pulls_the_published_run_and_snakemake_has_nothing_to_do(tmp_path):
+    """`make pull` in a fresh clone, without credentials or any remote set up: every paper's results are
+    restored from the committed store, its claims are the published ones, and Snakemake has nothing to do."""
+    repo = worktree_repo(tmp_path / "fresh")
+    assert not (repo / "results").exists()
+    t0 = time.time()
+    run(repo, "make", "pull", f"VENV={Path(sys.prefix)}", timeout=1200)
+    print(f"make pull of the published run: {time.time() - t0:.0f} s")
+    papers = sorted(p.stem for p in (ROOT / "workflow" / "rules").glob("*.smk") if p.stem not in {"common", "report"})
+    assert len(papers) == 19
+    for paper in papers:
+        published = (ROOT / "docs" / "run" / f"{paper}.claims.json").read_bytes()
+        assert (repo / "results" / paper / "claims.json").read_bytes() == published, paper
+    proc = run(repo, sys.executable, "-m", "snakemake", "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]
+
+
+def test_make_remote_points_a_clone_at_a_teams_own_store(tmp_path):
+    repo = worktree_repo(tmp_path / "team")
+    proc = run(repo, "make", "remote", f"VENV={Path(sys.prefix)}", check=False)
+    assert proc.returncode != 0 and "URL is empty" in proc.stderr
+    url, endpoint = "s3://our-bucket/icml25", "https://s3.example.org"
+    run(repo, "make", "remote", f"VENV={Path(sys.prefix)}", f"URL={url}", f"ENDPOINT={endpoint}")
+    assert dvc(repo, "remote", "default").stdout.strip() == "team"
+    local = (repo / ".dvc" / "config.local").read_text()
+    assert url in local and endpoint in local and "verify = true" in local
+    assert "config.local" in run(repo, "git", "check-ignore", "-v", ".dvc/config.local").stdout
+    assert Path(dvc(repo, "config", "remote.published.url").stdout.strip()) == repo / "docs" / "run" / "store"
