@@ -23,9 +23,13 @@ reproduce: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
 	$(BIN)/snakemake --cores 1 --report results/report.html
 
+# The suite runs on TEST_WORKERS pytest-xdist workers (TEST_WORKERS=0: one process), a test module per unit of
+# work (tests/conftest.py groups the modules that run Snakemake in the repository root onto one worker).
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
 	$(BIN)/python -m methods.kernels.build  # compiled kernels (cached in csrc/build/; ~15 s when sources changed)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 
 # requirements/full.lock: the paper-scale environment (CUDA torch from PyPI, every package pinned with its
 # sha256) that containers/Dockerfile installs; torch at the version of requirements/cpu.txt. Rerun after a
