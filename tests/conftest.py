@@ -51,6 +51,7 @@ def pytest_configure(config):
         raise pytest.UsageError(f"tests/conftest.py: SERIAL_IN_REPO names no such test module: {missing}")
 
 
+@pytest.hookimpl(optionalhook=True)  # a run without xdist (`-p no:xdist`) has no such hook to validate
 def pytest_xdist_make_scheduler(config, log):
     """Under `-n N --dist loadfile` (make test): each test module is one unit of work, so its module-scoped
     fixtures (a trained model, a smoke run, a DVC repository) are built once, by one worker, as without xdist,

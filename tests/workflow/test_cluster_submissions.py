@@ -48,7 +48,9 @@ def plan():
     out.parent.mkdir(exist_ok=True)
     cmd = [sys.executable, "-m", "methods.common.submissions", "--json", str(out)]
     proc = subprocess.run(
-        [*cmd, "--workflow-profile", "profiles/slurm-full"],
+        # --forceall: the plan of a clean checkout, whatever this one's resources/ already holds (a download
+        # present here is not planned, and the READMEs' counts are what a new user sees)
+        [*cmd, "--workflow-profile", "profiles/slurm-full", "--forceall"],
         cwd=ROOT,
         capture_output=True,
         text=True,
