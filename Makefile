@@ -25,7 +25,7 @@ reproduce: $(STAMP)
 
 # The suite runs on TEST_WORKERS pytest-xdist workers (TEST_WORKERS=0: one process), a test module per unit of
 # work (tests/conftest.py groups the modules that run Snakemake in the repository root onto one worker).
-TEST_WORKERS ?= 0
+TEST_WORKERS ?= 2
 
 test: $(STAMP)
 	$(BIN)/python -m methods.kernels.build  # compiled kernels (cached in csrc/build/; ~15 s when sources changed)

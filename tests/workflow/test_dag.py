@@ -116,7 +116,9 @@ def test_dry_run_of_one_paper_target(run_snakemake, tmp_path):
 def test_outdir_with_space_and_semicolon_neither_breaks_the_kernel_build_nor_runs_code(run_snakemake, tmp_path):
     """`outdir` reaches the kernel build's shell command quoted: no injected command runs, the build works."""
     outdir = f"{tmp_path}/a b;touch {tmp_path}/PWNED;echo {tmp_path}/c"
-    run_snakemake("--cores", "1", "--config", f"outdir={outdir}", "--", "kernels_build")
+    # its own resources= folder: a real run's start removes orphaned .part files there, and the repository's
+    # resources/ is the smoke tests' (tests/conftest.py, SERIAL_IN_REPO)
+    run_snakemake("--cores", "1", "--config", f"outdir={outdir}", f"resources={tmp_path}/res", "--", "kernels_build")
     assert not (tmp_path / "PWNED").exists()
     assert (Path(outdir) / "kernels" / "build.txt").is_file()
 
