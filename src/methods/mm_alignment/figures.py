@@ -106,12 +106,26 @@ def figures_job(
         axes[j].set_xlabel("test accuracy of the modality-2 encoder")
         axes[j].set_ylabel("alignment with the fixed modality-1 encoder")
         axes[j].legend()
-    for m, marker in zip(METRICS, ("o", "s")):
-        acc = [row["test_acc"] for run in real["runs"] for row in run["rows"]]
-        al = [row[f"align_{m}"] for run in real["runs"] for row in run["rows"]]
-        axes[2].scatter(acc, al, s=14, marker=marker, label=names[m])
-    axes[2].set_title(f"real stand-in: {real['source']['kind']}, left vs right half")
-    axes[2].set_xlabel("test accuracy of the right-half encoder")
-    axes[2].set_ylabel("alignment with the fixed left-half encoder")
-    axes[2].legend()
+    if "pairs" in real["runs"][0]:  # multi-view study: each ordered view pair's sweep, coloured by uniqueness
+        pts = [
+            (row["test_acc"], row["align_mutual_knn"], pair["uniqueness"])
+            for run in real["runs"]
+            for pair in run["pairs"]
+            for row in pair["rows"]
+        ]
+        acc, al, uq = np.array(pts).T
+        sc = axes[2].scatter(acc, al, s=8, c=uq, cmap="viridis")
+        fig.colorbar(sc, ax=axes[2], label="pair uniqueness")
+        axes[2].set_title("UCI Multiple Features: 30 view pairs, mutual k-NN")
+        axes[2].set_xlabel("test accuracy of the view-b encoder")
+        axes[2].set_ylabel("alignment with the fixed view-a encoder")
+    else:
+        for m, marker in zip(METRICS, ("o", "s")):
+            acc = [row["test_acc"] for run in real["runs"] for row in run["rows"]]
+            al = [row[f"align_{m}"] for run in real["runs"] for row in run["rows"]]
+            axes[2].scatter(acc, al, s=14, marker=marker, label=names[m])
+        axes[2].set_title(f"real stand-in: {real['source']['kind']}, left vs right half")
+        axes[2].set_xlabel("test accuracy of the right-half encoder")
+        axes[2].set_ylabel("alignment with the fixed left-half encoder")
+        axes[2].legend()
     save_figure(fig, scatter_png)

