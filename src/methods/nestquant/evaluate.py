@@ -306,7 +306,7 @@ def _lm_eval_in_memory(
     t0 = time.perf_counter()
     hessians = capture_linear_inputs(model, calib_ids, stats=("hessian",), batch_size=4)
     # kept in float32 (accumulated in float64; LDLQ works in float64 again): half the memory
-    hessians = {k: {s: v.float() for s, v in d.items()} for k, d in hessians.items()}
+    hessians = {k: {s: v.float() if torch.is_tensor(v) else v for s, v in d.items()} for k, d in hessians.items()}
     log(f"calibration Hessians of {len(hessians)} linears ({time.perf_counter() - t0:.1f} s)")
     ppl = lambda m: perplexity(  # noqa: E731
         m,
