@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from methods.common.claims import validate_claims
+from methods.common.lm.gguf import rtn_asymmetric
 from methods.nestquant import evaluate, figures, results, synthetic
 from methods.nestquant.model import QuantLinear
 from methods.nestquant.quant import nestquant_rate, rtn
@@ -57,7 +58,15 @@ def artifacts(tmp_path_factory):
         num_key_value_heads=1,
         max_position_embeddings=64,
     )
-    LlamaForCausalLM(cfg).save_pretrained(root / "llama")
+    llama = LlamaForCausalLM(cfg)
+    with torch.no_grad():  # the block weights on a Q4_1 grid, as SmolLM2's dequantized GGUF has them
+        for name, mod in llama.named_modules():
+            if isinstance(mod, torch.nn.Linear) and "lm_head" not in name:
+                mod.weight.copy_(rtn_asymmetric(mod.weight, 4, 32))
+    llama.save_pretrained(root / "llama")
+    (root / "wiki").mkdir()
+    (root / "wiki" / "calibration.txt").write_text(_text(300, 10))
+    (root / "wiki" / "test.txt").write_text(_text(300, 11))
     save_token_splits(
         root / "tokens.safetensors", {s: torch.randint(0, len(tok), (3000,)) for s in ("train", "validation", "test")}
     )
@@ -96,9 +105,10 @@ def test_dag_steps(artifacts, tmp_path):
             syn[-1],
         )
         lm.append(str(tmp_path / f"lm_s{seed}.json"))
-        evaluate.lm_eval(
+        evaluate.lm_eval_pretrained(
             str(root / "llama"),
-            str(root / "tokens.safetensors"),
+            str(root / "wiki" / "calibration.txt"),
+            str(root / "wiki" / "test.txt"),
             QUANT,
             ["w4a4kv4", "w4"],
             {"n_windows": 8, "seq_len": 16},
@@ -125,7 +135,7 @@ def test_dag_steps(artifacts, tmp_path):
     run = json.loads(open(lm[0]).read())
     for setting in ("w4a4kv4", "w4"):
         res = run["results"][setting]
-        assert set(res) == set(evaluate.METHODS)
+        assert set(res) == set(evaluate.METHODS) | ({evaluate.GRID_TRAP} if setting == "w4" else set())
         # LDLQ minimizes tr(dW H dW^T) greedily: below nearest-point quantization with the same rotation
         assert res["nestquant_ldlq"]["weight_error"] < res["nestquant"]["weight_error"]
         assert res["hadrtn_ldlq"]["weight_error"] < res["hadrtn"]["weight_error"]
@@ -133,6 +143,13 @@ def test_dag_steps(artifacts, tmp_path):
     assert m["fp"]["fidelity"] == pytest.approx(1.0, abs=1e-5)
     assert all(m[x]["weight_error"] > 0 for x in evaluate.METHODS)
     assert m["nestquant_ldlq"]["weight_error"] < m["nestquant"]["weight_error"]
+    # the grid trap, reported: on weights stored on a Q4_1 grid the group-32 asymmetric RTN is lossless, and
+    # nothing else is (every claim's comparator is per-row or rotated)
+    w4 = run["results"]["w4"]
+    assert w4[evaluate.GRID_TRAP]["perplexity"] == pytest.approx(run["results"]["fp"]["perplexity"], rel=1e-5)
+    assert w4[evaluate.GRID_TRAP]["weight_error"] < 1e-8
+    assert min(w4[m]["weight_error"] for m in evaluate.METHODS) > 1e-4
+    assert run["rates"][evaluate.GRID_TRAP]["weights"] == 5.0 and run["model"] == "smollm2-135m"
     figures.synthetic_figure(syn, 14, str(tmp_path / "synthetic.png"), str(tmp_path / "synthetic.csv"))
     rows = list(csv.DictReader(open(tmp_path / "synthetic.csv")))
     assert {r["quantizer"] for r in rows} == {"rtn", "hadrtn", "uniform_clipped", "nestquant"}
@@ -144,6 +161,8 @@ def test_dag_steps(artifacts, tmp_path):
     )
     doc = json.loads(open(tmp_path / "claims.json").read())
     validate_claims(doc)
+    trap = next(c for c in doc["claims"] if c["id"] == "lm_grid_trap")
+    assert trap["kind"] == "check" and trap["verdict"] == "passed"
     assert {c["id"] for c in doc["claims"]} >= {"lm_gap_reduction", "synthetic_beats_scalar_gaussian"}
     summary = json.loads(open(tmp_path / "summary.json").read())
     fp, base, nq = (

@@ -4,11 +4,15 @@
 # DAG (on the shared LM substrate, workflow/rules/shared/lm.smk, and the compiled kernels;
 # {seeds}: one seed per job at every scale, seed0, seed1, ...):
 #   kernels_build ─> nestquant_synthetic ({seeds}: error vs rate, Gaussian and Student-t) ─> synthetic figure ┐
-#   lm_train ─> nestquant_lm ({seeds}: W4A4KV4 and W4 perplexity of every method) ─────┐                       │
+#   lm_wheel_model + lm_wikipedia ─> nestquant_lm ({seeds}: W4A4KV4 and W4 perplexity of every method) ┐         │
 #   lm_minilm, lm_word_sim, lm_corpus ─> nestquant_minilm ({seeds}: W4A4 fidelity) ─────┴> quality figure ──────┴> claims
 #
 # Config keys read: nestquant.{seeds, quant, synthetic, claim_q, settings, calibration, evaluation, minilm}
 # (documented in config.yaml, schema in workflow/schemas/nestquant.schema.yaml).
+#
+# The causal LM: at tiny scale the wheel model of lm.model_id (SmolLM2-135M dequantized from its Q4_1 GGUF: the
+# dense reference) on the Wikipedia articles; where lm.model_id is not a wheel model (config/full.yaml), the shared
+# LM of lm_model_files() on the token splits of lm_tokens().
 #
 # Paper-scale resources (config/full.yaml: the shared LM is Meta-Llama-3-8B, 128 calibration windows of
 # 2048 tokens, WikiText-2 perplexity, `calibration.layerwise`): the model steps run on the job's GPU. The
@@ -45,8 +49,7 @@ rule nestquant_synthetic:
 
 rule nestquant_lm:
     input:
-        **lm_model_files(),
-        tokens=lm_tokens(),
+        unpack(nestquant_lm_inputs),
         kernels=kernels_built(),
         code=script_code("nestquant/lm.py"),
     output:
@@ -62,7 +65,8 @@ rule nestquant_lm:
         gpu=at_scale(0, 1),
     params:
         model_dir=input_dir("config"),
-        seeds=lambda wc: group_seeds(wc.seeds, NESTQUANT["seeds"]),
+        model_id=LM["model_id"] if lm_model_is_wheel() else None,
+        seeds=lambda wc: group_seeds(wc.seeds, NESTQUANT.get("lm_seeds", NESTQUANT["seeds"])),
         quant=NESTQUANT["quant"],
         settings=NESTQUANT["settings"],
         calibration=NESTQUANT["calibration"],
@@ -190,4 +194,4 @@ rule nestquant:
         rules.nestquant_claims.output.claims,
         nestquant_figure_files(),
         rules.nestquant_synthetic_figure.output.data,
-        lm_paper_figures(),
+        [] if lm_model_is_wheel() else lm_paper_figures(),  # the trained LM's loss curve, where it is the LM

@@ -43,6 +43,10 @@ def _row_scaled(w: torch.Tensor, scale: torch.Tensor, quantize):
 
 
 def _weight_quantizer(method: str, q: int, betas: list[float], bits: int):
+    if method == GRID_TRAP:
+        from methods.common.lm.gguf import rtn_asymmetric
+
+        return lambda w: rtn_asymmetric(w, bits, 32)
     if method.startswith("nestquant"):
         return lambda w: nestquant(w, q, betas)
     return lambda w: rtn(w, bits, levels=_levels(method))
@@ -95,15 +99,20 @@ def quantize_model(
     skip: tuple[str, ...],
     rotation: str = "kronecker",
     kv_cache: str = "post_rope",
+    ldlq_cache: dict | None = None,
 ):
     """A quantized copy of `model`: `setting` w4 (weights) or w4a4kv4 (+ activations, keys, values).
     `rotation`: the Hadamard construction for widths that are not powers of two (quant.ROTATIONS);
-    `kv_cache`: where keys and values are quantized (KV_CACHES; post_rope is the official code's)."""
+    `kv_cache`: where keys and values are quantized (KV_CACHES; post_rope is the official code's).
+    `ldlq_cache`: a dict that keeps the LDLQ weights of each method, so that the settings of one method (same
+    seed, Hessians and rotations: the same weights) compute them once."""
     _check_kv_cache(kv_cache)
     if setting not in SETTINGS:
         raise ValueError(f"quantize_model: setting {setting!r} is not one of {SETTINGS}")
     if method == FP:
         return model
+    if method == GRID_TRAP and setting != "w4":
+        raise ValueError(f"quantize_model: {GRID_TRAP} (the grid-trap baseline) quantizes weights only, not {setting}")
     m = copy.deepcopy(model)
     names = linear_names(m, skip=skip)
     rotated = method in ROTATED
@@ -112,7 +121,12 @@ def quantize_model(
     if method.endswith("_ldlq"):
         if hessians is None:
             raise ValueError(f"quantize_model: method {method} needs calibration Hessians")
-        weights = ldlq_weights(m, method, hessians, q, betas["weights"], bits, seed, names, rotation)
+        if ldlq_cache is not None and method in ldlq_cache:
+            weights = ldlq_cache[method]
+        else:
+            weights = ldlq_weights(m, method, hessians, q, betas["weights"], bits, seed, names, rotation)
+            if ldlq_cache is not None:
+                ldlq_cache[method] = weights
     act_q = _activation_quantizer(method, setting, q, betas, bits)
     quantize_linears(m, w_q, act_q, seed, rotate_input=rotated, weights=weights, names=names, rotation=rotation)
     if setting == "w4a4kv4":
@@ -188,14 +202,8 @@ def lm_eval(
     device="cpu",
 ) -> None:
     """Perplexity of fp and every method of METHODS in every setting, rotation and calibration seed `seed`,
-    on `device`."""
-    from methods.common.lm import (
-        calibration_windows,
-        capture_linear_inputs,
-        load_causal_lm,
-        load_token_splits,
-        perplexity,
-    )
+    on `device`: the shared causal LM of `model_dir` on the token splits of `tokens` (`lm_tokens()`)."""
+    from methods.common.lm import calibration_windows, load_token_splits
 
     torch.set_num_threads(threads)
     set_seed(seed)
@@ -204,24 +212,119 @@ def lm_eval(
     calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
     if calibration.get("layerwise", False):
         return _lm_eval_layerwise(model_dir, splits, calib_ids, quant, settings, evaluation, seed, device, out_json)
+    _lm_eval_in_memory(
+        model_dir, splits, calib_ids, quant, settings, evaluation, seed, device, out_json, model_name="small_llama"
+    )
+
+
+# a 4-bit asymmetric RTN with one scale and one minimum per group of 32 inputs: the layout of the Q4_1 GGUF that
+# SmolLM2 is shipped in, so that it reproduces the dense reference's weights exactly (the grid trap); weights
+# only (W4), unrotated, 4 + 2 x 16 / 32 = 5 bits per entry. Reported, never a comparator of a claim.
+GRID_TRAP = "rtn_asym_g32"
+
+
+def lm_eval_pretrained(
+    model_dir: str,
+    calibration_text: str,
+    test_text: str,
+    quant: dict,
+    settings: list[str],
+    calibration: dict,
+    evaluation: dict,
+    seed: int,
+    threads: int,
+    out_json: str,
+    device="cpu",
+    model_name: str = "smollm2-135m",
+    validation: float = 0.1,
+) -> None:
+    """`lm_eval` for a pretrained LM with its own tokenizer on the Wikipedia text (`lm_wikipedia`): calibration
+    windows drawn (seed `seed`) from the calibration articles, perplexity on `evaluation.max_windows` windows
+    spread evenly over the test articles (the same windows for every seed and method), and the grid-trap baseline
+    (GRID_TRAP) at W4. The trivial predictors fit their counts on the calibration tokens, the last `validation`
+    fraction held out to choose the bigram's interpolation weight."""
+    from methods.common.lm import calibration_windows
+    from methods.common.lm.wikipedia import spread_windows, wikipedia_tokens
+
+    torch.set_num_threads(threads)
+    set_seed(seed)
+    device = torch.device(device)
+    tokenizer = _tokenizer(model_dir)
+    cal = wikipedia_tokens(tokenizer, calibration_text)
+    test = wikipedia_tokens(tokenizer, test_text)
+    cut = int(cal.numel() * (1 - validation))
+    windows = spread_windows(test, evaluation["seq_len"], evaluation["max_windows"])
+    splits = {"train": cal[:cut], "validation": cal[cut:], "test": windows.reshape(-1)}
+    calib_ids = calibration_windows(cal, calibration["n_windows"], calibration["seq_len"], seed)
+    log(
+        f"{model_name}: {cal.numel()} calibration tokens, {test.numel()} test tokens; {windows.shape[0]} test windows "
+        f"of {evaluation['seq_len']} spread over the articles, {calib_ids.shape[0]} calibration windows of "
+        f"{calibration['seq_len']}"
+    )
+    _lm_eval_in_memory(
+        model_dir,
+        splits,
+        calib_ids,
+        quant,
+        settings,
+        {**evaluation, "max_windows": None},  # the test split holds exactly the chosen windows
+        seed,
+        device,
+        out_json,
+        model_name=model_name,
+        extra_w4=(GRID_TRAP,),
+    )
+
+
+def _tokenizer(model_dir: str):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(model_dir))
+
+
+def _lm_eval_in_memory(
+    model_dir: str,
+    splits: dict,
+    calib_ids,
+    quant: dict,
+    settings: list[str],
+    evaluation: dict,
+    seed: int,
+    device: torch.device,
+    out_json: str,
+    model_name: str,
+    extra_w4: tuple[str, ...] = (),
+) -> None:
+    """The fp32 model in memory, one quantized copy per method (`quantize_model`); `extra_w4`: methods run at
+    W4 only (GRID_TRAP)."""
+    from methods.common.lm import capture_linear_inputs, load_causal_lm, perplexity
+
     model, _ = load_causal_lm(model_dir, device=device)
     model = model.float()
     cfg = model.config
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    hessians = capture_linear_inputs(model, calib_ids, stats=("hessian",))
-    ppl = lambda m: perplexity(
+    t0 = time.perf_counter()
+    hessians = capture_linear_inputs(model, calib_ids, stats=("hessian",), batch_size=4)
+    # kept in float32 (accumulated in float64; LDLQ works in float64 again): half the memory
+    hessians = {k: {s: v.float() if torch.is_tensor(v) else v for s, v in d.items()} for k, d in hessians.items()}
+    log(f"calibration Hessians of {len(hessians)} linears ({time.perf_counter() - t0:.1f} s)")
+    ppl = lambda m: perplexity(  # noqa: E731
         m,
         splits["test"],
         evaluation["seq_len"],
-        evaluation["batch_size"],  # noqa: E731
+        evaluation["batch_size"],
         evaluation["max_windows"],
     )
-    results = {FP: {"perplexity": ppl(model)}}
-    log(f"fp perplexity {results[FP]['perplexity']:.3f}")
+    t0 = time.perf_counter()
+    results = {FP: {"perplexity": ppl(model), "seconds": time.perf_counter() - t0}}
+    log(f"fp perplexity {results[FP]['perplexity']:.3f} ({results[FP]['seconds']:.1f} s)")
     trivial = _trivial(splits, cfg.vocab_size, evaluation)
-    for setting in settings:
-        results[setting] = {}
-        for method in METHODS:
+    results.update({setting: {} for setting in settings})
+    for method in METHODS + extra_w4:  # method by method: its LDLQ weights are computed once for every setting
+        ldlq_cache = {}
+        for setting in settings:
+            if method in extra_w4 and setting != "w4":
+                continue
             t0 = time.perf_counter()
             m = quantize_model(
                 model,
@@ -236,31 +339,39 @@ def lm_eval(
                 skip=("lm_head",),
                 rotation=quant["rotation"],
                 kv_cache=quant["kv_cache"],
+                ldlq_cache=ldlq_cache,
             )
             results[setting][method] = {
                 "perplexity": ppl(m),
                 "weight_error": weight_proxy_error(m, model, hessians),
-                "seconds": time.perf_counter() - t0,
+                "seconds": time.perf_counter() - t0,  # the first setting of an LDLQ method includes LDLQ itself
             }
+            del m
             r = results[setting][method]
             log(
                 f"{setting} {method}: perplexity {r['perplexity']:.3f}, weight proxy error "
                 f"{r['weight_error']:.5f} ({r['seconds']:.1f} s)"
             )
+    rate = rates(quant, cfg.hidden_size, head_dim)
+    if extra_w4:
+        rate[GRID_TRAP] = {"weights": GRID_TRAP_RATE}
     write_json(
         out_json,
         {
-            "model": "small_llama",
+            "model": model_name,
             "seed": seed,
             "device": str(device),
             "head_dim": head_dim,
             "rotation": quant["rotation"],
             "kv_cache": quant["kv_cache"],
-            "rates": rates(quant, cfg.hidden_size, head_dim),
+            "rates": rate,
             "results": results,
             "trivial": trivial,
         },
     )
+
+
+GRID_TRAP_RATE = 4 + 2 * 16 / 32  # 4-bit codes + an fp16 scale and an fp16 minimum per 32 weights
 
 
 def _lm_eval_layerwise(
