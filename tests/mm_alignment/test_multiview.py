@@ -35,7 +35,14 @@ def _pinned_wheel() -> Path:
 def test_the_pinned_wheel_gives_2000_digits_in_six_views_with_the_documented_columns():
     views, y = load_mfeat(_pinned_wheel(), PIN["sha256"])
     assert list(views) == ["fou", "fac", "kar", "pix", "zer", "mor"]
-    assert [v.shape for v in views.values()] == [(2000, 76), (2000, 216), (2000, 64), (2000, 240), (2000, 47), (2000, 6)]
+    assert [v.shape for v in views.values()] == [
+        (2000, 76),
+        (2000, 216),
+        (2000, 64),
+        (2000, 240),
+        (2000, 47),
+        (2000, 6),
+    ]
     assert y.shape == (2000,) and np.array_equal(np.bincount(y), np.full(10, 200))
     assert np.array_equal(y, np.repeat(np.arange(10), 200))  # the UCI files list the digits in order
     for v in views.values():

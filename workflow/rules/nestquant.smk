@@ -66,7 +66,9 @@ rule nestquant_lm:
     params:
         model_dir=input_dir("config"),
         model_id=LM["model_id"] if lm_model_is_wheel() else None,
-        seeds=lambda wc: group_seeds(wc.seeds, NESTQUANT.get("lm_seeds", NESTQUANT["seeds"])),
+        seeds=lambda wc: group_seeds(
+            wc.seeds, NESTQUANT.get("lm_seeds", NESTQUANT["seeds"])
+        ),
         quant=NESTQUANT["quant"],
         settings=NESTQUANT["settings"],
         calibration=NESTQUANT["calibration"],

