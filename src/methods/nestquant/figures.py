@@ -76,7 +76,8 @@ def synthetic_figure(files: list[str], claim_q: int, out_png: str, out_csv: str 
 
 
 def quality_figure(lm_files: list[str], minilm_files: list[str], settings: list[str], out_png: str) -> None:
-    """Small Llama perplexity per method and setting, MiniLM fidelity per method (bars: mean, dots: seeds)."""
+    """Causal-LM perplexity per method and setting (a log axis where the methods span more than a factor of 10),
+    MiniLM fidelity per method (bars: mean, dots: seeds)."""
     lm = [read_json(f) for f in lm_files]
     mini = [read_json(f)["results"] for f in minilm_files]
     fig, axes = new_figure(1, len(settings) + 1, width=4.5 * (len(settings) + 1), height=3.8)
@@ -87,9 +88,12 @@ def quality_figure(lm_files: list[str], minilm_files: list[str], settings: list[
         for v in vals:
             ax.plot(x, v, "k.", ms=4)
         ax.axhline(np.mean([r["results"][FP]["perplexity"] for r in lm]), color="C3", ls="--", label="fp")
-        ax.set_ylim(0.9 * min(vals.min(), lm[0]["results"][FP]["perplexity"]), 1.05 * vals.max())
+        low = min(vals.min(), lm[0]["results"][FP]["perplexity"])
+        if vals.max() > 10 * low:
+            ax.set_yscale("log")
+        ax.set_ylim(0.9 * low, 1.05 * vals.max())
         ax.set_xticks(x, METHODS, rotation=30, ha="right")
-        ax.set_title(f"small Llama {setting.upper()} test perplexity")
+        ax.set_title(f"causal LM {setting.upper()} test perplexity")
         ax.legend(fontsize=7)
     vals = np.array([[r[m]["fidelity"] for m in METHODS] for r in mini])
     axes[-1].bar(x, vals.mean(0), color="C2")

@@ -5,8 +5,11 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
+from methods.common.data import verify_pins
 from methods.common.device import job_device
 from methods.mm_alignment.experiments import real_job
+
+verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read
 
 real_job(
     source=dict(snakemake.params.source),
