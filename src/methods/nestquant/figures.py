@@ -101,5 +101,5 @@ def quality_figure(lm_files: list[str], minilm_files: list[str], settings: list[
         axes[-1].plot(x, v, "k.", ms=4)
     axes[-1].set_ylim(max(0.0, vals.min() - 0.05), 1.0)
     axes[-1].set_xticks(x, METHODS, rotation=30, ha="right")
-    axes[-1].set_title("MiniLM W4A4 embedding cosine to fp")
+    axes[-1].set_title("MiniLM W4 embedding cosine to fp")
     save_figure(fig, out_png)
