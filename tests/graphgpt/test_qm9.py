@@ -52,18 +52,8 @@ def qm9(qm9_wheel):
 # --- the real wheel ------------------------------------------------------------------------------------
 
 
-def test_pinned_wheel_passes_its_pin_and_an_altered_or_missing_one_is_named(qm9_wheel, tmp_path):
-    verify_pins({str(qm9_wheel): PINS["qm9pack"]["sha256"]})
-    altered = tmp_path / PINS["qm9pack"]["filename"]
-    altered.write_bytes(Path(qm9_wheel).read_bytes())
-    with zipfile.ZipFile(altered, "a") as zf:
-        zf.writestr("qm9pack/data/extra.csv", "a,b\n1,2\n")
-    with pytest.raises(DownloadError, match=str(altered)) as err:
-        verify_pins({str(altered): PINS["qm9pack"]["sha256"]})
-    assert "Rerun" in str(err.value) and not altered.exists()  # removed, so the next run downloads it again
-    missing = tmp_path / "gone" / PINS["qm9pack"]["filename"]
-    with pytest.raises(DownloadError, match=f"{missing}: missing"):
-        verify_pins({str(missing): PINS["qm9pack"]["sha256"]})
+def test_the_pinned_wheel_passes_its_pin(qm9_wheel):
+    verify_pins({str(qm9_wheel): PINS["qm9pack"]["sha256"]})  # the config's pin is the real wheel's
 
 
 def test_qm9_rows_columns_and_units_are_as_documented(qm9):
@@ -76,7 +66,7 @@ def test_qm9_rows_columns_and_units_are_as_documented(qm9):
     assert qm9["gap"].mean() == pytest.approx(6.86, abs=0.01) and qm9["gap"].std() == pytest.approx(1.28, abs=0.01)
     assert (qm9["gap"] > 0).all() and (qm9["homo"] < qm9["lumo"]).all()
     methane = qm9.iloc[0]
-    assert methane["smiles"] == "C" and methane["gap"] == pytest.approx(0.5048 * G.HARTREE_EV)
+    assert methane["smiles"] == "C" and methane["gap"] == pytest.approx(13.7363, abs=1e-4)  # 0.5048 hartree
 
 
 def test_subsample_is_seeded_distinct_and_small_molecules(qm9):
@@ -192,7 +182,7 @@ def test_reader_never_unpickles_a_member(tmp_path):
     with zipfile.ZipFile(path, "w") as zf:
         for member in G.QM9_MEMBERS:
             zf.writestr(member, pickle.dumps(Boom()))
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="has no column"):
         G.read_qm9(path)
     assert not (tmp_path / "ran").exists()
 

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from methods.common.claims import validate_claims
-from methods.common.lm.gguf import rtn_asymmetric
 from methods.nestquant import evaluate, figures, results, synthetic
 from methods.nestquant.model import QuantLinear
 from methods.nestquant.quant import nestquant_rate, rtn
@@ -33,6 +32,18 @@ QUANT = {
 def _text(n, seed):
     rng = random.Random(seed)
     return " ".join(" ".join(rng.choices(WORDS, k=rng.randint(6, 12))) + "." for _ in range(n))
+
+
+def _q4_1_weight(rows, cols, gen):
+    """A weight as a Q4_1 GGUF stores it, built from its codes: per group of 32 inputs of a row a scale d and
+    a minimum m (multiples of 2^-10, so every value is exact in float32) and codes q in 0..15, w = m + d * q;
+    each group holds the codes 0 and 15, so its range is exactly [m, m + 15 d]."""
+    groups = cols // 32
+    q = torch.randint(0, 16, (rows, groups, 32), generator=gen).float()
+    q[..., 0], q[..., 1] = 0.0, 15.0
+    d = torch.randint(8, 48, (rows, groups, 1), generator=gen).float() / 1024
+    m = torch.randint(-64, 64, (rows, groups, 1), generator=gen).float() / 1024
+    return (m + d * q).reshape(rows, cols)
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +71,10 @@ def artifacts(tmp_path_factory):
     )
     llama = LlamaForCausalLM(cfg)
     with torch.no_grad():  # the block weights on a Q4_1 grid, as SmolLM2's dequantized GGUF has them
+        gen = torch.Generator().manual_seed(0)
         for name, mod in llama.named_modules():
             if isinstance(mod, torch.nn.Linear) and "lm_head" not in name:
-                mod.weight.copy_(rtn_asymmetric(mod.weight, 4, 32))
+                mod.weight.copy_(_q4_1_weight(*mod.weight.shape, gen))
     llama.save_pretrained(root / "llama")
     (root / "wiki").mkdir()
     (root / "wiki" / "calibration.txt").write_text(_text(300, 10))
