@@ -200,7 +200,7 @@ SUBMIT_HOST_MB = 4000
 # Scheduling only (no output changes): the long chains (the compiled kernels, the shared language models and
 # the jobs of the LLM-compression papers that read them, each several minutes on one core) start before the
 # many short jobs, which then fill the cores around them. At their default priority (0) Snakemake started
-# them last, and a 2-core run ended with one core idle behind them for about 15 minutes.
+# them last, and a 2-core run ended with one core idle behind them for its last minutes.
 LONG_CHAIN_PRIORITY = 10
 
 
