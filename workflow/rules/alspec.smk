@@ -37,7 +37,6 @@ rule alspec_train:
         log_path("alspec", "train"),
     benchmark:
         benchmark_path("alspec", "train")
-    priority: LONG_CHAIN_PRIORITY
     threads: at_scale(1, 4)
     resources:
         mem_mb=per_attempt(2000, 32000),
@@ -66,7 +65,6 @@ rule alspec_evaluate:
         log_path("alspec", "evaluate_{alspec_task}"),
     benchmark:
         benchmark_path("alspec", "evaluate_{alspec_task}")
-    priority: LONG_CHAIN_PRIORITY
     threads: at_scale(1, 4)
     resources:
         mem_mb=per_attempt(2000, 32000),
@@ -99,7 +97,6 @@ rule alspec_evaluate_lm:
         log_path("alspec", "evaluate_lm"),
     benchmark:
         benchmark_path("alspec", "evaluate_lm")
-    priority: LONG_CHAIN_PRIORITY
     threads: at_scale(1, 4)
     resources:
         mem_mb=per_attempt(4000, 80000),

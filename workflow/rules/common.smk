@@ -197,12 +197,6 @@ def group_seeds(group, seeds):
 # compute job that reads the download. tests/workflow/test_cluster_submissions.py checks every local job.
 SUBMIT_HOST_MB = 4000
 
-# Scheduling only (no output changes): the long chains (the compiled kernels, the shared language models and
-# the jobs of the LLM-compression papers that read them, each several minutes on one core) start before the
-# many short jobs, which then fill the cores around them. At their default priority (0) Snakemake started
-# them last, and a 2-core run ended with one core idle behind them for its last minutes.
-LONG_CHAIN_PRIORITY = 10
-
 
 def per_attempt(tiny, full=None, cap=None):
     """mem_mb or runtime: the scale's value (`full` at paper scale, else `tiny`) times the attempt number,

@@ -58,7 +58,6 @@ rule nestquant_lm:
         log_path("nestquant", "lm_{seeds}"),
     benchmark:
         benchmark_path("nestquant", "lm_{seeds}")
-    priority: LONG_CHAIN_PRIORITY
     threads: at_scale(1, 4)
     resources:
         mem_mb=per_attempt(3000, 80000),
@@ -92,7 +91,6 @@ rule nestquant_minilm:
         log_path("nestquant", "minilm_{seeds}"),
     benchmark:
         benchmark_path("nestquant", "minilm_{seeds}")
-    priority: LONG_CHAIN_PRIORITY
     threads: at_scale(1, 4)
     resources:
         mem_mb=per_attempt(3000, 16000),

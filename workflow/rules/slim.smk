@@ -33,7 +33,6 @@ rule slim_lm_ladder:
         log_path("slim", "lm_ladder_{seeds}"),
     benchmark:
         benchmark_path("slim", "lm_ladder_{seeds}")
-    priority: LONG_CHAIN_PRIORITY
     threads: at_scale(1, 4)
     resources:
         mem_mb=per_attempt(3000, 64000),
@@ -65,7 +64,6 @@ rule slim_minilm_ladder:
         log_path("slim", "minilm_ladder_{seeds}"),
     benchmark:
         benchmark_path("slim", "minilm_ladder_{seeds}")
-    priority: LONG_CHAIN_PRIORITY
     threads: at_scale(1, 4)
     resources:
         mem_mb=per_attempt(3000, 16000),
@@ -95,7 +93,6 @@ rule slim_speed:
         log_path("slim", "speed"),
     benchmark:
         benchmark_path("slim", "speed")
-    priority: LONG_CHAIN_PRIORITY
     threads: at_scale(2, 4)
     resources:
         mem_mb=per_attempt(6000, 64000),

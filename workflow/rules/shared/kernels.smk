@@ -25,7 +25,6 @@ rule kernels_build:
         log_path("kernels", "build"),
     benchmark:
         benchmark_path("kernels", "build")
-    priority: LONG_CHAIN_PRIORITY
     threads: 2
     resources:
         mem_mb=per_attempt(4000, 8000),

@@ -41,7 +41,6 @@ rule lm_download:
         log_path("lm", "download_{lm_file}"),
     benchmark:
         benchmark_path("lm", "download_{lm_file}")
-    priority: LONG_CHAIN_PRIORITY
     localrule: True
     threads: 1
     resources:
@@ -69,7 +68,6 @@ rule lm_corpus:
         log_path("lm", "corpus"),
     benchmark:
         benchmark_path("lm", "corpus")
-    priority: LONG_CHAIN_PRIORITY
     localrule: True
     threads: 1
     resources:
@@ -97,7 +95,6 @@ rule lm_tokenize:
         log_path("lm", "tokenize"),
     benchmark:
         benchmark_path("lm", "tokenize")
-    priority: LONG_CHAIN_PRIORITY
     threads: 1
     resources:
         mem_mb=per_attempt(2000, 16000),
@@ -121,7 +118,6 @@ if LM["source"] == "train":
             log_path("lm", "tokenizer"),
         benchmark:
             benchmark_path("lm", "tokenizer")
-        priority: LONG_CHAIN_PRIORITY
         threads: 1
         resources:
             mem_mb=per_attempt(2000),
@@ -143,7 +139,6 @@ if LM["source"] == "train":
             log_path("lm", "train"),
         benchmark:
             benchmark_path("lm", "train")
-        priority: LONG_CHAIN_PRIORITY
         threads: 2
         resources:
             mem_mb=per_attempt(4000),
@@ -192,7 +187,6 @@ elif not lm_model_is_wheel():
             log_path("lm", "pretrained"),
         benchmark:
             benchmark_path("lm", "pretrained")
-        priority: LONG_CHAIN_PRIORITY
         threads: 1
         resources:
             mem_mb=per_attempt(4000, 48000),
@@ -220,7 +214,6 @@ if lm_model_is_wheel():
             log_path("lm", "wheel_model"),
         benchmark:
             benchmark_path("lm", "wheel_model")
-        priority: LONG_CHAIN_PRIORITY
         threads: 1
         resources:
             mem_mb=per_attempt(3000, 3000),
@@ -243,7 +236,6 @@ rule lm_wikipedia:
         log_path("lm", "wikipedia"),
     benchmark:
         benchmark_path("lm", "wikipedia")
-    priority: LONG_CHAIN_PRIORITY
     threads: 1
     resources:
         mem_mb=per_attempt(1000, 1000),
@@ -362,7 +354,6 @@ rule lm_minilm:
         log_path("lm", "minilm"),
     benchmark:
         benchmark_path("lm", "minilm")
-    priority: LONG_CHAIN_PRIORITY
     threads: 1
     resources:
         mem_mb=per_attempt(1000, 1000),
