@@ -171,7 +171,7 @@ def test_reader_names_the_wheel_member_or_column_that_is_missing(tmp_path):
 
 def test_reader_never_unpickles_a_member(tmp_path):
     """A member holding a pickle in place of the CSV is not run: pandas' CSV parser reads its bytes as text and
-    the missing columns stop the read, naming them."""
+    the read stops (a pickle is not UTF-8 text)."""
     import pickle
 
     class Boom:
@@ -182,7 +182,7 @@ def test_reader_never_unpickles_a_member(tmp_path):
     with zipfile.ZipFile(path, "w") as zf:
         for member in G.QM9_MEMBERS:
             zf.writestr(member, pickle.dumps(Boom()))
-    with pytest.raises(ValueError, match="has no column"):
+    with pytest.raises(ValueError):  # read as CSV text: the pickle's bytes are not even UTF-8
         G.read_qm9(path)
     assert not (tmp_path / "ran").exists()
 
