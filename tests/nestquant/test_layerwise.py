@@ -211,3 +211,22 @@ def test_bf16_layerwise_is_as_accurate_as_fp32():
     err_fp32, err_bf16 = rel(fp32[0], logits(base)), rel(bf16, bf16_ref)
     assert 0.01 < err_fp32 and err_bf16 <= 1.15 * err_fp32, (err_bf16, err_fp32)
     assert rel(bf16, fp32[0]) < rel(fp32[1], fp32[0])
+
+
+def test_proxy_error_with_the_shared_rotated_hessians_is_the_same_number(llama_dir):
+    """The cache of rotated Hessians (kept across methods of one seed) changes no weight error: every rotated
+    method reads the same number with and without it, and the methods still differ from each other."""
+    from methods.common.lm import capture_linear_inputs
+
+    calib = torch.randint(0, 64, (4, 16), generator=torch.Generator().manual_seed(1))
+    betas, model = evaluate._betas(QUANT, QUANT["q"]), _load(llama_dir)
+    hessians = capture_linear_inputs(model, calib, stats=("hessian",))
+    rotated, errs = {}, {}
+    for method in ("hadrtn", "nestquant", "rtn", "hadrtn17"):
+        q = evaluate.quantize_model(
+            model, method, "w4", QUANT["q"], betas, QUANT["rtn_bits"], 3, 16, hessians, skip=("lm_head",)
+        )
+        errs[method] = evaluate.weight_proxy_error(q, model, hessians, rotated)
+        assert errs[method] == evaluate.weight_proxy_error(q, model, hessians)
+    assert len(rotated) == 3 * 7  # one rotated Hessian per linear, shared by the three rotated methods
+    assert len(set(errs.values())) == 4

@@ -197,6 +197,13 @@ def group_seeds(group, seeds):
 # compute job that reads the download. tests/workflow/test_cluster_submissions.py checks every local job.
 SUBMIT_HOST_MB = 4000
 
+# Scheduling only (no output changes). The longest chains start first: the compiled kernels (every
+# LLM-compression job reads them), the shared LM trained here, and nestquant's causal-LM jobs (about 8 min
+# each on one core). The many short jobs then fill the cores around them. Each of these asks for one thread
+# at tiny scale: a 2-thread job starts only when both cores are free, and a 2-core run of every paper had
+# started the kernels at 32 min and the shared LM at 54 min, then ended with one core idle behind them.
+LONG_CHAIN_PRIORITY = 10
+
 
 def per_attempt(tiny, full=None, cap=None):
     """mem_mb or runtime: the scale's value (`full` at paper scale, else `tiny`) times the attempt number,

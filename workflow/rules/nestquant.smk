@@ -5,9 +5,10 @@
 # {seeds}: one seed per job at every scale, seed0, seed1, ...):
 #   kernels_build ─> nestquant_synthetic ({seeds}: error vs rate, Gaussian and Student-t) ─> synthetic figure ┐
 #   lm_wheel_model + lm_wikipedia ─> nestquant_lm ({seeds}: W4A4KV4 and W4 perplexity of every method) ┐         │
-#   lm_minilm, lm_word_sim, lm_corpus ─> nestquant_minilm ({seeds}: W4A4 fidelity) ─────┴> quality figure ──────┴> claims
+#   lm_minilm, lm_word_sim, lm_corpus ─> nestquant_minilm ({seeds}: W4 fidelity) ───────┴> quality figure ──────┴> claims
 #
-# Config keys read: nestquant.{seeds, quant, synthetic, claim_q, settings, calibration, evaluation, minilm}
+# Config keys read: nestquant.{seeds, lm_seeds, quant, synthetic, claim_q, settings, calibration, evaluation,
+# minilm}
 # (documented in config.yaml, schema in workflow/schemas/nestquant.schema.yaml).
 #
 # The causal LM: at tiny scale the wheel model of lm.model_id (SmolLM2-135M dequantized from its Q4_1 GGUF: the
@@ -58,6 +59,7 @@ rule nestquant_lm:
         log_path("nestquant", "lm_{seeds}"),
     benchmark:
         benchmark_path("nestquant", "lm_{seeds}")
+    priority: LONG_CHAIN_PRIORITY
     threads: at_scale(1, 4)
     resources:
         mem_mb=per_attempt(3000, 80000),

@@ -106,7 +106,13 @@ def read_qm9(wheel):
     parts = []
     for member in QM9_MEMBERS:
         raw = read_wheel_member(wheel, member)
-        head = pd.read_csv(io.BytesIO(raw), nrows=0)
+        try:
+            head = pd.read_csv(io.BytesIO(raw), nrows=0)
+        except (UnicodeDecodeError, pd.errors.ParserError) as e:
+            raise ValueError(
+                f"{wheel}: {member} is not CSV text ({type(e).__name__}); the wheel is not qm9pack 1.0.3's: "
+                "delete it and check graphgpt.qm9pack in config.yaml"
+            ) from e
         missing = sorted(set(QM9_COLUMNS) - set(head.columns))
         if missing:
             raise ValueError(

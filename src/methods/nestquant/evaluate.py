@@ -5,7 +5,7 @@ device (`methods.common.device.job_device`: the GPU at paper scale).
   method with and without LDLQ; one seed (rotations, calibration sample). At paper scale
   (`calibration.layerwise`) every method quantizes a freshly loaded bf16 model block by block
   (`quantize_model_layerwise`), so an 8B model fits one GPU.
-- `minilm_eval`: all-MiniLM-L6-v2 at W4A4: embedding fidelity and WordSim / SimLex Spearman.
+- `minilm_eval`: all-MiniLM-L6-v2 at W4 (weights only): embedding fidelity and WordSim / SimLex Spearman.
 """
 
 from __future__ import annotations
@@ -142,9 +142,11 @@ def _check_kv_cache(kv_cache: str) -> None:
         raise ValueError(f"kv_cache {kv_cache!r} is not one of {KV_CACHES} (config key nestquant.quant.kv_cache)")
 
 
-def weight_proxy_error(model_q, model, hessians: dict) -> float:
+def weight_proxy_error(model_q, model, hessians: dict, rotated: dict | None = None) -> float:
     """Mean over linears of tr(dW H dW^T) / tr(W H W^T) in the rotated basis: the layer-output error
-    that LDLQ minimizes, on the calibration inputs (QuantLinear holds the rotation signs)."""
+    that LDLQ minimizes, on the calibration inputs (QuantLinear holds the rotation signs).
+    `rotated`: a dict kept across calls on one model and seed: each linear's rotated H is computed once for
+    every method that rotates with the same signs (the same numbers; rotating H is most of the cost)."""
     from .model import QuantLinear
     from .quant import proxy_loss
 
@@ -155,7 +157,14 @@ def weight_proxy_error(model_q, model, hessians: dict) -> float:
             h = hessians[name]["hessian"].float()
             if mod.rotate_input:
                 r = mod.rotation
-                w, h = rotate(w, mod.signs, r), rotate(rotate(h, mod.signs, r).T.contiguous(), mod.signs, r)
+                cached = None if rotated is None else rotated.get((name, r))
+                if cached is not None and torch.equal(cached[0], mod.signs):
+                    h = cached[1]
+                else:
+                    h = rotate(rotate(h, mod.signs, r).T.contiguous(), mod.signs, r)
+                    if rotated is not None:
+                        rotated[(name, r)] = (mod.signs.clone(), h)
+                w = rotate(w, mod.signs, r)
             errs.append(proxy_loss(w, mod.weight_hat, h) / proxy_loss(w, torch.zeros_like(w), h))
     return float(np.mean(errs))
 
@@ -320,8 +329,10 @@ def _lm_eval_in_memory(
     log(f"fp perplexity {results[FP]['perplexity']:.3f} ({results[FP]['seconds']:.1f} s)")
     trivial = _trivial(splits, cfg.vocab_size, evaluation)
     results.update({setting: {} for setting in settings})
+    rotated = {}  # each linear's rotated weight and Hessian, shared by the methods (weight_proxy_error)
     for method in METHODS + extra_w4:  # method by method: its LDLQ weights are computed once for every setting
         ldlq_cache = {}
+        weight_error = None  # the same weights in every setting, so the same error: computed once per method
         for setting in settings:
             if method in extra_w4 and setting != "w4":
                 continue
@@ -341,9 +352,11 @@ def _lm_eval_in_memory(
                 kv_cache=quant["kv_cache"],
                 ldlq_cache=ldlq_cache,
             )
+            if weight_error is None:
+                weight_error = weight_proxy_error(m, model, hessians, rotated)
             results[setting][method] = {
                 "perplexity": ppl(m),
-                "weight_error": weight_proxy_error(m, model, hessians),
+                "weight_error": weight_error,
                 "seconds": time.perf_counter() - t0,  # the first setting of an LDLQ method includes LDLQ itself
             }
             del m
@@ -468,7 +481,7 @@ def minilm_eval(
     out_json: str,
     device="cpu",
 ) -> None:
-    """all-MiniLM-L6-v2 at W4A4 for every method, on `device`: fidelity to fp embeddings, word-similarity
+    """all-MiniLM-L6-v2 at W4 (weights only) for every method, on `device`: fidelity to fp embeddings, word-similarity
     Spearman."""
     from methods.common.lm import (
         capture_linear_inputs,

@@ -25,7 +25,8 @@ rule kernels_build:
         log_path("kernels", "build"),
     benchmark:
         benchmark_path("kernels", "build")
-    threads: 2
+    priority: LONG_CHAIN_PRIORITY
+    threads: at_scale(1, 2)
     resources:
         mem_mb=per_attempt(4000, 8000),
         runtime=runtime_per_attempt(15, 30),

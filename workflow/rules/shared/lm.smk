@@ -127,7 +127,8 @@ if LM["source"] == "train":
         script:
             "../../scripts/lm/tokenizer.py"
 
-    # Tiny scale only (the paper scale loads a pretrained checkpoint instead): CPU, two threads.
+    # Tiny scale only (the paper scale loads a pretrained checkpoint instead): CPU, one thread (see
+    # LONG_CHAIN_PRIORITY in common.smk).
     rule lm_train:
         input:
             tokens=lm_tokens(),
@@ -139,7 +140,8 @@ if LM["source"] == "train":
             log_path("lm", "train"),
         benchmark:
             benchmark_path("lm", "train")
-        threads: 2
+        priority: LONG_CHAIN_PRIORITY
+        threads: 1
         resources:
             mem_mb=per_attempt(4000),
             runtime=runtime_per_attempt(30),

@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 at W4A4: embedding fidelity and word-similarity Spearman of every method, one seed, on the
+"""all-MiniLM-L6-v2 at W4 (weights only): embedding fidelity and word-similarity Spearman of every method, one seed, on the
 job's device."""
 
 import sys
