@@ -1,5 +1,6 @@
 """The shared LM substrate on random tiny models saved with save_pretrained (no downloads needed)."""
 
+import copy
 import math
 
 import pytest
@@ -247,6 +248,22 @@ def test_embed_is_the_normalised_masked_mean(tiny_bert):
     torch.testing.assert_close(e[1], F.normalize(one, dim=0))  # padding of the batch is ignored
     torch.testing.assert_close(e.norm(dim=1), torch.ones(2))
     assert embedding_fidelity(model, model, tok, ["cat dog", "king queen bus"]) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_embedding_fidelity_reads_precomputed_reference_embeddings_as_the_model(tiny_bert):
+    """The reference model's embeddings, computed once, give the same fidelity as the model itself; embeddings
+    of other sentences are refused."""
+    model, tok, _ = tiny_bert
+    other = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in other.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    sentences = ["cat dog", "king queen bus", "a tiger"]
+    direct = embedding_fidelity(other, model, tok, sentences)
+    assert direct < 0.9999
+    assert embedding_fidelity(other, embed(model, tok, sentences), tok, sentences) == direct
+    with pytest.raises(ValueError, match="reference embeddings"):
+        embedding_fidelity(other, embed(model, tok, sentences[:2]), tok, sentences)
 
 
 def test_word_similarity_spearman_matches_the_direct_computation(tiny_bert):

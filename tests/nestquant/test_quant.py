@@ -38,6 +38,25 @@ def test_fwht_matches_the_sylvester_matrix():
     torch.testing.assert_close(fwht(x), x @ h.T / math.sqrt(8))
 
 
+def test_fwht_is_the_butterfly_of_the_published_run_bit_for_bit():
+    """fwht writes its butterflies into two buffers; the numbers are those of the published run's version, which
+    stacked (a + b, a - b) stage by stage: the same float sums in the same order, so equal bit for bit (a
+    stand-in for it is written here). The input is left as it was."""
+
+    def stacked(x):
+        n, y, h = x.shape[-1], x.reshape(-1, x.shape[-1]), 1
+        while h < n:
+            y = y.view(-1, n // (2 * h), 2, h)
+            y = torch.stack((y[:, :, 0] + y[:, :, 1], y[:, :, 0] - y[:, :, 1]), dim=2).view(-1, n)
+            h *= 2
+        return (y / math.sqrt(n)).view(x.shape)
+
+    x = torch.randn(3, 7, 64, generator=torch.Generator().manual_seed(0))
+    before = x.clone()
+    assert torch.equal(fwht(x), stacked(x))
+    assert torch.equal(x, before)
+
+
 def test_rate_formula():
     assert nestquant_rate(14, 4) == pytest.approx(math.log2(14) + 2 / 8)  # ≈ 4.057 (paper: "q=14 ≈ 4.06")
     assert nestquant_rate(16, 4, row_len=128) == pytest.approx(4 + 0.25 + 16 / 128)

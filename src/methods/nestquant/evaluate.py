@@ -486,6 +486,7 @@ def minilm_eval(
     from methods.common.lm import (
         capture_linear_inputs,
         corpus_sentences,
+        embed,
         embedding_fidelity,
         load_minilm,
         mean_embedding_fidelity,
@@ -504,8 +505,10 @@ def minilm_eval(
     batches = [{k: v[i : i + 32] for k, v in enc.items()} for i in range(0, len(calib), 32)]
     hessians = capture_linear_inputs(dense, batches, stats=("hessian",))
 
+    reference = embed(dense, tok, eval_sent)  # the fp32 embeddings every method's fidelity reads
+
     def quality(model):
-        out = {"fidelity": embedding_fidelity(model, dense, tok, eval_sent)}
+        out = {"fidelity": embedding_fidelity(model, reference, tok, eval_sent)}
         for key, path in pairs_files.items():
             out[key] = word_similarity_spearman(model, tok, path)
         return out

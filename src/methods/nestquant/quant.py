@@ -51,11 +51,14 @@ def fwht(x: torch.Tensor) -> torch.Tensor:
     if n & (n - 1):
         raise ValueError(f"fwht: last dim {n} is not a power of two")
     y = x.reshape(-1, n).clone()
+    buf = torch.empty_like(y)  # butterflies write into the other of two buffers (no per-stage allocation)
     h = 1
     while h < n:
-        y = y.view(-1, n // (2 * h), 2, h)
-        a, b = y[:, :, 0], y[:, :, 1]
-        y = torch.stack((a + b, a - b), dim=2).view(-1, n)
+        src, dst = y.view(-1, n // (2 * h), 2, h), buf.view(-1, n // (2 * h), 2, h)
+        a, b = src[:, :, 0], src[:, :, 1]
+        torch.add(a, b, out=dst[:, :, 0])
+        torch.sub(a, b, out=dst[:, :, 1])
+        y, buf = buf, y
         h *= 2
     return (y / math.sqrt(n)).view(x.shape)
 

@@ -160,6 +160,7 @@ def minilm_ladder(
     from methods.common.lm import (
         capture_linear_inputs,
         corpus_sentences,
+        embed,
         embedding_fidelity,
         load_minilm,
         mean_embedding_fidelity,
@@ -190,8 +191,10 @@ def minilm_ladder(
         batch = {k: v[idx] for k, v in calib_enc.items()}
         return (1 - (_pooled(model, batch) * teacher[idx]).sum(-1)).mean()
 
+    reference = embed(dense, tok, eval_sent)  # the dense embeddings every rung's fidelity reads
+
     def quality(model):
-        out = {"fidelity": embedding_fidelity(model, dense, tok, eval_sent)}
+        out = {"fidelity": embedding_fidelity(model, reference, tok, eval_sent)}
         for key, path in pairs_files.items():
             out[key] = word_similarity_spearman(model, tok, path)
         return out

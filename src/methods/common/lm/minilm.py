@@ -71,9 +71,12 @@ def embed(model, tokenizer, sentences: list[str], batch_size: int = 64, max_leng
 
 
 def embedding_fidelity(model_q, model_ref, tokenizer, sentences: list[str], batch_size: int = 64) -> float:
-    """Mean cosine similarity between the embeddings of `model_q` and `model_ref` (1 = identical)."""
+    """Mean cosine similarity between the embeddings of `model_q` and `model_ref` (1 = identical). `model_ref`
+    may be its embeddings of `sentences` (`embed`), computed once for many compressed models."""
     a = embed(model_q, tokenizer, sentences, batch_size)
-    b = embed(model_ref, tokenizer, sentences, batch_size)
+    b = model_ref if isinstance(model_ref, torch.Tensor) else embed(model_ref, tokenizer, sentences, batch_size)
+    if b.shape != a.shape:
+        raise ValueError(f"embedding_fidelity: reference embeddings {tuple(b.shape)}, expected {tuple(a.shape)}")
     return float((a * b).sum(-1).mean())
 
 
