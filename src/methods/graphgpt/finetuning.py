@@ -128,7 +128,7 @@ def _finetune_one(
         "task": task_name,
         "model": model_name,
         "kind": kind,
-        "metric": "mae" if kind == "regression" else "accuracy",
+        "metric": {"regression": "mae", "binary": "roc_auc"}.get(kind, "accuracy"),
         "seeds": list(seeds),
     }
     for k in ("val", "test", "test_ood", "best_step", "seconds", "untrained_test", "untrained_test_ood"):
@@ -146,6 +146,11 @@ def _finetune_one(
                 )
             )
             for s in seeds
+        ]
+    if kind == "binary":  # the constant predictor: every test graph the same score
+        out["constant_test"] = [
+            metric(np.zeros(len(sp["test"])), y[sp["test"]], kind)
+            for sp in (_seed_split(task, val_fraction, s) for s in seeds)
         ]
     if kind == "classification":
         out["majority_test"] = float(np.max(np.bincount(y[split["test"]].astype(int))) / len(split["test"]))

