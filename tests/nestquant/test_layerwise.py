@@ -1,6 +1,7 @@
 """The layer-by-layer full-scale path of NestQuant gives the model the all-at-once path gives, on a
 small local Llama saved with save_pretrained, while holding one block's Hessians at a time."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -213,20 +214,36 @@ def test_bf16_layerwise_is_as_accurate_as_fp32():
     assert rel(bf16, fp32[0]) < rel(fp32[1], fp32[0])
 
 
-def test_proxy_error_with_the_shared_rotated_hessians_is_the_same_number(llama_dir):
-    """The cache of rotated Hessians (kept across methods of one seed) changes no weight error: every rotated
-    method reads the same number with and without it, and the methods still differ from each other."""
+def test_proxy_error_in_the_dense_basis_equals_the_rotated_basis(llama_dir):
+    """A rotated layer's error is computed as tr(E H E^T), E = unrotate(W_hat) - W, not in the rotated basis
+    (W R^T and R H R^T, as LDLQ sees it): R is orthogonal, so both are the same number; checked here against
+    the rotated basis built from the rotations themselves, for every linear of every method."""
     from methods.common.lm import capture_linear_inputs
+    from methods.nestquant.quant import proxy_loss, rotate
 
     calib = torch.randint(0, 64, (4, 16), generator=torch.Generator().manual_seed(1))
     betas, model = evaluate._betas(QUANT, QUANT["q"]), _load(llama_dir)
     hessians = capture_linear_inputs(model, calib, stats=("hessian",))
-    rotated, errs = {}, {}
+    errs = {}
     for method in ("hadrtn", "nestquant", "rtn", "hadrtn17"):
         q = evaluate.quantize_model(
             model, method, "w4", QUANT["q"], betas, QUANT["rtn_bits"], 3, 16, hessians, skip=("lm_head",)
         )
-        errs[method] = evaluate.weight_proxy_error(q, model, hessians, rotated)
-        assert errs[method] == evaluate.weight_proxy_error(q, model, hessians)
-    assert len(rotated) == 3 * 7  # one rotated Hessian per linear, shared by the three rotated methods
+        per_linear = []
+        for name, mod in q.named_modules():
+            if not isinstance(mod, QuantLinear):
+                continue
+            w, h = model.get_submodule(name).weight.detach().float(), hessians[name]["hessian"].float()
+            if mod.rotate_input:
+                s, r = mod.signs, mod.rotation
+                w, h = rotate(w, s, r), rotate(rotate(h, s, r).T.contiguous(), s, r)
+            ref = proxy_loss(w, mod.weight_hat, h) / proxy_loss(w, torch.zeros_like(w), h)
+            got = evaluate.linear_proxy_error(
+                model.get_submodule(name).weight.detach().float(), mod, hessians[name]["hessian"].float()
+            )
+            assert got == pytest.approx(ref, rel=1e-5), (method, name)
+            per_linear.append(got)
+        assert len(per_linear) == 3 * 7
+        errs[method] = evaluate.weight_proxy_error(q, model, hessians)
+        assert errs[method] == pytest.approx(float(np.mean(per_linear)), rel=1e-12)
     assert len(set(errs.values())) == 4

@@ -142,31 +142,33 @@ def _check_kv_cache(kv_cache: str) -> None:
         raise ValueError(f"kv_cache {kv_cache!r} is not one of {KV_CACHES} (config key nestquant.quant.kv_cache)")
 
 
-def weight_proxy_error(model_q, model, hessians: dict, rotated: dict | None = None) -> float:
-    """Mean over linears of tr(dW H dW^T) / tr(W H W^T) in the rotated basis: the layer-output error
-    that LDLQ minimizes, on the calibration inputs (QuantLinear holds the rotation signs).
-    `rotated`: a dict kept across calls on one model and seed: each linear's rotated H is computed once for
-    every method that rotates with the same signs (the same numbers; rotating H is most of the cost)."""
-    from .model import QuantLinear
-    from .quant import proxy_loss
+def linear_proxy_error(w: torch.Tensor, mod, hessian: torch.Tensor) -> float:
+    """tr(dW H dW^T) / tr(W H W^T) of one QuantLinear `mod` against its dense weight `w`, H the Hessian of the
+    layer's inputs: the layer-output error that LDLQ minimizes. A rotated layer's Ŵ lives in the rotated basis
+    (W R^T against R H R^T); R is orthogonal, so the same number is tr(E H E^T) with E = unrotate(Ŵ) - W, which
+    rotates a weight-sized matrix once instead of the Hessian twice."""
+    from .quant import proxy_loss, unrotate
 
-    errs = []
-    for name, mod in model_q.named_modules():
-        if isinstance(mod, QuantLinear) and name in hessians:
-            w = model.get_submodule(name).weight.detach().float()
-            h = hessians[name]["hessian"].float()
-            if mod.rotate_input:
-                r = mod.rotation
-                cached = None if rotated is None else rotated.get((name, r))
-                if cached is not None and torch.equal(cached[0], mod.signs):
-                    h = cached[1]
-                else:
-                    h = rotate(rotate(h, mod.signs, r).T.contiguous(), mod.signs, r)
-                    if rotated is not None:
-                        rotated[(name, r)] = (mod.signs.clone(), h)
-                w = rotate(w, mod.signs, r)
-            errs.append(proxy_loss(w, mod.weight_hat, h) / proxy_loss(w, torch.zeros_like(w), h))
-    return float(np.mean(errs))
+    w_hat = unrotate(mod.weight_hat, mod.signs, mod.rotation) if mod.rotate_input else mod.weight_hat
+    return proxy_loss(w, w_hat, hessian) / proxy_loss(w, torch.zeros_like(w), hessian)
+
+
+def weight_proxy_error(model_q, model, hessians: dict) -> float:
+    """Mean over linears of `linear_proxy_error` on the calibration inputs (QuantLinear holds the rotation
+    signs)."""
+    from .model import QuantLinear
+
+    return float(
+        np.mean(
+            [
+                linear_proxy_error(
+                    model.get_submodule(name).weight.detach().float(), mod, hessians[name]["hessian"].float()
+                )
+                for name, mod in model_q.named_modules()
+                if isinstance(mod, QuantLinear) and name in hessians
+            ]
+        )
+    )
 
 
 def _betas(cfg: dict, q: int) -> dict[str, list[float]]:
@@ -329,7 +331,6 @@ def _lm_eval_in_memory(
     log(f"fp perplexity {results[FP]['perplexity']:.3f} ({results[FP]['seconds']:.1f} s)")
     trivial = _trivial(splits, cfg.vocab_size, evaluation)
     results.update({setting: {} for setting in settings})
-    rotated = {}  # each linear's rotated weight and Hessian, shared by the methods (weight_proxy_error)
     for method in METHODS + extra_w4:  # method by method: its LDLQ weights are computed once for every setting
         ldlq_cache = {}
         weight_error = None  # the same weights in every setting, so the same error: computed once per method
@@ -353,7 +354,7 @@ def _lm_eval_in_memory(
                 ldlq_cache=ldlq_cache,
             )
             if weight_error is None:
-                weight_error = weight_proxy_error(m, model, hessians, rotated)
+                weight_error = weight_proxy_error(m, model, hessians)
             results[setting][method] = {
                 "perplexity": ppl(m),
                 "weight_error": weight_error,
@@ -663,7 +664,6 @@ def quantize_model_layerwise(
     from methods.common.lm import capture_linear_inputs
 
     from .model import QuantLinear
-    from .quant import proxy_loss
 
     _check_kv_cache(kv_cache)
     if setting not in SETTINGS:
@@ -708,12 +708,8 @@ def quantize_model_layerwise(
             )
             mod = model.get_submodule(name)
             assert isinstance(mod, QuantLinear)
-            hf = h.float()
-            if mod.rotate_input:
-                r = mod.rotation
-                w, hf = rotate(w, mod.signs, r), rotate(rotate(hf, mod.signs, r).T.contiguous(), mod.signs, r)
-            errors[name] = proxy_loss(w, mod.weight_hat, hf) / proxy_loss(w, torch.zeros_like(w), hf)
-            del h, hf, w
+            errors[name] = linear_proxy_error(w, mod, h.float())
+            del h, w
     if setting == "w4a4kv4":
         _quantize_kv_cache(model, method, q, betas, bits, head_dim, seed, rotated, rotation, kv_cache)
     return model, [float(errors[n]) for n in names]
