@@ -51,7 +51,7 @@ def test_halfcheetah_rollouts_reproducible_by_seed():
         np.testing.assert_array_equal(a[k], b[k])
     assert not np.array_equal(a["act"], c["act"])
     assert a["obs"].shape == (60, 17) and a["act"].shape == (60, 6)
-    with pytest.raises(ValueError, match="gaits"):
+    with pytest.raises(ValueError, match="behaviour"):
         generate_dataset(ENV, pol, 60, 2, seed=4)
 
 

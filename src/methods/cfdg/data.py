@@ -1,8 +1,9 @@
-"""Offline datasets: D4RL-style random / medium / expert buffers rolled out here from behaviour policies trained
-(MuJoCo: gait search, envs.train_gait) or scripted (Pendulum) here (tiny scale, stand-ins for D4RL), or the D4RL
-datasets themselves (full scale) through minari, or a local D4RL-layout .npz file (observations, actions, rewards,
-next_observations, terminals); the data step (`data_job`: behaviour policies, datasets, reference returns). All of it
-runs on the CPU (MuJoCo and numpy)."""
+"""Offline datasets: D4RL-style random / medium / expert buffers rolled out here from behaviour policies (tiny
+scale, stand-ins for D4RL: Bullet tasks: the pretrained 2017 expert shipped with pybullet, expert.py; MuJoCo:
+gaits trained here by search, envs.train_gait; Pendulum: scripted), or the D4RL datasets themselves (full scale)
+through minari, or a local D4RL-layout .npz file (observations, actions, rewards, next_observations, terminals);
+the data step (`data_job`: behaviour policies, datasets, reference returns). All of it runs on the CPU
+(Bullet, MuJoCo and numpy)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import numpy as np
 
 from methods.common.io import log, save_arrays, write_json
 
-from .envs import PENDULUM, make_env, pick_gaits, rollout, scripted_policy, train_gait
+from .envs import PENDULUM, is_bullet, make_env, pick_gaits, rollout, scripted_policy, train_gait
+from .expert import load_expert
 
 KEYS = ("obs", "act", "rew", "next_obs", "done")
 D4RL_KEYS = {
@@ -43,13 +45,16 @@ def split_matrix(x: np.ndarray, obs_dim: int, act_dim: int) -> dict:
 
 
 def generate_dataset(env_id: str, policy: dict, n_transitions: int, n_envs: int, seed: int, gaits: dict | None = None):
-    """Roll out a behaviour policy (see envs.scripted_policy; MuJoCo tasks need the trained `gaits`) for
-    n_transitions in total; returns (data, episode returns)."""
+    """Roll out a behaviour policy (see envs.scripted_policy; MuJoCo and Bullet tasks need the behaviour policies
+    `gaits`: trained gaits or the pretrained expert) for n_transitions in total; returns (data, episode returns)."""
     if n_transitions % n_envs:
         raise ValueError(f"cfdg: n_transitions ({n_transitions}) must be a multiple of n_envs ({n_envs})")
     env = make_env(env_id, n_envs, seed)
     if env_id != PENDULUM and gaits is None:
-        raise ValueError(f"cfdg: a scripted dataset on {env_id!r} needs the trained gaits (cfdg.behaviour)")
+        raise ValueError(
+            f"cfdg: a scripted dataset on {env_id!r} needs behaviour policies (cfdg.expert for a Bullet task, "
+            "cfdg.behaviour for a MuJoCo task)"
+        )
     pol = scripted_policy(policy, np.random.default_rng(seed + 1), gaits, getattr(env, "dt", 0.0), env.act_dim)
     return rollout(env, pol, n_transitions // n_envs)
 
@@ -134,11 +139,20 @@ def reference_returns(env_id: str, reference: dict, seed: int, gaits: dict | Non
     return out
 
 
-def behaviour_gaits(env_id: str, behaviour: dict | None, seed: int) -> dict | None:
-    """MuJoCo tasks: the behaviour gaits (expert, medium snapshot) trained by cross-entropy search; None for
-    Pendulum (its expert is scripted)."""
+def behaviour_gaits(
+    env_id: str, behaviour: dict | None, seed: int, expert_wheel: str | None = None, expert_member: str | None = None
+) -> dict | None:
+    """The behaviour policies by level: Bullet tasks: {'expert': the pretrained policy of `expert_member` in the
+    pinned pybullet wheel}; MuJoCo tasks: the gaits (expert, medium snapshot) trained by cross-entropy search;
+    None for Pendulum (its expert is scripted)."""
     if env_id == "pendulum":
         return None
+    if is_bullet(env_id):
+        if not expert_wheel or not expert_member:
+            raise ValueError(f"config cfdg.expert (the pinned pybullet wheel and member) is needed on {env_id!r}")
+        expert = load_expert(expert_wheel, expert_member)
+        log(f"expert policy: {expert_member} ({expert.obs_dim} observations -> {expert.act_dim} actions)")
+        return {"expert": expert}
     if behaviour is None:
         raise ValueError(f"config cfdg.behaviour is needed for scripted datasets on {env_id!r}")
     search = train_gait(env_id, behaviour, seed)
@@ -160,12 +174,15 @@ def data_job(
     out_dir: str,
     out_reference: str,
     behaviour: dict | None = None,
+    expert_wheel: str | None = None,
+    expert_member: str | None = None,
 ) -> None:
-    """Step cfdg_data: behaviour policies (MuJoCo: gait search), offline datasets, the online train / held-out sets
-    of the quality experiment, and the reference returns, all written as transition matrices (s, a, r, s', done)."""
+    """Step cfdg_data: behaviour policies (Bullet: the pretrained expert; MuJoCo: gait search), offline datasets,
+    the online train / held-out sets of the quality experiment, and the reference returns, all written as
+    transition matrices (s, a, r, s', done)."""
     specs = [*datasets.values(), *online.values()]
     needs_gaits = any(sp["source"] == "scripted" for sp in specs) or reference["source"] == "scripted"
-    gaits = behaviour_gaits(env_id, behaviour, seed + 11) if needs_gaits else None
+    gaits = behaviour_gaits(env_id, behaviour, seed + 11, expert_wheel, expert_member) if needs_gaits else None
     stats = {}
     for i, (name, spec) in enumerate(sorted(datasets.items())):
         data, returns = load_dataset(spec, env_id, seed + 100 * i, gaits)
@@ -186,7 +203,8 @@ def data_job(
     save_arrays(f"{out_dir}/online.npz", {"train": x_train, "heldout": x_held})
     ref = reference_returns(env_id, reference, seed + 9, gaits)
     ref["datasets"] = stats
-    ref["gaits"] = gaits
+    ref["gaits"] = {k: v for k, v in gaits.items() if not callable(v)} if gaits else gaits
+    ref["expert_policy"] = expert_member if gaits and callable(gaits.get("expert")) else None
     ref["online_behaviour_return"] = float(r_train.mean()) if len(r_train) else None
     log(f"reference returns: {ref}")
     write_json(out_reference, ref)

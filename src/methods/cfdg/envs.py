@@ -1,6 +1,7 @@
-"""Environments: a gymnasium wrapper (MuJoCo tasks: HalfCheetah-v5 at tiny and full scale) and a vectorised numpy
-copy of gymnasium's Pendulum-v1 (kept as a config option: env 'pendulum'), with the same interface; scripted and
-trained behaviour policies for the D4RL-style stand-in datasets.
+"""Environments: a gymnasium wrapper (Bullet tasks through pybullet-envs-gymnasium: HopperBulletEnv-v0 at tiny
+scale; MuJoCo tasks: HalfCheetah-v5 at full scale) and a vectorised numpy copy of gymnasium's Pendulum-v1 (kept as
+a config option: env 'pendulum'), with the same interface; scripted, trained and pretrained behaviour policies for
+the D4RL-style stand-in datasets.
 
 Interface of a vectorised env with `n` copies: `reset() -> obs (n, obs_dim)`,
 `step(action (n, act_dim) in [-1, 1]) -> (obs, reward, terminated, truncated)`; copies whose episode ended are
@@ -140,13 +141,21 @@ def pick_gaits(search: dict, medium_fraction: float) -> dict:
 
 def scripted_policy(kind: dict, rng: np.random.Generator, gaits: dict | None = None, dt: float = 0.0, act_dim: int = 1):
     """A D4RL-style behaviour policy: the expert's action (Pendulum: the scripted swing-up; MuJoCo: the gait of
-    level kind['level'] from `gaits`) with Gaussian noise `noise`, replaced by a uniform random action with
-    probability `random_prob` (random_prob = 1 is the 'random' dataset)."""
+    level kind['level'] from `gaits`; Bullet: the pretrained policy `gaits[level]`, a callable) with Gaussian noise
+    `noise`, replaced by a uniform random action with probability `random_prob` (random_prob = 1 is the 'random'
+    dataset)."""
     noise, p_rand = float(kind["noise"]), float(kind["random_prob"])
-    if gaits is None:
+    level = kind.get("level", "expert")
+    if p_rand >= 1.0:  # every action uniform: no behaviour policy is consulted (same random draws as below)
+        base = lambda obs, t: np.zeros((len(obs), act_dim))  # noqa: E731
+    elif gaits is None:
         base = pendulum_expert
+    elif level not in gaits:
+        raise ValueError(f"cfdg behaviour level {level!r} is not one of the behaviour policies {sorted(gaits)}")
+    elif callable(gaits.get(level)):
+        base = gaits[level]
     else:
-        params = np.asarray(gaits[kind.get("level", "expert")])
+        params = np.asarray(gaits[level])
         base = lambda obs, t: gait_action(params, t, dt)  # noqa: E731
 
     def act(obs: np.ndarray, t=None) -> np.ndarray:
@@ -181,9 +190,17 @@ def _route_mujoco_warnings() -> None:
         mujoco.set_mju_user_warning(warn)
 
 
+def is_bullet(env_id: str) -> bool:
+    """A Bullet locomotion task of pybullet-envs-gymnasium (e.g. HopperBulletEnv-v0)."""
+    return "BulletEnv" in env_id
+
+
 class GymVec:
-    """n gymnasium environments stepped in turn (full scale: MuJoCo tasks such as HalfCheetah-v5), with the
-    PendulumVec interface. Actions in [-1, 1] are mapped affinely onto the env's action box."""
+    """n gymnasium environments stepped in turn (Bullet tasks such as HopperBulletEnv-v0; MuJoCo tasks such as
+    HalfCheetah-v5), with the PendulumVec interface. Actions in [-1, 1] are mapped affinely onto the env's action
+    box. `predict` is None where the observation is not the simulator's state (Bullet: the pitch rate and the
+    position along the track are not observed), so no dynamics error can be computed there.
+    """
 
     def __init__(self, env_id: str, n: int, seed: int):
         try:
@@ -193,7 +210,16 @@ class GymVec:
                 f"cfdg env {env_id!r} needs gymnasium (and mujoco, imageio for MuJoCo tasks): "
                 f"pip install 'gymnasium[mujoco]'; the tiny scale uses env 'pendulum'"
             ) from e
-        _route_mujoco_warnings()
+        if is_bullet(env_id):
+            try:
+                import pybullet_envs_gymnasium  # noqa: F401  (registers the Bullet tasks with gymnasium)
+            except ImportError as e:
+                raise ImportError(
+                    f"cfdg env {env_id!r} needs pybullet and pybullet-envs-gymnasium: "
+                    "pip install pybullet==3.2.7 pybullet-envs-gymnasium==0.6.0 (both in the project's dependencies)"
+                ) from e
+        else:
+            _route_mujoco_warnings()
         self.envs = [gym.make(env_id) for _ in range(n)]
         self.n, self.seed = n, seed
         space = self.envs[0].action_space
@@ -201,8 +227,10 @@ class GymVec:
         self.obs_dim = self.envs[0].observation_space.shape[0]
         self.act_dim = space.shape[0]
         self.horizon = self.envs[0].spec.max_episode_steps
-        self.dt = float(self.envs[0].unwrapped.dt)
+        self.dt = float(getattr(self.envs[0].unwrapped, "dt", 0.0))  # the gaits' clock (MuJoCo tasks)
         self.t = np.zeros(n, dtype=int)
+        if not hasattr(self.envs[0].unwrapped, "set_state"):
+            self.predict = None
 
     def reset(self) -> np.ndarray:
         self.t[:] = 0

@@ -46,7 +46,10 @@ def c2st_auc(x: np.ndarray, y: np.ndarray, seed: int, k: int = 10) -> float:
 
 def dynamics_error(trans: np.ndarray, obs_dim: int, act_dim: int, predict) -> tuple[float, float]:
     """Mean squared error of generated s' and mean absolute error of generated r against the simulator run from
-    the generated (s, a): `predict(obs, act) -> (next_obs, reward)`."""
+    the generated (s, a): `predict(obs, act) -> (next_obs, reward)`. NaN for both where the simulator cannot be
+    set to an observed state (predict None: Bullet tasks, whose observation leaves out part of the state)."""
+    if predict is None:
+        return float("nan"), float("nan")
     s, a = trans[:, :obs_dim], trans[:, obs_dim : obs_dim + act_dim]
     r, s2 = trans[:, obs_dim + act_dim], trans[:, obs_dim + act_dim + 1 : 2 * obs_dim + act_dim + 1]
     s2_true, r_true = predict(s, a)

@@ -38,11 +38,12 @@ def claims_metrics(quality_json: list[str], o2o_json: dict[str, list[str]]) -> d
     q = merge_quality(quality_json)
     w = q["guidance_w"]
     m = q["metrics"]
-    out = {k: v for k, v in m.items()}
+    # null = not measured (the dynamics errors on a Bullet task): NaN, which the claims read as inconclusive
+    out = {k: [np.nan if x is None else x for x in v] for k, v in m.items()}
     cf = f"cfg_w{w:g}"
     for kind in ("mmd", "auc", "dyn_next", "dyn_rew", "mmd_train"):
-        out[f"{kind}_cfdg"] = m[f"{kind}_{cf}"]
-        out[f"{kind}_synther"] = m[f"{kind}_union"]
+        out[f"{kind}_cfdg"] = out[f"{kind}_{cf}"]
+        out[f"{kind}_synther"] = out[f"{kind}_union"]
     for name, paths in sorted(o2o_json.items()):
         o = merge_o2o(paths)
         f = {v: np.asarray(scores) for v, scores in o["final_score"].items()}  # iql, synther, cfdg

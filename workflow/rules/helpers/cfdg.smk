@@ -4,6 +4,28 @@ CFDG = config["cfdg"]
 CFDG_OUT = paper_dir("cfdg")
 CFDG_O2O_DATASETS = list(CFDG["o2o"]["datasets"])
 
+
+def cfdg_is_bullet():
+    """A Bullet locomotion task (pybullet-envs-gymnasium), whose behaviour policy is the pinned pretrained expert."""
+    return "BulletEnv" in CFDG["env"]
+
+
+def cfdg_uses_expert():
+    """The data step rolls out the pretrained expert: a Bullet env with a scripted dataset or reference."""
+    specs = [*CFDG["datasets"].values(), *CFDG["quality"]["online"].values()]
+    return cfdg_is_bullet() and (
+        any(sp["source"] == "scripted" for sp in specs)
+        or CFDG["reference"]["source"] == "scripted"
+    )
+
+
+def cfdg_expert_wheel():
+    """The pinned pybullet wheel whose example file holds the expert's weights ([] where no expert is used)."""
+    if not cfdg_uses_expert():
+        return []
+    return [f"{RESOURCES}/cfdg/{CFDG['expert']['filename']}"]
+
+
 for _name in CFDG_O2O_DATASETS + [CFDG["quality"]["offline"]]:
     if _name not in CFDG["datasets"]:
         raise ValueError(
@@ -33,15 +55,14 @@ for _name, _spec in {
         raise ValueError(
             f"config cfdg.datasets.{_name}: source {_spec['source']!r} needs keys {_missing}; add them."
         )
-    if (
-        _spec["source"] == "scripted"
-        and CFDG["env"] != "pendulum"
-        and "behaviour" not in CFDG
-    ):
-        raise ValueError(
-            f"config cfdg.datasets.{_name}: source 'scripted' on {CFDG['env']!r} needs cfdg.behaviour (the gait "
-            f"search that trains the behaviour policies); add it or use source: minari or npz."
-        )
+    if _spec["source"] == "scripted" and CFDG["env"] != "pendulum":
+        _need_key = "expert" if cfdg_is_bullet() else "behaviour"
+        if _need_key not in CFDG:
+            raise ValueError(
+                f"config cfdg.datasets.{_name}: source 'scripted' on {CFDG['env']!r} needs cfdg.{_need_key} "
+                f"(its behaviour policies: the pinned pretrained expert on a Bullet task, the gait search on a "
+                f"MuJoCo task); add it or use source: minari or npz."
+            )
     if _spec["source"] == "scripted" and _spec["n_transitions"] % _spec["n_envs"]:
         raise ValueError(
             f"config cfdg.datasets.{_name}: n_transitions must be a multiple of n_envs."
@@ -69,10 +90,11 @@ if CFDG["reference"]["source"] == "fixed" and not {"random", "expert"} <= set(
 if (
     CFDG["env"] != "pendulum"
     and CFDG["reference"]["source"] == "scripted"
-    and "behaviour" not in CFDG
+    and ("expert" if cfdg_is_bullet() else "behaviour") not in CFDG
 ):
     raise ValueError(
-        "config cfdg.reference: source 'scripted' on a MuJoCo env needs cfdg.behaviour (its expert gait)."
+        "config cfdg.reference: source 'scripted' measures the expert's return: it needs cfdg.expert on a "
+        "Bullet env (the pinned pretrained policy), cfdg.behaviour on a MuJoCo env (its expert gait)."
     )
 if (
     "behaviour" in CFDG
