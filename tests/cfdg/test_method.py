@@ -235,3 +235,20 @@ def test_local_d4rl_npz_loads_and_bad_file_is_named(tmp_path):
         load_d4rl_npz(tmp_path / "bad.npz")
     with pytest.raises(FileNotFoundError, match="cfdg.datasets"):
         load_d4rl_npz(tmp_path / "missing.npz")
+
+
+def test_standardiser_drops_the_columns_constant_in_the_reference():
+    """A column that never varies in the held-out data (Bullet's planar Hopper: lateral velocity, roll) carries
+    no distance: standardised by its zero sd, a generator's round-off there would swamp every other column."""
+    from methods.cfdg.quality import standardiser
+
+    rng = np.random.default_rng(0)
+    ref = np.c_[rng.normal(2.0, 3.0, (50, 2)), np.ones(50), rng.normal(size=50), np.zeros(50)]  # last: done flag
+    z, keep = standardiser(ref, 4)
+    np.testing.assert_array_equal(keep, [0, 1, 3])
+    x = np.c_[rng.normal(size=(7, 2)), 1.0 + 1e-5 * rng.normal(size=7), rng.normal(size=7), np.ones(7)]
+    cols = ref[:, [0, 1, 3]]
+    np.testing.assert_allclose(z(x), (x[:, [0, 1, 3]] - cols.mean(0)) / cols.std(0))
+    z_all, keep_all = standardiser(np.delete(ref, 2, axis=1), 3)  # no constant column: every column, plain z
+    assert len(keep_all) == 3
+    np.testing.assert_allclose(z_all(np.delete(x, 2, axis=1)), z(x))

@@ -1,4 +1,4 @@
-"""The MuJoCo path: HalfCheetah-v5 rollouts, the simulator check of generated transitions, the gait behaviour
+"""The MuJoCo path: HalfCheetah-v5 rollouts (and Hopper-v5, the paper-scale task), the simulator check of generated transitions, the gait behaviour
 policies, and the full-scale minari loader on a dataset written locally (no download)."""
 
 import math
@@ -27,17 +27,18 @@ def test_pick_gaits_medium_is_the_first_iterate_above_the_fraction():
     assert g["expert"] == [3.0] and g["medium"] == [2.0] and (g["expert_iter"], g["medium_iter"]) == (3, 2)
 
 
-def test_predict_agrees_with_the_halfcheetah_simulator():
+@pytest.mark.parametrize("env_id,act_dim", [(ENV, 6), ("Hopper-v5", 3)])  # Hopper-v5: the paper-scale task
+def test_predict_agrees_with_the_mujoco_simulator(env_id, act_dim):
     """Dynamics-consistency reference: stepping from a stored observation reproduces the simulator's s', r."""
-    env = GymVec(ENV, 3, 0)
+    env = GymVec(env_id, 3, 0)
     obs = env.reset()
     rng = np.random.default_rng(0)
     for _ in range(5):
-        obs, *_ = env.step(rng.uniform(-1, 1, (3, 6)))
-    act = rng.uniform(-1, 1, (3, 6))
-    nxt, r, _, _ = env.step(act)
-    p_next, p_r = GymVec(ENV, 1, 9).predict(obs, act)
-    np.testing.assert_allclose(p_next, nxt, atol=1e-6)
+        obs, *_ = env.step(rng.uniform(-1, 1, (3, act_dim)))
+    act = rng.uniform(-1, 1, (3, act_dim))
+    _, r, _, _ = env.step(act)
+    p_next, p_r = GymVec(env_id, 1, 9).predict(obs, act)
+    np.testing.assert_allclose(p_next, env.last_obs, atol=1e-6)
     np.testing.assert_allclose(p_r, r, atol=1e-6)
 
 

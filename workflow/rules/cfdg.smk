@@ -11,7 +11,7 @@
 # Config keys read: cfdg.{env, seeds, reference, behaviour, datasets, quality, diffusion, iql, o2o} (documented in
 # config.yaml, schema in workflow/schemas/cfdg.schema.yaml).
 #
-# Paper-scale resources (config/full.yaml: D4RL halfcheetah through minari, 10^6 offline IQL updates, 10^5 online
+# Paper-scale resources (config/full.yaml: D4RL hopper through minari, 10^6 offline IQL updates, 10^5 online
 # steps with ten retrainings of a 6 x 1024 denoiser and 2 x 10^5 generated transitions each): IQL and the diffusion
 # models run on the job's GPU, the MuJoCo simulator on the CPU; one seed and dataset takes a few hours on one GPU
 # (about 3 ms per IQL update), and the runtimes below leave a factor of three or more.

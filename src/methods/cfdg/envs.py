@@ -12,6 +12,11 @@ Actions are always in [-1, 1]; each env scales them to its own torque range.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import sys
+
 import numpy as np
 
 PENDULUM = "pendulum"
@@ -190,6 +195,25 @@ def _route_mujoco_warnings() -> None:
         mujoco.set_mju_user_warning(warn)
 
 
+@contextlib.contextmanager
+def _quiet_c_stdout():
+    """pybullet's C code prints its build time on import and 'argv[0]=' on every connection, to the process's
+    stdout (the workflow's console under Snakemake): send what C prints meanwhile to the null device."""
+    sys.stdout.flush()
+    libc = ctypes.CDLL(None)
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            try:
+                yield
+            finally:
+                libc.fflush(None)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def is_bullet(env_id: str) -> bool:
     """A Bullet locomotion task of pybullet-envs-gymnasium (e.g. HopperBulletEnv-v0)."""
     return "BulletEnv" in env_id
@@ -212,15 +236,20 @@ class GymVec:
             ) from e
         if is_bullet(env_id):
             try:
-                import pybullet_envs_gymnasium  # noqa: F401  (registers the Bullet tasks with gymnasium)
+                with _quiet_c_stdout():
+                    import pybullet_envs_gymnasium  # noqa: F401  (registers the Bullet tasks with gymnasium)
             except ImportError as e:
                 raise ImportError(
                     f"cfdg env {env_id!r} needs pybullet and pybullet-envs-gymnasium: "
                     "pip install pybullet==3.2.7 pybullet-envs-gymnasium==0.6.0 (both in the project's dependencies)"
                 ) from e
+            with _quiet_c_stdout():
+                self.envs = [gym.make(env_id) for _ in range(n)]
+                for e in self.envs:  # Bullet connects to its physics server on the first reset
+                    e.reset(seed=seed)
         else:
             _route_mujoco_warnings()
-        self.envs = [gym.make(env_id) for _ in range(n)]
+            self.envs = [gym.make(env_id) for _ in range(n)]
         self.n, self.seed = n, seed
         space = self.envs[0].action_space
         self.low, self.high = space.low, space.high

@@ -23,6 +23,14 @@ from .metrics import c2st_auc, dynamics_error, median_bandwidth, rbf_mmd2
 MODELS = ("cfg", "union")
 
 
+def standardiser(x_ref: np.ndarray, d: int):
+    """(z, kept columns): z(x) standardises the first d columns of x by x_ref's mean and sd, keeping only the
+    columns that vary in x_ref."""
+    keep = np.flatnonzero(x_ref[:, :d].std(0) > 0)
+    mu, sd = x_ref[:, keep].mean(0), x_ref[:, keep].std(0)
+    return (lambda x: (x[:, keep] - mu) / sd), keep
+
+
 def run_quality(
     x_off: np.ndarray,
     x_on: np.ndarray,
@@ -65,10 +73,13 @@ def run_quality(
     generated["cfg_offline_label"] = model.sample(lab_off, np.where(is_cfg, float(diff_cfg["guidance_w"]), 0.0))[:S]
     log(f"sampled ({time.perf_counter() - t0:.1f} s)")
 
-    # Distances in the held-out online data's standardised units, without the done flag.
+    # Distances in the held-out online data's standardised units, without the done flag and without the
+    # dimensions that never vary in the held-out data (Bullet's planar Hopper: its lateral velocity, roll and
+    # direction to the target, in s and s'): standardised by a zero sd, a generator's round-off there would
+    # be the whole distance and tie every generated set (none in MuJoCo's HalfCheetah).
     d = x_off.shape[1] - 1
-    mu, sd = x_held[:, :d].mean(0), x_held[:, :d].std(0) + 1e-6
-    z = lambda x: (x[:, :d] - mu) / sd  # noqa: E731
+    z, keep = standardiser(x_held, d)
+    log(f"distances over {len(keep)} of {d} dimensions ({d - len(keep)} constant in the held-out online data)")
     held = x_held[rng.permutation(len(x_held))[:n_eval]]
     h = median_bandwidth(z(held))
     metrics: dict[str, list[float]] = {}
@@ -97,6 +108,7 @@ def run_quality(
         "plot": plot,
         "wall_s": time.perf_counter() - t0,
         "final_loss": float(np.mean(losses[-50:])),
+        "distance_dims": len(keep),
     }
 
 
@@ -131,6 +143,7 @@ def quality_job(
             "metrics": res["metrics"],
             "wall_s": res["wall_s"],
             "final_loss": res["final_loss"],
+            "distance_dims": res["distance_dims"],
         },
     )
     save_arrays(out_npz, {"obs_dim": obs_dim, "act_dim": act_dim, **res["plot"]})
