@@ -198,8 +198,10 @@ def group_seeds(group, seeds):
 SUBMIT_HOST_MB = 4000
 
 # Scheduling only (no output changes). The longest chains start first: the compiled kernels (every
-# LLM-compression job reads them), the shared LM trained here, and nestquant's causal-LM jobs (about 8 min
-# each on one core). The many short jobs then fill the cores around them. Each of these asks for one thread
+# LLM-compression job reads them), the shared LM trained here with the short steps before it (downloads,
+# corpus, tokenizer, tokens: without them a run had started its training at 50 min, behind everything of
+# equal priority, and ended with one core idle), and nestquant's causal-LM jobs (about 7 min each on one
+# core). The many short jobs then fill the cores around them. Each of these asks for one thread
 # at tiny scale: a 2-thread job starts only when both cores are free, and a 2-core run of every paper had
 # started the kernels at 32 min and the shared LM at 54 min, then ended with one core idle behind them.
 LONG_CHAIN_PRIORITY = 10

@@ -1,5 +1,5 @@
 """Environments: a gymnasium wrapper (Bullet tasks through pybullet-envs-gymnasium: HopperBulletEnv-v0 at tiny
-scale; MuJoCo tasks: HalfCheetah-v5 at full scale) and a vectorised numpy copy of gymnasium's Pendulum-v1 (kept as
+scale; MuJoCo tasks: Hopper-v5 at full scale, HalfCheetah-v5 as an option) and a vectorised numpy copy of gymnasium's Pendulum-v1 (kept as
 a config option: env 'pendulum'), with the same interface; scripted, trained and pretrained behaviour policies for
 the D4RL-style stand-in datasets.
 

@@ -42,6 +42,7 @@ rule lm_download:
     benchmark:
         benchmark_path("lm", "download_{lm_file}")
     localrule: True
+    priority: LONG_CHAIN_PRIORITY
     threads: 1
     resources:
         mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
@@ -69,6 +70,7 @@ rule lm_corpus:
     benchmark:
         benchmark_path("lm", "corpus")
     localrule: True
+    priority: LONG_CHAIN_PRIORITY
     threads: 1
     resources:
         mem_mb=per_attempt(2000, 2000, cap=SUBMIT_HOST_MB),
@@ -95,6 +97,7 @@ rule lm_tokenize:
         log_path("lm", "tokenize"),
     benchmark:
         benchmark_path("lm", "tokenize")
+    priority: LONG_CHAIN_PRIORITY
     threads: 1
     resources:
         mem_mb=per_attempt(2000, 16000),
@@ -118,6 +121,7 @@ if LM["source"] == "train":
             log_path("lm", "tokenizer"),
         benchmark:
             benchmark_path("lm", "tokenizer")
+        priority: LONG_CHAIN_PRIORITY
         threads: 1
         resources:
             mem_mb=per_attempt(2000),
