@@ -267,6 +267,17 @@ IMPORT_EVERY_MODULE = textwrap.dedent("""
 """)
 
 
+# Modules a pinned package ships that are not importable in any environment of this project, each with the
+# start of the error it raises and why that is expected. The test fails when one of them imports again.
+NOT_IMPORTABLE = {
+    # pybullet's legacy environments import the old `gym`; this project uses gymnasium and the maintained
+    # port pybullet_envs_gymnasium (cfdg reads only the expert weights stored in this folder, as text)
+    "pybullet: pybullet_envs": "ModuleNotFoundError: No module named 'gym'",
+    # a renderer plugin loaded by pybullet.loadPlugin on a machine with EGL, not a Python module
+    "pybullet: eglRenderer": "SystemError: initialization of eglRenderer failed",
+}
+
+
 def _cpu_torch_wheel(version: str, dest: Path) -> Path:
     """The CPU build of torch `version` as pip finds it for `make venv`: through pip's configuration (its
     index, find-links) or TORCH_INDEX, PyTorch's CPU index, when that is set."""
@@ -360,4 +371,8 @@ def test_lock_installs_into_a_fresh_venv_checks_and_imports(tmp_path):
     without_modules = sorted(n for n, r in report.items() if not r["modules"])
     assert not without_modules, f"installed packages with no importable module found: {without_modules}"
     failed = {f"{n}: {m}": e for n, r in report.items() for m, e in r["failed"].items()}
-    assert not failed, f"imports failing in the fresh environment: {json.dumps(failed, indent=1)}"
+    known = {k: e for k, e in failed.items() if k in NOT_IMPORTABLE and e.startswith(NOT_IMPORTABLE[k])}
+    unexpected = {k: e for k, e in failed.items() if k not in known}
+    assert not unexpected, f"imports failing in the fresh environment: {json.dumps(unexpected, indent=1)}"
+    stale = sorted(set(NOT_IMPORTABLE) - set(known))
+    assert not stale, f"listed in NOT_IMPORTABLE but no longer failing that way (remove them): {stale}"
