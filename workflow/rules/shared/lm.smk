@@ -41,8 +41,8 @@ rule lm_download:
         log_path("lm", "download_{lm_file}"),
     benchmark:
         benchmark_path("lm", "download_{lm_file}")
-    localrule: True
     priority: LONG_CHAIN_PRIORITY
+    localrule: True
     threads: 1
     resources:
         mem_mb=per_attempt(1000, 1000, cap=SUBMIT_HOST_MB),
@@ -69,8 +69,8 @@ rule lm_corpus:
         log_path("lm", "corpus"),
     benchmark:
         benchmark_path("lm", "corpus")
-    localrule: True
     priority: LONG_CHAIN_PRIORITY
+    localrule: True
     threads: 1
     resources:
         mem_mb=per_attempt(2000, 2000, cap=SUBMIT_HOST_MB),
