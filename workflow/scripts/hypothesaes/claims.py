@@ -10,8 +10,7 @@ from methods.hypothesaes.results import write_paper_claims
 write_paper_claims(
     synthetic_jsons=list(snakemake.input.synthetic),
     synthetic10_jsons=list(snakemake.input.synthetic10),
-    real_jsons=list(snakemake.input.real),
-    convention_jsons=list(snakemake.input.convention),
+    real_jsons={name: list(snakemake.input[name]) for name in ("real", "convention", "rotten")},
     scale=snakemake.params.scale,
     claims_path=snakemake.output.claims,
     summary_path=snakemake.output.summary,
