@@ -138,7 +138,9 @@ def test_the_data_step_keeps_every_movie_on_one_side_of_the_split(tmp_path, monk
     assert sum(len(v) for v in captured["idx"].values()) == len(captured["texts"]) == 150
     assert captured["extra"]["fresh_share"] == pytest.approx(float(np.mean(captured["y"])))
     with pytest.raises(ValueError, match="200 texts, n=500 asked; lower n"):
-        data.prepare_dataset({**spec, "n": 500}, {"val": 0.2, "test": 0.2}, str(_wheel(tmp_path, frame)), "", {}, "a", "b")
+        data.prepare_dataset(
+            {**spec, "n": 500}, {"val": 0.2, "test": 0.2}, str(_wheel(tmp_path, frame)), "", {}, "a", "b"
+        )
 
 
 def _result(nsig_by_method):

@@ -205,3 +205,43 @@ def test_spread_windows_are_evenly_spaced_whole_windows():
     assert torch.equal(wikipedia.spread_windows(ids, 100, 50), ids.view(10, 100))
     with pytest.raises(ValueError, match="lower seq_len"):
         wikipedia.spread_windows(ids[:50], 100, 4)
+
+
+def test_keep_first_layers_gives_the_first_blocks_of_the_model(tmp_path):
+    """The smoke tests' cut model (lm.wheel_layers): its logits are the full model's hidden state after block n,
+    normed and projected; saved and loaded again it keeps n blocks; a depth outside 1..L is refused."""
+    from tokenizers import Tokenizer, models
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    from methods.common.lm.model import load_causal_lm
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=32,
+    )
+    model = LlamaForCausalLM(config).eval()
+    ids = torch.randint(0, 64, (2, 10))
+    with torch.no_grad():
+        hidden = model(ids, output_hidden_states=True).hidden_states
+        expected = model.lm_head(model.model.norm(hidden[2]))
+    gguf.keep_first_layers(model, 2)
+    assert len(model.model.layers) == model.config.num_hidden_layers == 2
+    assert getattr(model.config, "layer_types", None) is None or len(model.config.layer_types) == 2
+    with torch.no_grad():
+        torch.testing.assert_close(model(ids).logits, expected)
+    vocab = {f"t{i}": i for i in range(64)}
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="t0")))
+    gguf.save_dense_checkpoint(model, tokenizer, tmp_path / "cut")
+    reloaded, _ = load_causal_lm(tmp_path / "cut")
+    assert reloaded.config.num_hidden_layers == 2
+    with torch.no_grad():
+        torch.testing.assert_close(reloaded(ids).logits, expected)
+    for bad in (0, 3):
+        with pytest.raises(ValueError, match=r"n_layers must be in 1\.\.2"):
+            gguf.keep_first_layers(model, bad)

@@ -123,7 +123,8 @@ def hypothesaes_data_input(wc):
 
 def hypothesaes_dataset_input(wc):
     """The data of one dataset and seed group: the group's folder of synthetic draws (one per seed), or the
-    real dataset's one file that every seed shares (`real`, `convention` or `rotten`)."""
+    real dataset's one file that every seed shares (`real`, `convention` or `rotten`).
+    """
     if wc.dataset in HYPOTHESAES_SYNTHETIC:
         return {"draws": f"{HYPOTHESAES_OUT}/{wc.dataset}/draws_{wc.seeds}"}
     return {

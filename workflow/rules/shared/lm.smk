@@ -228,6 +228,7 @@ if lm_model_is_wheel():
             pins=input_pins,
             model_id=LM["model_id"],
             out_dir=output_dir("config"),
+            max_layers=LM.get("wheel_layers"),
         script:
             "../../scripts/lm/wheel_model.py"
 

