@@ -86,7 +86,6 @@ def test_dag_steps(artifacts, tmp_path):
         lm_files.append(str(tmp_path / f"lm_s{seed}.json"))
         ladder.lm_ladder(
             str(root / "llama"),
-            str(root / "tokens.safetensors"),
             RECIPES,
             names,
             seed,
@@ -96,6 +95,7 @@ def test_dag_steps(artifacts, tmp_path):
             1,
             lm_files[-1],
             device=torch.device("cpu"),
+            tokens=str(root / "tokens.safetensors"),
         )
         mini_files.append(str(tmp_path / f"mini_s{seed}.json"))
     # the MiniLM step reads corpus_dir/{train,validation,test}.txt
@@ -182,6 +182,76 @@ def test_dag_steps(artifacts, tmp_path):
     uni = summary["lm_perplexity_unigram"]["values"]
     assert uni[0] > 0 and uni == [uni[0]] * 2  # fitted on the train split, not on the seed's calibration windows
     assert all(-1 <= v <= 1 for v in summary["minilm_fidelity_mean"]["values"])
+
+
+def test_lm_ladder_on_wikipedia_text(artifacts, tmp_path):
+    """A pretrained LM with its own tokenizer reads text files: perplexity on exactly `max_windows` windows spread
+    over the test text, the trivial predictors fitted on the calibration text, and a model name of its own."""
+    from transformers import AutoTokenizer
+
+    from methods.common.lm import load_causal_lm, perplexity
+    from methods.common.lm.wikipedia import spread_windows, wikipedia_tokens
+
+    root = artifacts
+    wiki = {"calibration": str(tmp_path / "calibration.txt"), "test": str(tmp_path / "test.txt")}
+    (tmp_path / "calibration.txt").write_text(_text(300, 7))
+    (tmp_path / "test.txt").write_text(_text(200, 8))
+    out = tmp_path / "lm.json"
+    evaluation = {"seq_len": 16, "batch_size": 4, "max_windows": 3}
+    names = ["wanda_slimquant", "slim_lora"]
+    ladder.lm_ladder(
+        str(root / "llama"),
+        RECIPES,
+        names,
+        0,
+        {"n_windows": 4, "n_heldout": 2, "seq_len": 16},
+        evaluation,
+        PEFT,
+        1,
+        str(out),
+        wikipedia=wiki,
+        model_name="stand-in",
+    )
+    doc = json.loads(out.read_text())
+    assert doc["model"] == "stand-in" and set(doc["results"]) == {"dense", *names}
+    tok = AutoTokenizer.from_pretrained(str(root / "llama"))
+    windows = spread_windows(wikipedia_tokens(tok, wiki["test"]), 16, 3)
+    dense, _ = load_causal_lm(str(root / "llama"))
+    assert doc["results"]["dense"]["perplexity"] == pytest.approx(perplexity(dense, windows.reshape(-1), 16, 4))
+    assert doc["trivial"]["uniform"] == dense.config.vocab_size
+    with pytest.raises(ValueError, match="exactly one of tokens"):
+        ladder.lm_ladder(str(root / "llama"), RECIPES, names, 0, {}, evaluation, PEFT, 1, str(tmp_path / "x.json"))
+
+
+def test_peft_starts_from_the_one_shot_rung(artifacts):
+    """SLiM-LoRA + PEFT started from the kept SLiM-LoRA model equals SLiM-LoRA + PEFT compressed afresh (no
+    step of the compression is random), and the kept model is not changed by the fine-tuning."""
+    from methods.common.lm import calibration_windows, capture_linear_inputs, load_causal_lm, load_token_splits
+    from methods.slim.compress import one_shot_key
+
+    dense, _ = load_causal_lm(str(artifacts / "llama"))
+    ids = calibration_windows(load_token_splits(artifacts / "tokens.safetensors")["train"], 4, 16, 0)
+    stats = capture_linear_inputs(dense, ids, dtype=torch.float32)
+    recipes = ladder._recipes(
+        {**RECIPES, "peft": {"adapter": "slim", "rank_ratio": 0.25, "peft": True}}, ["slim_lora", "peft"]
+    )
+
+    def loss(model, idx):
+        return model(input_ids=ids[idx], labels=ids[idx]).loss
+
+    args = (stats, stats, PEFT, loss, len(ids), 0, ("lm_head",))
+    base, base_errors, _ = ladder._compress_and_tune(dense, recipes["slim_lora"], *args)
+    kept = {k: v.clone() for k, v in base.state_dict().items()}
+    assert one_shot_key(recipes["slim_lora"]) == one_shot_key(recipes["peft"])
+    reuse = {one_shot_key(recipes["slim_lora"]): (base, base_errors)}
+    reused, _, losses_reused = ladder._compress_and_tune(dense, recipes["peft"], *args, reuse=reuse)
+    fresh, _, losses_fresh = ladder._compress_and_tune(dense, recipes["peft"], *args)
+    assert losses_reused == losses_fresh and len(losses_fresh) == PEFT["steps"]
+    for k, v in fresh.state_dict().items():
+        assert torch.equal(v, reused.state_dict()[k]), k
+    assert all(torch.equal(v, base.state_dict()[k]) for k, v in kept.items())
+    # a recipe whose adapters are quantized one-shot is another compression
+    assert one_shot_key(recipes["slim_lora"]) != one_shot_key(ladder.Recipe.from_dict(RECIPES["slim_lora_peft"]))
 
 
 def test_trivial_predictors(artifacts):

@@ -50,7 +50,7 @@ rule nestquant_synthetic:
 
 rule nestquant_lm:
     input:
-        unpack(nestquant_lm_inputs),
+        unpack(causal_lm_inputs),
         kernels=kernels_built(),
         code=script_code("nestquant/lm.py"),
     output:

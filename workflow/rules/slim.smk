@@ -3,10 +3,13 @@
 #
 # DAG (on the shared LM substrate, workflow/rules/shared/lm.smk, and the compiled kernels;
 # {seeds}: one calibration seed per job at every scale, seed0, seed1, ...):
-#   lm_train ─> slim_lm_ladder ({seeds}: every recipe, perplexity + layer errors) ───────────┐
-#   lm_minilm, lm_word_sim, lm_corpus ─> slim_minilm_ladder ({seeds}: fidelity, Spearman) ───┼> slim_ladder_figure
-#   kernels_build, lm_train ─> slim_speed (layers at LLaMA-2-7B shapes, decode, memory) ─────┼> slim_speed_figure
-#                                                                                          └> slim_claims
+#   lm_wheel_model + lm_wikipedia ─> slim_lm_ladder ({seeds}: every recipe, perplexity + layer errors) ─────┐
+#   lm_minilm, lm_word_sim, lm_corpus ─> slim_minilm_ladder ({seeds}: fidelity, Spearman) ───────────────────┼> slim_ladder_figure
+#   kernels_build, lm_wheel_model ─> slim_speed (layers at LLaMA-2-7B and SmolLM2 shapes, decode, memory) ─┼> slim_speed_figure
+#                                                                                                        └> slim_claims
+# The causal LM: at tiny scale the wheel model of lm.model_id (SmolLM2-135M dequantized from its Q4_1 GGUF: the
+# dense reference) on the Wikipedia articles; where lm.model_id is not a wheel model (config/full.yaml), the
+# shared LM of lm_model_files() on the token splits of lm_tokens().
 #
 # Config keys read: slim.{seeds, calibration, evaluation, peft, recipes, ladder, extras, minilm, speed}
 # (documented in config.yaml, schema in workflow/schemas/slim.schema.yaml).
@@ -24,8 +27,7 @@ include: "helpers/slim.smk"
 
 rule slim_lm_ladder:
     input:
-        **lm_model_files(),
-        tokens=lm_tokens(),
+        unpack(causal_lm_inputs),
         code=script_code("slim/lm_ladder.py"),
     output:
         metrics=f"{SLIM_OUT}/lm/ladder_{{seeds}}.json",
@@ -40,12 +42,13 @@ rule slim_lm_ladder:
         gpu=at_scale(0, 1),
     params:
         model_dir=input_dir("config"),
+        model_id=LM["model_id"] if lm_model_is_wheel() else None,
         seeds=lambda wc: group_seeds(wc.seeds, SLIM["seeds"]),
         recipes=SLIM["recipes"],
         names=slim_recipe_names(),
         calibration=SLIM["calibration"],
         evaluation=SLIM["evaluation"],
-        peft=SLIM["peft"],
+        peft=SLIM.get("lm_peft", SLIM["peft"]),
     script:
         "../scripts/slim/lm_ladder.py"
 
@@ -84,7 +87,7 @@ rule slim_minilm_ladder:
 
 rule slim_speed:
     input:
-        **lm_model_files(),
+        **causal_lm_files(),
         kernels=kernels_built(),
         code=script_code("slim/speed.py"),
     output:
@@ -192,4 +195,4 @@ rule slim:
         rules.slim_claims.output.claims,
         slim_figure_files(),
         rules.slim_ladder_figure.output.data,
-        lm_paper_figures(),
+        [] if lm_model_is_wheel() else lm_paper_figures(),  # the trained LM's loss curve, where it is the LM

@@ -255,23 +255,19 @@ def lm_eval_pretrained(
     (GRID_TRAP) at W4. The trivial predictors fit their counts on the calibration tokens, the last `validation`
     fraction held out to choose the bigram's interpolation weight."""
     from methods.common.lm import calibration_windows
-    from methods.common.lm.wikipedia import spread_windows, wikipedia_tokens
+    from methods.common.lm.wikipedia import wikipedia_splits
 
     torch.set_num_threads(threads)
     set_seed(seed)
     device = torch.device(device)
     tokenizer = _tokenizer(model_dir)
-    cal = wikipedia_tokens(tokenizer, calibration_text)
-    test = wikipedia_tokens(tokenizer, test_text)
-    cut = int(cal.numel() * (1 - validation))
-    windows = spread_windows(test, evaluation["seq_len"], evaluation["max_windows"])
-    splits = {"train": cal[:cut], "validation": cal[cut:], "test": windows.reshape(-1)}
-    calib_ids = calibration_windows(cal, calibration["n_windows"], calibration["seq_len"], seed)
-    log(
-        f"{model_name}: {cal.numel()} calibration tokens, {test.numel()} test tokens; {windows.shape[0]} test windows "
-        f"of {evaluation['seq_len']} spread over the articles, {calib_ids.shape[0]} calibration windows of "
-        f"{calibration['seq_len']}"
+    splits = wikipedia_splits(
+        tokenizer, calibration_text, test_text, evaluation["seq_len"], evaluation["max_windows"], validation
     )
+    # the calibration windows are drawn from every calibration article, the held-out part included
+    cal = torch.cat([splits["train"], splits["validation"]])
+    calib_ids = calibration_windows(cal, calibration["n_windows"], calibration["seq_len"], seed)
+    log(f"{model_name}: {calib_ids.shape[0]} calibration windows of {calibration['seq_len']}")
     _lm_eval_in_memory(
         model_dir,
         splits,

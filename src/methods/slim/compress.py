@@ -34,6 +34,34 @@ def _set_module(model: nn.Module, name: str, new: nn.Module) -> None:
     setattr(model.get_submodule(parent) if parent else model, child, new)
 
 
+def compress_options(recipe: Recipe) -> dict:
+    """The keyword arguments of `compress_weight` for `recipe` (besides the weight and its statistics): two
+    recipes with equal options give the same one-shot compression, as a PEFT recipe and its one-shot rung do
+    (its adapters are quantized after PEFT, not here)."""
+    return dict(
+        pruner=recipe.pruner,
+        quantizer=recipe.quantizer,
+        bits=recipe.bits,
+        adapter=recipe.adapter,
+        rank_ratio=recipe.rank_ratio,
+        group_size=recipe.group_size,
+        n_bins=recipe.n_bins,
+        adapter_bits=None if recipe.peft else recipe.adapter_bits,
+        adapter_group_size=recipe.adapter_group_size,
+        damp=recipe.damp,
+        order=recipe.order,
+        shift_zero_metrics=recipe.shift_zero_metrics,
+        pad_rank=recipe.pad_rank if recipe.pad_rank is not None else recipe.adapter_bits is not None,
+        adapter_quant_order=recipe.adapter_quant_order,
+        clip_search=recipe.clip_search,
+    )
+
+
+def one_shot_key(recipe: Recipe, backend: str = "dense") -> tuple:
+    """What determines the model `compress_model` returns for `recipe`: its options, input bits and backend."""
+    return (tuple(sorted(compress_options(recipe).items())), recipe.input_bits, backend)
+
+
 @torch.no_grad()
 def compress_model(
     model: nn.Module,
@@ -56,29 +84,11 @@ def compress_model(
             f"compress_model: no calibration statistics for {missing[:3]}...; "
             f"capture_linear_inputs must see every nn.Linear"
         )
+    options = compress_options(recipe)
     for name, lin in tqdm(layers.items(), desc="compress", mininterval=5):
         s = stats[name]
         w = lin.weight.detach().float()
-        cw = compress_weight(
-            w,
-            pruner=recipe.pruner,
-            quantizer=recipe.quantizer,
-            bits=recipe.bits,
-            adapter=recipe.adapter,
-            rank_ratio=recipe.rank_ratio,
-            mean_sq=s["mean_sq"],
-            hessian=s["hessian"],
-            group_size=recipe.group_size,
-            n_bins=recipe.n_bins,
-            adapter_bits=None if recipe.peft else recipe.adapter_bits,
-            adapter_group_size=recipe.adapter_group_size,
-            damp=recipe.damp,
-            order=recipe.order,
-            shift_zero_metrics=recipe.shift_zero_metrics,
-            pad_rank=recipe.pad_rank if recipe.pad_rank is not None else recipe.adapter_bits is not None,
-            adapter_quant_order=recipe.adapter_quant_order,
-            clip_search=recipe.clip_search,
-        )
+        cw = compress_weight(w, mean_sq=s["mean_sq"], hessian=s["hessian"], **options)
         e = (held_out or stats)[name]
         w_hat = cw.dense()
         errors[name] = {

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from methods.common.io import log, set_seed, write_json
 
-from .compress import Recipe, compress_model, layer_errors, recipe_dict
+from .compress import Recipe, compress_model, layer_errors, one_shot_key, recipe_dict
 from .peft import finetune_adapters, quantize_adapters
 
 DENSE = "dense"  # the rung of the uncompressed model (results.py reads it back under the same name)
@@ -37,10 +37,27 @@ def _recipes(recipes: dict, names: list[str]) -> dict[str, Recipe]:
 
 
 def _compress_and_tune(
-    dense, recipe: Recipe, calib, held_out, peft: dict, loss_fn, n_examples: int, seed: int, skip: tuple[str, ...]
+    dense,
+    recipe: Recipe,
+    calib,
+    held_out,
+    peft: dict,
+    loss_fn,
+    n_examples: int,
+    seed: int,
+    skip: tuple[str, ...],
+    reuse: dict | None = None,
 ) -> tuple[torch.nn.Module, dict, list[float]]:
-    model = copy.deepcopy(dense)
-    errors = compress_model(model, recipe, calib, held_out=held_out, skip=skip)
+    """Compress a copy of `dense` by `recipe`, then fine-tune its adapters when the recipe says so. `reuse`
+    ({one_shot_key: (model, errors)}) holds one-shot compressions already made: a PEFT recipe whose one-shot
+    rung is there starts from a copy of it instead of compressing again (the same model: no step is random)."""
+    key = one_shot_key(recipe)
+    if reuse is not None and key in reuse:
+        base, base_errors = reuse[key]
+        model, errors = copy.deepcopy(base), dict(base_errors)
+    else:
+        model = copy.deepcopy(dense)
+        errors = compress_model(model, recipe, calib, held_out=held_out, skip=skip)
     losses = []
     if recipe.peft:
         losses = finetune_adapters(
@@ -58,7 +75,6 @@ def _compress_and_tune(
 
 def lm_ladder(
     model_dir: str,
-    tokens: str,
     recipes: dict,
     names: list[str],
     seed: int,
@@ -68,9 +84,17 @@ def lm_ladder(
     threads: int,
     out_json: str,
     device="cpu",
+    tokens: str | None = None,
+    wikipedia: dict | None = None,
+    model_name: str = "small_llama",
 ) -> None:
-    """Every recipe of `names` on the small Llama with calibration seed `seed` -> perplexities and errors,
-    computed on `device` (the job's GPU at paper scale)."""
+    """Every recipe of `names` on the causal LM with calibration seed `seed` -> perplexities and errors,
+    computed on `device` (the job's GPU at paper scale).
+
+    The text is either the token splits of `tokens` (the shared LM's corpus) or, for a pretrained LM with its
+    own tokenizer, the Wikipedia articles of `wikipedia` ({"calibration": file, "test": file}): calibration
+    windows from the calibration articles, layer errors on windows of their held-out last tenth, perplexity
+    on `evaluation.max_windows` windows spread over the test articles (`wikipedia_splits`)."""
     from methods.common.lm import (
         calibration_windows,
         capture_linear_inputs,
@@ -78,21 +102,28 @@ def lm_ladder(
         load_token_splits,
         perplexity,
     )
+    from methods.common.lm.wikipedia import wikipedia_splits
 
+    if (tokens is None) == (wikipedia is None):
+        raise ValueError("lm_ladder: give exactly one of tokens (token splits) and wikipedia (text files)")
     torch.set_num_threads(threads)
     set_seed(seed)
-    dense, _ = load_causal_lm(model_dir, device=device)
-    splits = load_token_splits(tokens)
+    dense, tokenizer = load_causal_lm(model_dir, device=device)
+    max_windows = evaluation["max_windows"]
+    if wikipedia is not None:
+        splits = wikipedia_splits(
+            tokenizer, wikipedia["calibration"], wikipedia["test"], evaluation["seq_len"], max_windows
+        )
+        max_windows = None  # the test split holds exactly the chosen windows
+    else:
+        splits = load_token_splits(tokens)
     calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
     held_ids = calibration_windows(splits["validation"], calibration["n_heldout"], calibration["seq_len"], 10_000)
-    calib = capture_linear_inputs(dense, calib_ids)
-    held_out = capture_linear_inputs(dense, held_ids)
-    ppl = lambda m: perplexity(
-        m,
-        splits["test"],
-        evaluation["seq_len"],
-        evaluation["batch_size"],  # noqa: E731
-        evaluation["max_windows"],
+    # float32 statistics: a pretrained LM's 210 Hessians in float64 alone would take 2 GB
+    calib = capture_linear_inputs(dense, calib_ids, dtype=torch.float32)
+    held_out = capture_linear_inputs(dense, held_ids, dtype=torch.float32)
+    ppl = lambda m: perplexity(  # noqa: E731
+        m, splits["test"], evaluation["seq_len"], evaluation["batch_size"], max_windows
     )
 
     def lm_loss(model, idx):
@@ -104,13 +135,19 @@ def lm_ladder(
     # the trivial predictors on the same test windows (nulls of the perplexity claims)
     from methods.common.lm.baselines import trivial_perplexities
 
-    trivial = trivial_perplexities(splits, dense.config.vocab_size, evaluation["seq_len"], evaluation["max_windows"])
+    trivial = trivial_perplexities(splits, dense.config.vocab_size, evaluation["seq_len"], max_windows)
     log("trivial perplexities: " + ", ".join(f"{k} {v:.2f}" for k, v in trivial.items()))
-    for name, recipe in _recipes(recipes, names).items():
+    chosen = _recipes(recipes, names)
+    # one-shot compressions a later PEFT recipe starts from (SLiM-LoRA for SLiM-LoRA + PEFT): kept, not redone
+    peft_bases = {one_shot_key(r) for r in chosen.values() if r.peft}
+    reuse = {}
+    for name, recipe in chosen.items():
         t0 = time.perf_counter()
         model, errors, losses = _compress_and_tune(
-            dense, recipe, calib, held_out, peft, lm_loss, len(calib_ids), seed, skip=("lm_head",)
+            dense, recipe, calib, held_out, peft, lm_loss, len(calib_ids), seed, skip=("lm_head",), reuse=reuse
         )
+        if not recipe.peft and one_shot_key(recipe) in peft_bases:
+            reuse[one_shot_key(recipe)] = (copy.deepcopy(model), errors)
         results[name] = {
             "perplexity": ppl(model),
             **_mean_errors(errors),
@@ -125,7 +162,7 @@ def lm_ladder(
         )
     write_json(
         out_json,
-        {"model": "small_llama", "seed": seed, "device": str(device), "results": results, "trivial": trivial},
+        {"model": model_name, "seed": seed, "device": str(device), "results": results, "trivial": trivial},
     )
 
 

@@ -107,6 +107,26 @@ def wikipedia_files():
     }
 
 
+def causal_lm_files():
+    """The causal LM the compression papers read: the wheel model of lm.model_id (tiny scale: SmolLM2-135M
+    dequantized from its Q4_1 GGUF) or, where lm.model_id is not a wheel model (config/full.yaml), the shared
+    LM of lm_model_files()."""
+    return lm_pretrained_files() if lm_model_is_wheel() else lm_model_files()
+
+
+def causal_lm_inputs(wc):
+    """causal_lm_files() with its text: the Wikipedia calibration and test articles for a wheel model, the
+    token splits of lm_tokens() for the shared LM."""
+    if lm_model_is_wheel():
+        wiki = wikipedia_files()
+        return {
+            **causal_lm_files(),
+            "calibration": wiki["calibration"],
+            "test": wiki["test"],
+        }
+    return {**causal_lm_files(), "tokens": lm_tokens()}
+
+
 def lm_model_files():
     """Concrete files of lm_model_dir(), usable as rule inputs (same names at every scale)."""
     return _model_files(lm_model_dir())

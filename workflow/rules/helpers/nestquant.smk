@@ -38,17 +38,3 @@ def nestquant_figure_files():
         f"{NESTQUANT_OUT}/figures/synthetic.png",
         f"{NESTQUANT_OUT}/figures/quality.png",
     ]
-
-
-def nestquant_lm_inputs(wc):
-    """The causal LM of nestquant_lm: the wheel model of lm.model_id (tiny scale: SmolLM2-135M dequantized from
-    its Q4_1 GGUF) with the Wikipedia calibration and test text, or (lm.model_id not a wheel model: the full
-    scale) the shared LM with the token splits of lm_tokens()."""
-    if lm_model_is_wheel():
-        wiki = wikipedia_files()
-        return {
-            **lm_pretrained_files(),
-            "calibration": wiki["calibration"],
-            "test": wiki["test"],
-        }
-    return {**lm_model_files(), "tokens": lm_tokens()}

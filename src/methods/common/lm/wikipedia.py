@@ -132,6 +132,22 @@ def spread_windows(ids, seq_len: int, max_windows):
     return windows[torch.linspace(0, n - 1, int(max_windows)).round().long()]
 
 
+def wikipedia_splits(tokenizer, calibration_file, test_file, seq_len: int, max_windows, validation: float = 0.1):
+    """Token splits of the Wikipedia text in the shape of `load_token_splits`, for a pretrained LM with its
+    own tokenizer: train = the calibration articles but their last `validation` fraction (held out), test =
+    `max_windows` windows of `seq_len` spread over the test articles (`spread_windows`), flattened, so that
+    the whole test split is exactly the scored windows."""
+    cal = wikipedia_tokens(tokenizer, calibration_file)
+    test = wikipedia_tokens(tokenizer, test_file)
+    cut = int(cal.numel() * (1 - validation))
+    windows = spread_windows(test, seq_len, max_windows)
+    log(
+        f"Wikipedia: {cal.numel()} calibration tokens ({cal.numel() - cut} held out), {test.numel()} test tokens; "
+        f"{windows.shape[0]} test windows of {seq_len} spread over the articles"
+    )
+    return {"train": cal[:cut], "validation": cal[cut:], "test": windows.reshape(-1)}
+
+
 def evaluate_pretrained(
     model_dir,
     calibration_file,
