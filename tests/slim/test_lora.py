@@ -7,6 +7,7 @@ from methods.slim.lora import (
     adapter_rank,
     compress_weight,
     low_rank_factors,
+    output_energy,
     output_error,
     saliency,
     saliency_inverse,
@@ -99,3 +100,7 @@ def test_recipe_structure():
     diff = x @ (w - cw.dense()).T
     ref = float((diff**2).sum() / ((x @ w.T) ** 2).sum())
     assert output_error(w, cw.dense(), h) == pytest.approx(ref, rel=1e-4)
+    # its denominator, computed once per layer, is E||W x||^2 and gives the same error
+    energy = output_energy(w, h)
+    assert energy == pytest.approx(float(((x @ w.T) ** 2).sum()) / x.shape[0], rel=1e-4)
+    assert output_error(w, cw.dense(), h, energy) == output_error(w, cw.dense(), h)

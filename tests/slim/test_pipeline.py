@@ -225,7 +225,7 @@ def test_lm_ladder_on_wikipedia_text(artifacts, tmp_path):
 
 def test_peft_starts_from_the_one_shot_rung(artifacts):
     """SLiM-LoRA + PEFT started from the kept SLiM-LoRA model equals SLiM-LoRA + PEFT compressed afresh (no
-    step of the compression is random), and the kept model is not changed by the fine-tuning."""
+    step of the compression is random); a user before the last gets a copy, the last takes the model."""
     from methods.common.lm import calibration_windows, capture_linear_inputs, load_causal_lm, load_token_splits
     from methods.slim.compress import one_shot_key
 
@@ -242,14 +242,22 @@ def test_peft_starts_from_the_one_shot_rung(artifacts):
     args = (stats, stats, PEFT, loss, len(ids), 0, ("lm_head",))
     base, base_errors, _ = ladder._compress_and_tune(dense, recipes["slim_lora"], *args)
     kept = {k: v.clone() for k, v in base.state_dict().items()}
-    assert one_shot_key(recipes["slim_lora"]) == one_shot_key(recipes["peft"])
-    reuse = {one_shot_key(recipes["slim_lora"]): (base, base_errors)}
-    reused, _, losses_reused = ladder._compress_and_tune(dense, recipes["peft"], *args, reuse=reuse)
+    key = one_shot_key(recipes["slim_lora"])
+    assert key == one_shot_key(recipes["peft"])
+    reuse = {key: [base, base_errors, 2]}
+    first, _, losses_first = ladder._compress_and_tune(dense, recipes["peft"], *args, reuse=reuse)
+    assert reuse[key][2] == 1 and all(torch.equal(v, base.state_dict()[k]) for k, v in kept.items())
+    last, _, losses_last = ladder._compress_and_tune(dense, recipes["peft"], *args, reuse=reuse)
+    assert key not in reuse and last is base
     fresh, _, losses_fresh = ladder._compress_and_tune(dense, recipes["peft"], *args)
-    assert losses_reused == losses_fresh and len(losses_fresh) == PEFT["steps"]
+    assert losses_first == losses_last == losses_fresh and len(losses_fresh) == PEFT["steps"]
+    # gradient checkpointing recomputes the same activations: the same losses and adapters
+    ckpt, _, losses_ckpt = ladder._compress_and_tune(dense, recipes["peft"], *args, checkpointing=True)
+    assert losses_ckpt == losses_fresh
+    assert all(torch.equal(v, ckpt.state_dict()[k]) for k, v in fresh.state_dict().items())
+    assert not ckpt.is_activation_checkpointing
     for k, v in fresh.state_dict().items():
-        assert torch.equal(v, reused.state_dict()[k]), k
-    assert all(torch.equal(v, base.state_dict()[k]) for k, v in kept.items())
+        assert torch.equal(v, first.state_dict()[k]) and torch.equal(v, last.state_dict()[k]), k
     # a recipe whose adapters are quantized one-shot is another compression
     assert one_shot_key(recipes["slim_lora"]) != one_shot_key(ladder.Recipe.from_dict(RECIPES["slim_lora_peft"]))
 

@@ -16,7 +16,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .layer import SlimLinear
-from .lora import compress_weight, output_error, weighted_error
+from .lora import compress_weight, output_energy, output_error, weighted_error
 from .recipe import Recipe
 
 
@@ -92,12 +92,21 @@ def compress_model(
         e = (held_out or stats)[name]
         w_hat = cw.dense()
         errors[name] = {
-            "output_error": output_error(w, w_hat, e["hessian"]),
+            "output_error": output_error(w, w_hat, e["hessian"], e.get("output_energy")),
             "weighted_error": weighted_error(w, w_hat, e["mean_sq"]),
         }
         bias = None if lin.bias is None else lin.bias.detach().float().clone()
         _set_module(model, name, SlimLinear(cw, bias, input_bits=recipe.input_bits, backend=backend))
     return errors
+
+
+@torch.no_grad()
+def add_output_energies(model: nn.Module, stats: dict, skip: tuple[str, ...] = ("lm_head",)) -> None:
+    """Store tr(W H W^T) of every target linear of the dense `model` in its `stats` entry ("output_energy"):
+    the denominator of its output error, which every recipe's error then reuses instead of recomputing."""
+    for name, lin in target_linears(model, skip).items():
+        if name in stats:
+            stats[name]["output_energy"] = output_energy(lin.weight.detach(), stats[name]["hessian"])
 
 
 @torch.no_grad()
@@ -110,7 +119,9 @@ def layer_errors(
         if isinstance(m, SlimLinear):
             w = dense.get_submodule(name).weight.detach().float()
             errors[name] = {
-                "output_error": output_error(w, m.effective_weight(), stats[name]["hessian"]),
+                "output_error": output_error(
+                    w, m.effective_weight(), stats[name]["hessian"], stats[name].get("output_energy")
+                ),
                 "weighted_error": weighted_error(w, m.effective_weight(), stats[name]["mean_sq"]),
             }
     return errors

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections import Counter
 
 import numpy as np
 import torch
@@ -19,7 +20,7 @@ import torch.nn.functional as F
 
 from methods.common.io import log, set_seed, write_json
 
-from .compress import Recipe, compress_model, layer_errors, one_shot_key, recipe_dict
+from .compress import Recipe, add_output_energies, compress_model, layer_errors, one_shot_key, recipe_dict
 from .peft import finetune_adapters, quantize_adapters
 
 DENSE = "dense"  # the rung of the uncompressed model (results.py reads it back under the same name)
@@ -47,22 +48,36 @@ def _compress_and_tune(
     seed: int,
     skip: tuple[str, ...],
     reuse: dict | None = None,
+    checkpointing: bool = False,
 ) -> tuple[torch.nn.Module, dict, list[float]]:
     """Compress a copy of `dense` by `recipe`, then fine-tune its adapters when the recipe says so. `reuse`
-    ({one_shot_key: (model, errors)}) holds one-shot compressions already made: a PEFT recipe whose one-shot
-    rung is there starts from a copy of it instead of compressing again (the same model: no step is random)."""
+    ({one_shot_key: [model, errors, users]}) holds one-shot compressions already made and measured: a PEFT
+    recipe whose one-shot rung is there starts from it instead of compressing again (the same model: no step
+    is random); the last of its `users` takes the model itself, earlier ones a copy (one model less in memory
+    than a copy for every user). `checkpointing`: PEFT recomputes each decoder layer's activations in the
+    backward pass instead of keeping them (a transformers model's activation checkpointing: the same
+    gradients, a third more compute, a fraction of the memory)."""
     key = one_shot_key(recipe)
     if reuse is not None and key in reuse:
-        base, base_errors = reuse[key]
-        model, errors = copy.deepcopy(base), dict(base_errors)
+        base, base_errors, users = reuse[key]
+        if users > 1:
+            reuse[key][2] -= 1
+            model = copy.deepcopy(base)
+        else:
+            model = reuse.pop(key)[0]
+        errors = dict(base_errors)
     else:
         model = copy.deepcopy(dense)
         errors = compress_model(model, recipe, calib, held_out=held_out, skip=skip)
     losses = []
     if recipe.peft:
+        if checkpointing:
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
         losses = finetune_adapters(
             model, n_examples, loss_fn, steps=peft["steps"], lr=peft["lr"], batch_size=peft["batch_size"], seed=seed
         )
+        if checkpointing:
+            model.activation_checkpointing_disable()
     if recipe.peft and recipe.adapter_bits is not None:
         quantize_adapters(model, recipe.adapter_bits, recipe.adapter_group_size)
     if recipe.peft:  # the adapters moved: measure the layers as they now are
@@ -119,9 +134,11 @@ def lm_ladder(
         splits = load_token_splits(tokens)
     calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
     held_ids = calibration_windows(splits["validation"], calibration["n_heldout"], calibration["seq_len"], 10_000)
-    # float32 statistics: a pretrained LM's 210 Hessians in float64 alone would take 2 GB
-    calib = capture_linear_inputs(dense, calib_ids, dtype=torch.float32)
-    held_out = capture_linear_inputs(dense, held_ids, dtype=torch.float32)
+    # float32 statistics (a pretrained LM's 210 Hessians in float64 alone would take 2 GB), 2 windows per
+    # forward pass (SmolLM2's logits of 8 windows alone take 0.4 GB)
+    calib = capture_linear_inputs(dense, calib_ids, dtype=torch.float32, batch_size=2)
+    held_out = capture_linear_inputs(dense, held_ids, dtype=torch.float32, batch_size=2)
+    add_output_energies(dense, held_out)
     ppl = lambda m: perplexity(  # noqa: E731
         m, splits["test"], evaluation["seq_len"], evaluation["batch_size"], max_windows
     )
@@ -139,15 +156,25 @@ def lm_ladder(
     log("trivial perplexities: " + ", ".join(f"{k} {v:.2f}" for k, v in trivial.items()))
     chosen = _recipes(recipes, names)
     # one-shot compressions a later PEFT recipe starts from (SLiM-LoRA for SLiM-LoRA + PEFT): kept, not redone
-    peft_bases = {one_shot_key(r) for r in chosen.values() if r.peft}
+    peft_users = Counter(one_shot_key(r) for r in chosen.values() if r.peft)
     reuse = {}
     for name, recipe in chosen.items():
         t0 = time.perf_counter()
         model, errors, losses = _compress_and_tune(
-            dense, recipe, calib, held_out, peft, lm_loss, len(calib_ids), seed, skip=("lm_head",), reuse=reuse
+            dense,
+            recipe,
+            calib,
+            held_out,
+            peft,
+            lm_loss,
+            len(calib_ids),
+            seed,
+            skip=("lm_head",),
+            reuse=reuse,
+            checkpointing=True,
         )
-        if not recipe.peft and one_shot_key(recipe) in peft_bases:
-            reuse[one_shot_key(recipe)] = (copy.deepcopy(model), errors)
+        key = one_shot_key(recipe)
+        keep = not recipe.peft and peft_users[key] > 0 and key not in reuse
         results[name] = {
             "perplexity": ppl(model),
             **_mean_errors(errors),
@@ -160,6 +187,9 @@ def lm_ladder(
             f"{name}: perplexity {results[name]['perplexity']:.3f}, output error "
             f"{results[name]['output_error']:.4f} ({results[name]['seconds']:.1f} s)"
         )
+        if keep:
+            reuse[key] = [model, errors, peft_users[key]]
+        del model  # one compressed model beside the dense one (SmolLM2: 0.5 GB each)
     write_json(
         out_json,
         {"model": model_name, "seed": seed, "device": str(device), "results": results, "trivial": trivial},
@@ -221,6 +251,7 @@ def minilm_ladder(
     ]
     calib = capture_linear_inputs(dense, batches(calib_enc))
     held_out = capture_linear_inputs(dense, batches(_encode(tok, held_sent, minilm["max_length"])))
+    add_output_energies(dense, held_out, skip=("pooler",))
     with torch.no_grad():
         teacher = _pooled(dense, calib_enc)
 

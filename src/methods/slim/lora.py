@@ -185,10 +185,16 @@ def weighted_error(w: torch.Tensor, w_hat: torch.Tensor, mean_sq: torch.Tensor) 
     return float((diff**2).sum() / (saliency(w.double(), d) ** 2).sum())
 
 
-def output_error(w: torch.Tensor, w_hat: torch.Tensor, hessian: torch.Tensor) -> float:
-    """Relative layer output error E||(W - W_hat) x||^2 / E||W x||^2 = tr(D H D^T) / tr(W H W^T), H = E[x x^T]."""
-    h = hessian.double()
+def output_energy(w: torch.Tensor, hessian: torch.Tensor) -> float:
+    """E||W x||^2 = tr(W H W^T), H = E[x x^T]: the denominator of `output_error`, the same for every
+    compression of the layer (computed once per layer by `compress.add_output_energies`)."""
+    w = w.double()
+    return float(torch.einsum("nk,kl,nl->", w, hessian.double(), w))
+
+
+def output_error(w: torch.Tensor, w_hat: torch.Tensor, hessian: torch.Tensor, energy: float | None = None) -> float:
+    """Relative layer output error E||(W - W_hat) x||^2 / E||W x||^2 = tr(D H D^T) / tr(W H W^T), H = E[x x^T];
+    `energy`: tr(W H W^T) when already known (`output_energy`)."""
     diff = w.double() - w_hat.double()
-    num = torch.einsum("nk,kl,nl->", diff, h, diff)
-    den = torch.einsum("nk,kl,nl->", w.double(), h, w.double())
-    return float(num / den)
+    num = torch.einsum("nk,kl,nl->", diff, hessian.double(), diff)
+    return float(num) / (output_energy(w, hessian) if energy is None else energy)

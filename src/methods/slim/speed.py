@@ -262,17 +262,20 @@ def measure_speed(
             log(f"layer {n}x{k}, M={m}: " + ", ".join(f"{f} {s * 1e3:.3f} ms" for f, s in t.items()))
     model, _ = load_causal_lm(model_dir, device=device)
     formats = [f for f in DECODE_FORMATS if device.type == "cpu" or f != "torch_int4"]
-    by_batch = {}
-    for b in decode.get("batch_sizes", [1]):
-        prompt = torch.randint(
+    batches = decode.get("batch_sizes", [1])
+    prompts = {
+        b: torch.randint(
             1, model.config.vocab_size, (b, decode["prompt_len"]), generator=torch.Generator().manual_seed(0)
         )
-        by_batch[str(b)] = {}
-        for fmt in formats:
-            m = model_in_format(model, fmt, rank_ratio)
-            by_batch[str(b)][fmt] = decode_speed(m, prompt, decode["new_tokens"], decode["repeats"])
-            del m  # one copy at a time beside the model (two copies of an 8B model fill a GPU)
+        for b in batches
+    }
+    by_batch = {str(b): {} for b in batches}
+    for fmt in formats:  # each format built once (SLiM's adapters: an SVD per linear) and decoded at every batch
+        m = model_in_format(model, fmt, rank_ratio)
+        for b in batches:
+            by_batch[str(b)][fmt] = decode_speed(m, prompts[b], decode["new_tokens"], decode["repeats"])
             log(f"decode batch {b}, {fmt}: {by_batch[str(b)][fmt]:.1f} tokens/s")
+        del m  # one copy at a time beside the model (two copies of an 8B model fill a GPU)
     tokens_per_s = by_batch[str(min(decode.get("batch_sizes", [1])))]
     cfg = model.config
     kv = cfg.num_key_value_heads * (cfg.hidden_size // cfg.num_attention_heads)

