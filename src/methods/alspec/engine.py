@@ -98,6 +98,12 @@ class SpecDecoder:
     """Prefill + decode steps of a LlamaForCausalLM with exact / static / ALSpec attention."""
 
     def __init__(self, model):
+        if model.config.model_type != "llama":
+            raise ValueError(
+                f"ALSpec's decoder drives Llama blocks (RMSNorm, RoPE, o_proj, MLP) and got a "
+                f"{type(model).__name__} (model_type {model.config.model_type!r}); for alspec set lm.model_id "
+                "to a Llama-architecture model (smollm2-135m at the tiny scale, a Llama checkpoint at full scale)"
+            )
         cfg = model.config
         self.model = model
         self.layers = model.model.layers

