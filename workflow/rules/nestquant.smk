@@ -62,7 +62,7 @@ rule nestquant_lm:
     priority: LONG_CHAIN_PRIORITY
     threads: at_scale(1, 4)
     resources:
-        mem_mb=per_attempt(3000, 80000),
+        mem_mb=per_attempt(6000 if LM["model_id"] == "gemma3-270m" else 3000, 80000),
         runtime=runtime_per_attempt(20, 720),
         gpu=at_scale(0, 1),
     params:

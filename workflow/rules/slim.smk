@@ -37,7 +37,7 @@ rule slim_lm_ladder:
         benchmark_path("slim", "lm_ladder_{seeds}")
     threads: at_scale(1, 4)
     resources:
-        mem_mb=per_attempt(4000, 64000),
+        mem_mb=per_attempt(7000 if LM["model_id"] == "gemma3-270m" else 4000, 64000),
         runtime=runtime_per_attempt(20, 720),
         gpu=at_scale(0, 1),
     params:

@@ -11,8 +11,14 @@ The small matrices are constructed here, not tabulated:
 - Paley II (q = 1 mod 4): order 2 (q + 1) from the symmetric conference matrix C = [[0, 1^T], [1, Q]]:
   H = C (x) [[1, 1], [1, -1]] + I (x) [[1, -1], [-1, -1]].
 - Sylvester doubling: H_2K = [[1, 1], [1, -1]] (x) H_K.
-Orders 156 and 172 need Williamson-type constructions that are not implemented: a width that needs them
-stops with an error naming the width and the block-diagonal alternative.
+- Williamson (order 156 = 4 x 39, for which no Paley construction exists): four symmetric circulant +-1
+  matrices A, B, C, D of order n with A^2 + B^2 + C^2 + D^2 = 4n I give the Hadamard matrix
+  [[A, B, C, D], [-B, A, -D, C], [-C, D, A, -B], [-D, -C, B, A]] of order 4n. Their first rows (`WILLIAMSON`)
+  were found by `williamson_search` (`benchmarks/williamson.py` runs it and prints them); the tests check
+  that the matrices they give are Hadamard, and that the search finds valid sequences for small n.
+Order 172 = 4 x 43 is not built: the same search for n = 43 holds more candidate pairs than 24 GB of memory.
+A width that needs it (Llama-2-7B's 11008 = 172 x 64) stops with an error naming the width and the
+block-diagonal alternative.
 """
 
 from __future__ import annotations
@@ -35,8 +41,18 @@ CONSTRUCTIONS = {
     60: ("paley1", 59),
     108: ("paley1", 107),
     140: ("paley1", 139),
-    156: None,
+    156: ("williamson", 39),
     172: None,
+}
+# First rows of A, B, C, D ('+' = 1, '-' = -1; each row symmetric: entry j equals entry n - j), as printed
+# by benchmarks/williamson.py.
+WILLIAMSON = {
+    39: (
+        "+-+-++-+--+--++----------++--+--+-++-+-",
+        "+-+-++----+++--++------++--+++----++-+-",
+        "+-+++-++------+--+-++-+--+------++-+++-",
+        "++---+-++++---+---+--+---+---++++-+---+",
+    ),
 }
 
 
@@ -140,15 +156,97 @@ def small_hadamard(k: int) -> torch.Tensor:
     how = CONSTRUCTIONS[k]
     if how is None:
         raise ValueError(
-            f"small_hadamard: no Hadamard matrix of order {k} is constructed here (it needs a Williamson-type "
-            f"construction); set nestquant.quant.rotation: block for block-diagonal Hadamards"
+            f"small_hadamard: no Hadamard matrix of order {k} is constructed here (Williamson sequences of order "
+            f"{k // 4} were not found within this machine's memory); set nestquant.quant.rotation: block for "
+            f"block-diagonal Hadamards"
         )
     kind, arg = how
     if kind == "paley1":
         return paley1(arg)
     if kind == "paley2":
         return paley2(arg)
+    if kind == "williamson":
+        return williamson_hadamard(*[[1.0 if c == "+" else -1.0 for c in row] for row in WILLIAMSON[arg]])
     return torch.kron(sylvester(2), small_hadamard(arg))
+
+
+def _circulant(row) -> torch.Tensor:
+    row = torch.as_tensor(row, dtype=torch.float64)
+    return torch.stack([torch.roll(row, i) for i in range(row.numel())])
+
+
+def williamson_hadamard(a, b, c, d) -> torch.Tensor:
+    """The Hadamard matrix of order 4n of Williamson sequences a, b, c, d (first rows of symmetric circulant
+    +-1 matrices A, B, C, D of order n with A^2 + B^2 + C^2 + D^2 = 4n I)."""
+    A, B, C, D = map(_circulant, (a, b, c, d))
+    return torch.cat(
+        [
+            torch.cat([A, B, C, D], 1),
+            torch.cat([-B, A, -D, C], 1),
+            torch.cat([-C, D, A, -B], 1),
+            torch.cat([-D, -C, B, A], 1),
+        ]
+    )
+
+
+def williamson_search(n: int, chunk: int = 64) -> tuple[str, str, str, str] | None:
+    """Williamson sequences of odd order n (a, b, c, d as '+'/'-' strings), or None if there are none.
+
+    Each sequence is symmetric (entry j equals entry n - j) and, negating it if needed, starts with +1: 2^m
+    candidates, m = (n - 1) / 2. Their real spectra F(k) = a_0 + 2 sum_j a_j cos(2 pi j k / n) must satisfy
+    F_A(k)^2 + F_B(k)^2 + F_C(k)^2 + F_D(k)^2 = 4n at every k, so a candidate with F(k)^2 > 4n anywhere is
+    dropped, and so is a pair (A, B) or (C, D) whose spectra sum above 4n. The row sums are odd numbers
+    whose squares add to 4n; for each such split, pairs (A, B) and (C, D) meet where their periodic
+    autocorrelations (integers) cancel at every shift: a hash join, each hit checked exactly."""
+    import itertools
+
+    import numpy as np
+
+    if n < 3 or n % 2 == 0:
+        raise ValueError(f"williamson_search: n must be odd and >= 3, got {n}")
+    m = (n - 1) // 2
+    half = 1 - 2 * ((np.arange(1 << m)[:, None] >> np.arange(m)) & 1)
+    seq = np.concatenate([np.ones((1 << m, 1), np.int64), half, half[:, ::-1]], 1)
+    cos = np.cos(2 * np.pi * np.outer(np.arange(1, m + 1), np.arange(m + 1)) / n)
+    power = ((1 + 2 * seq[:, 1 : m + 1] @ cos) ** 2).astype(np.float32)
+    bound = 4 * n + 1e-3
+    keep = (power <= bound).all(1)
+    seq, power = seq[keep], power[keep]
+    paf = np.stack([(seq * np.roll(seq, -s, axis=1)).sum(1) for s in range(1, m + 1)], 1)
+    sums = np.abs(seq.sum(1))
+    classes = {int(v): np.flatnonzero(sums == v) for v in np.unique(sums)}
+    splits = [
+        split
+        for split in itertools.combinations_with_replacement(sorted(classes, reverse=True), 4)
+        if sum(v * v for v in split) == 4 * n
+    ]
+    splits.sort(key=lambda sp: len(classes[sp[0]]) * len(classes[sp[1]]) + len(classes[sp[2]]) * len(classes[sp[3]]))
+    # a linear hash of the autocorrelations (int64 arithmetic wraps): the key of a pair is a sum of two numbers
+    hashed = paf @ np.random.default_rng(0).integers(1, 2**62, m, dtype=np.int64)
+
+    def pairs(first, second):
+        """The pairs (i, j), i from `first` and j from `second`, whose spectra sum to at most 4n everywhere."""
+        out_i, out_j = [], []
+        for start in range(0, len(first), chunk):
+            block = first[start : start + chunk]
+            ok = np.ones((len(block), len(second)), bool)
+            for k in range(m + 1):  # one frequency at a time: small temporaries
+                ok &= power[block, k][:, None] + power[second, k][None, :] <= bound
+            i, j = np.nonzero(ok)
+            out_i.append(block[i].astype(np.int32))
+            out_j.append(second[j].astype(np.int32))
+        i, j = np.concatenate(out_i), np.concatenate(out_j)
+        return (i[i <= j], j[i <= j]) if first is second else (i, j)
+
+    for sa, sb, sc, sd in splits:
+        a, b = pairs(classes[sa], classes[sb])
+        c, d = pairs(classes[sc], classes[sd])
+        _, hits_ab, hits_cd = np.intersect1d(hashed[a] + hashed[b], -(hashed[c] + hashed[d]), return_indices=True)
+        for x, y in zip(hits_ab, hits_cd):
+            rows = [a[x], b[x], c[y], d[y]]
+            if not paf[rows].sum(0).any():
+                return tuple("".join("+" if v > 0 else "-" for v in seq[r]) for r in rows)
+    return None
 
 
 def kronecker_hadamard(n: int) -> torch.Tensor:
